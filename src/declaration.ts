@@ -1,0 +1,102 @@
+/**
+ * A raw declaration (as read in the throwaway worker) becomes a checked {@link ToolInfo}, or a
+ * rejection with a reason. Required fields decide whether a tool is offered; a bad `timeoutMs` or
+ * `concurrency` only means the default.
+ */
+import { findNonJson } from './encode-result.js';
+import type { LeftOutCode } from './errors.js';
+import { compileParameterSchema, type InputValidator } from './json-schema.js';
+import type { FieldRead, RawDeclaration } from './protocol.js';
+import type { JsonObject, ToolConcurrency } from './tool-module.js';
+
+/** A tool's checked declaration. */
+export interface ToolInfo {
+  name: string;
+  description: string;
+  parameterSchema: JsonObject;
+  /** @default 30000 */
+  timeoutMs: number;
+  /** @default 'parallel' */
+  concurrency: ToolConcurrency;
+}
+
+/** The per-call timeout of a tool that doesn't declare a valid one. */
+export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
+
+/** What the API accepts as a tool name. */
+export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export type CheckedDeclaration =
+  | { ok: true; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
+  | { ok: false; code: LeftOutCode; reason: string };
+
+export function checkDeclaration(raw: RawDeclaration): CheckedDeclaration {
+  const name = requiredField('name', raw.name);
+  if (!name.ok) return name;
+  if (typeof name.value !== 'string' || !TOOL_NAME_PATTERN.test(name.value)) {
+    return invalid(`name must match ${TOOL_NAME_PATTERN.source}, got ${preview(name.value)}`);
+  }
+  const description = requiredField('description', raw.description);
+  if (!description.ok) return description;
+  if (typeof description.value !== 'string') {
+    return invalid(`description must be a string, got ${preview(description.value)}`);
+  }
+  const schema = requiredField('parameterSchema', raw.parameterSchema);
+  if (!schema.ok) return schema;
+  const compiled = compileParameterSchema(schema.value);
+  if (!compiled.ok) return invalid(compiled.message);
+  if (!raw.hasRun) return invalid('the module exports no run function');
+
+  return {
+    ok: true,
+    info: {
+      name: name.value,
+      description: description.value,
+      parameterSchema: schema.value as JsonObject,
+      timeoutMs: checkTimeoutMs(optionalValue(raw.timeoutMs)),
+      concurrency: optionalValue(raw.concurrency) === 'exclusive' ? 'exclusive' : 'parallel',
+    },
+    validate: compiled.validate,
+    hasSelftest: raw.hasSelftest,
+  };
+}
+
+/** A positive safe integer, or the default for anything else. */
+export function checkTimeoutMs(value: unknown): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_TOOL_TIMEOUT_MS;
+}
+
+function requiredField(
+  field: string,
+  read: FieldRead,
+): { ok: true; value: unknown } | { ok: false; code: LeftOutCode; reason: string } {
+  switch (read.state) {
+    case 'missing':
+      return invalid(`${field} is missing`);
+    case 'threw':
+      return { ok: false, code: 'DECLARATION_THREW', reason: `${field} threw: ${read.message}` };
+    case 'not-plain':
+      return { ok: false, code: 'DECLARATION_NOT_PLAIN', reason: `${field} is not plain data: ${read.message}` };
+    case 'value': {
+      // The value crossed a structured clone; check again on this side of the boundary.
+      const problem = findNonJson(read.value, field);
+      if (problem !== undefined) {
+        return { ok: false, code: 'DECLARATION_NOT_PLAIN', reason: `${field} is not plain data: ${problem}` };
+      }
+      return { ok: true, value: read.value };
+    }
+  }
+}
+
+function optionalValue(read: FieldRead): unknown {
+  return read.state === 'value' ? read.value : undefined;
+}
+
+function invalid(reason: string): { ok: false; code: LeftOutCode; reason: string } {
+  return { ok: false, code: 'DECLARATION_INVALID', reason };
+}
+
+function preview(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+}

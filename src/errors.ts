@@ -1,0 +1,105 @@
+/**
+ * Error codes and classes. A tool's fault never throws out of the host: it becomes a
+ * {@link ToolOutcome} with `error.code` set to one of {@link ToolErrorCode}. Only host-level mistakes
+ * (bad options, a missing path, calling a closed host) throw a {@link ToolHostError}.
+ */
+
+/** Why a call ended in an error result. Every code is documented in the README. */
+export type ToolErrorCode =
+  | 'TOOL_THREW'
+  | 'TOOL_ERROR_RESULT'
+  | 'TOOL_TIMEOUT'
+  | 'TOOL_EXITED'
+  | 'TOOL_OUT_OF_MEMORY'
+  | 'TOOL_STACK_OVERFLOW'
+  | 'TOOL_CRASHED'
+  | 'TOOL_UNHANDLED_REJECTION'
+  | 'TOOL_BAD_RESULT'
+  | 'TOOL_LOAD_FAILED'
+  | 'TOOL_NOT_AVAILABLE'
+  | 'INVALID_INPUT'
+  | 'INVALID_INPUT_JSON'
+  | 'UNKNOWN_TOOL'
+  | 'CALL_BLOCKED'
+  | 'CALL_ABORTED'
+  | 'HOST_CLOSED';
+
+/** Why a tool module is left out of what is offered. */
+export type LeftOutCode =
+  | 'MODULE_NOT_FOUND'
+  | 'MODULE_OUTSIDE_PACKAGE'
+  | 'IMPORT_FAILED'
+  | 'DECLARATION_THREW'
+  | 'DECLARATION_INVALID'
+  | 'DECLARATION_NOT_PLAIN'
+  | 'DECLARATION_TIMEOUT'
+  | 'DECLARATION_OUT_OF_MEMORY'
+  | 'DECLARATION_EXITED'
+  | 'DECLARATION_CRASHED'
+  | 'NAME_TAKEN';
+
+/** Host-level failures: a caller's mistake or a host that can't do what was asked. */
+export type HostErrorCode =
+  | 'INVALID_OPTION'
+  | 'PATH_NOT_FOUND'
+  | 'NOT_A_PACKAGE'
+  | 'NAME_TAKEN'
+  | 'HOST_CLOSED'
+  | 'UNKNOWN_TOOL';
+
+/** Every error toolhost throws. `code` is stable; `message` is for people. */
+export class ToolHostError extends Error {
+  override name = 'ToolHostError';
+  readonly code: HostErrorCode;
+
+  constructor(code: HostErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** Renders a thrown value readably: `throw null` or `throw {}` never turns into silence. */
+export function describeThrown(value: unknown): string {
+  if (value instanceof Error) return value.message === '' ? value.name : value.message;
+  if (value === null) return 'the tool threw null';
+  if (value === undefined) return 'the tool threw undefined';
+  if (typeof value === 'string') return value === '' ? 'the tool threw an empty string' : value;
+  if (typeof value === 'object') {
+    try {
+      return `the tool threw ${JSON.stringify(value)}`;
+    } catch {
+      return `the tool threw an object that can't be shown`;
+    }
+  }
+  return `the tool threw ${String(value)}`;
+}
+
+/** Checks an option while an object is built, with a message in p-retry's style. */
+export function expectPositiveInteger(name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a positive integer, got ${show(value)}`);
+  }
+}
+
+export function expectNonNegativeInteger(name: string, value: unknown): void {
+  if (value === undefined) return;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`${name}\` to be a non-negative integer, got ${show(value)}`,
+    );
+  }
+}
+
+export function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return value.toString();
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

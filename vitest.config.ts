@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Worker threads and child processes on a 2-core machine: keep files in separate forks and
+    // give hostile fixtures room; nothing in the suite waits on a fixed sleep.
+    pool: 'forks',
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+});

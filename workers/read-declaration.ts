@@ -1,0 +1,66 @@
+/**
+ * The throwaway declaration reader: one worker per module read. Imports the tool module, reads each
+ * declaration field (a value or a zero-argument function), checks it is plain data and posts a
+ * {@link ReadReply}. The host bounds its heap and its time and terminates it after.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { findNonJson } from '../src/encode-result.js';
+import { describeThrown } from '../src/errors.js';
+import type { FieldRead, RawDeclaration, ReadReply, ReadRequest } from '../src/protocol.js';
+import { hardenWorker } from './harden.js';
+
+hardenWorker({ allowAddons: false });
+
+// A module whose top-level await never settles would otherwise let this worker's event loop run
+// dry and exit quietly; keeping it alive turns that case into a read that runs over its time bound.
+const keepAlive = setInterval(() => {}, 60_000);
+
+const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
+
+async function readField(source: Record<string, unknown>, field: string): Promise<FieldRead> {
+  let value: unknown;
+  try {
+    value = source[field];
+    if (typeof value === 'function') value = await (value as () => unknown)();
+  } catch (error) {
+    return { state: 'threw', message: describeThrown(error) };
+  }
+  if (value === undefined) return { state: 'missing' };
+  const problem = findNonJson(value, field);
+  if (problem !== undefined) return { state: 'not-plain', message: problem };
+  return { state: 'value', value: value as never };
+}
+
+async function read(request: ReadRequest): Promise<ReadReply> {
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = (await import(request.moduleUrl)) as Record<string, unknown>;
+  } catch (error) {
+    return { ok: false, error: { code: 'IMPORT_FAILED', message: describeThrown(error) } };
+  }
+  try {
+    const fallback = namespace['default'];
+    const source =
+      typeof fallback === 'object' && fallback !== null && !('name' in namespace)
+        ? (fallback as Record<string, unknown>)
+        : namespace;
+    const fields: Partial<Record<(typeof FIELDS)[number], FieldRead>> = {};
+    for (const field of FIELDS) fields[field] = await readField(source, field);
+    const declaration: RawDeclaration = {
+      name: fields.name as FieldRead,
+      description: fields.description as FieldRead,
+      parameterSchema: fields.parameterSchema as FieldRead,
+      timeoutMs: fields.timeoutMs as FieldRead,
+      concurrency: fields.concurrency as FieldRead,
+      hasRun: typeof source['run'] === 'function',
+      hasSelftest: typeof source['selftest'] === 'function',
+    };
+    return { ok: true, declaration };
+  } catch (error) {
+    return { ok: false, error: { code: 'DECLARATION_THREW', message: describeThrown(error) } };
+  }
+}
+
+const reply = await read(workerData as ReadRequest);
+parentPort?.postMessage(reply);
+clearInterval(keepAlive);
