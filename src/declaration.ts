@@ -63,7 +63,9 @@ export function checkDeclaration(raw: RawDeclaration): CheckedDeclaration {
 
 /** A positive safe integer, or the default for anything else. */
 export function checkTimeoutMs(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : DEFAULT_TOOL_TIMEOUT_MS;
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+    ? value
+    : DEFAULT_TOOL_TIMEOUT_MS;
 }
 
 function requiredField(
@@ -76,7 +78,11 @@ function requiredField(
     case 'threw':
       return { ok: false, code: 'DECLARATION_THREW', reason: `${field} threw: ${read.message}` };
     case 'not-plain':
-      return { ok: false, code: 'DECLARATION_NOT_PLAIN', reason: `${field} is not plain data: ${read.message}` };
+      return {
+        ok: false,
+        code: 'DECLARATION_NOT_PLAIN',
+        reason: `${field} is not plain data: ${read.message}`,
+      };
     case 'value': {
       // The value crossed a structured clone; check again on this side of the boundary.
       const problem = findNonJson(read.value, field);

@@ -3,8 +3,7 @@
  * untrusted tools, so nothing unsafe crosses to the host) and in the host (for its own in-process
  * tools), so both follow one encoding. Depends only on `node:util` and the contract types.
  */
-import { types } from 'node:util';
-import { inspect } from 'node:util';
+import { inspect, types } from 'node:util';
 import type { ToolErrorCode } from './errors.js';
 import {
   type ImageMediaType,

@@ -78,7 +78,10 @@ export function describeThrown(value: unknown): string {
 export function expectPositiveInteger(name: string, value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
-    throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a positive integer, got ${show(value)}`);
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`${name}\` to be a positive integer, got ${show(value)}`,
+    );
   }
 }
 

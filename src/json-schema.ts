@@ -53,7 +53,8 @@ export function validateInput(validate: InputValidator, input: unknown): InputCh
 
 function formatError(error: ErrorObject): string {
   const where = error.instancePath === '' ? 'the input' : error.instancePath;
-  const params = error.keyword === 'additionalProperties' ? ` (${String(error.params['additionalProperty'])})` : '';
+  const params =
+    error.keyword === 'additionalProperties' ? ` (${String(error.params['additionalProperty'])})` : '';
   return `${where} ${error.message ?? 'is invalid'}${params}`;
 }
 

@@ -37,6 +37,9 @@ export interface ReadRequest {
 /** One call, as a piscina task. */
 export interface CallTask {
   kind: 'run' | 'selftest';
+  /** Unique per task in this host; routes the worker's messages to the pending call. */
+  taskId: string;
+  /** What the tool sees as `ctx.callId` (the `tool_use` id from the loop). */
   callId: string;
   sessionId: string;
   moduleUrl: string;
@@ -69,14 +72,14 @@ export interface CapturedLog {
 /** Marks messages that our call worker posts on `parentPort` (piscina re-emits them as `message`). */
 export const WORKER_MESSAGE_TAG = 'toolhost:worker';
 
-/** Out-of-band messages from a call worker to the host, routed by `callId`. */
+/** Out-of-band messages from a call worker to the host, routed by `taskId`. */
 export type WorkerMessage =
-  | { tag: typeof WORKER_MESSAGE_TAG; type: 'started'; callId: string }
-  | { tag: typeof WORKER_MESSAGE_TAG; type: 'progress'; callId: string; data: JsonValue }
+  | { tag: typeof WORKER_MESSAGE_TAG; type: 'started'; taskId: string }
+  | { tag: typeof WORKER_MESSAGE_TAG; type: 'progress'; taskId: string; data: JsonValue }
   | {
       tag: typeof WORKER_MESSAGE_TAG;
       type: 'fault';
-      callId: string | null;
+      taskId: string | null;
       error: { code: ToolErrorCode; message: string };
       logs: CapturedLog[];
     };

@@ -104,7 +104,11 @@ export function toolResult(
   options: { details?: JsonValue; isError?: boolean } = {},
 ): TaggedResult {
   const blocks = typeof content === 'string' ? [text(content)] : content;
-  const tagged: TaggedResult = { [RESULT_TAG]: RESULT_TAG_VERSION, content: blocks, isError: options.isError ?? false };
+  const tagged: TaggedResult = {
+    [RESULT_TAG]: RESULT_TAG_VERSION,
+    content: blocks,
+    isError: options.isError ?? false,
+  };
   if (options.details !== undefined) tagged.details = options.details;
   return tagged;
 }

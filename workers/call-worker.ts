@@ -110,7 +110,7 @@ function fault(code: ToolErrorCode, message: string): void {
   post({
     tag: WORKER_MESSAGE_TAG,
     type: 'fault',
-    callId: active?.task.callId ?? null,
+    taskId: active?.task.taskId ?? null,
     error: { code, message },
     logs: active?.logs ?? [],
   });
@@ -140,7 +140,7 @@ function contextFor(call: ActiveCall, signal: AbortSignal): ToolContext {
       if (call !== active || call.progressSent >= MAX_PROGRESS_MESSAGES) return;
       call.progressSent += 1;
       try {
-        post({ tag: WORKER_MESSAGE_TAG, type: 'progress', callId: task.callId, data });
+        post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
       } catch {
         // Data that can't be cloned is dropped: progress is advisory.
       }
@@ -191,7 +191,7 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
     tmpDirMade: false,
   };
   active = call;
-  post({ tag: WORKER_MESSAGE_TAG, type: 'started', callId: task.callId });
+  post({ tag: WORKER_MESSAGE_TAG, type: 'started', taskId: task.taskId });
 
   // The signal aborts at the timeout; the host terminates this worker a short grace later if the
   // tool has not finished by then.

@@ -1,0 +1,49 @@
+/**
+ * toolhost: host untrusted LLM tools safely. The whole public API, as explicit named exports.
+ */
+export type { ToolInfo } from './declaration.js';
+export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration.js';
+export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './errors.js';
+export { ToolHostError } from './errors.js';
+export type { IsolationTier } from './isolation.js';
+export type { ToolOutcome } from './outcome.js';
+export { outcomeText } from './outcome.js';
+export type { CapturedLog } from './protocol.js';
+export type { HostTool, ModuleStatus } from './registry.js';
+export type { Clock } from './reread-schedule.js';
+export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
+export type {
+  CallOptions,
+  LoadOptions,
+  LoadReport,
+  Logger,
+  ModuleEvent,
+  SelftestReport,
+  ToolHostEvents,
+  ToolHostOptions,
+  ToolOutputEvent,
+  ToolProgressEvent,
+} from './tool-host.js';
+export { ToolHost } from './tool-host.js';
+export type {
+  Declared,
+  ImageContentBlock,
+  ImageMediaType,
+  JsonObject,
+  JsonValue,
+  TaggedResult,
+  TextContentBlock,
+  ToolConcurrency,
+  ToolContentBlock,
+  ToolContext,
+  ToolModule,
+} from './tool-module.js';
+export {
+  errorResult,
+  image,
+  isTaggedResult,
+  RESULT_TAG,
+  text,
+  toolResult,
+  withDetails,
+} from './tool-module.js';

@@ -1,0 +1,741 @@
+/**
+ * ToolHost: reads tool modules' declarations safely, offers what checks out, and runs every call in
+ * a pooled worker of the tool's trust domain with time and memory bounds. A tool's fault is an error
+ * outcome; only the host's own misuse throws.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { checkDeclaration, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from './declaration.js';
+import { DeclarationReader, type ReadOutcome } from './declaration-reader.js';
+import { encodeResult } from './encode-result.js';
+import { describeThrown, expectPositiveInteger, ToolHostError } from './errors.js';
+import { ISOLATION_TIERS, type IsolationTier, workerExecArgv } from './isolation.js';
+import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
+import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
+import type { CallTask, CapturedLog } from './protocol.js';
+import {
+  buildGeneration,
+  type Generation,
+  type HostTool,
+  type ModuleRecord,
+  type ModuleStatus,
+  type OfferedTool,
+} from './registry.js';
+import { type Clock, DEFAULT_REREAD_DELAYS_MS, RereadSchedule, systemClock } from './reread-schedule.js';
+import type { JsonValue, ToolContext } from './tool-module.js';
+import { moduleUrl, moduleVersion, resolveSource } from './tool-source.js';
+import { TrustDomainPool } from './worker-pool.js';
+
+/** Anything with these methods: `console` and pino both fit. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ToolHostOptions {
+  /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
+  dataDir?: string;
+  /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
+  logger?: Logger;
+  /** Environment variables passed to tool workers; everything else is withheld. @default [] */
+  envAllowList?: readonly string[];
+  /** Heap limit of a call worker, in MB. @default 128 */
+  callHeapMb?: number;
+  /** Stack size of a call worker, in MB. @default 4 */
+  callStackMb?: number;
+  /** Heap limit of a declaration reader, in MB. @default 64 */
+  readHeapMb?: number;
+  /** Time bound of a declaration read, in ms. @default 5000 */
+  readTimeoutMs?: number;
+  /** Waits between re-reads of a declaration that ran over its time bound. @default [60000, 300000, 1800000] */
+  rereadDelaysMs?: readonly number[];
+  /** The clock the re-read schedule uses. @default the system clock, with unref'd timers */
+  clock?: Clock;
+  /** After a call times out, how long the tool may still finish before its worker is terminated. @default 100 */
+  timeoutGraceMs?: number;
+  /** Worker threads per trust domain (package). @default os.availableParallelism() */
+  maxThreadsPerPool?: number;
+  /** An idle worker exits after this long. @default 30000 */
+  idleTimeoutMs?: number;
+  /** Output over this many UTF-8 bytes is cut head + tail for the model; the whole is kept under `dataDir`. @default 32768 */
+  outputBudgetBytes?: number;
+  /** A hard cap applied inside the worker: larger output never crosses to the host. @default 10485760 */
+  maxResultBytes?: number;
+  /** How much of a call's stdout/stderr is kept. @default 65536 */
+  maxLogBytes?: number;
+  /** Let tools load native addons. @default false */
+  allowAddons?: boolean;
+  /** Selftests run at once. @default os.availableParallelism() */
+  selftestConcurrency?: number;
+  /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
+  isolation?: IsolationTier;
+}
+
+export interface LoadOptions {
+  /** This package's isolation tier. @default the host's `isolation` */
+  isolation?: IsolationTier;
+}
+
+export interface CallOptions {
+  /** @default a fresh id */
+  callId?: string;
+  /** @default 'default' */
+  sessionId?: string;
+  /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
+  withheld?: readonly string[];
+  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
+  signal?: AbortSignal;
+  /** Caps the tool's own `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+export interface LoadReport {
+  /** The package folder or module file that was loaded. */
+  source: string;
+  kind: 'package' | 'module';
+  modules: ModuleStatus[];
+}
+
+export interface SelftestReport {
+  name: string;
+  status: 'passed' | 'failed' | 'no-selftest';
+  durationMs: number;
+  /** Why it failed. */
+  error?: { code: string; message: string };
+}
+
+export interface ToolOutputEvent {
+  toolName: string;
+  callId: string;
+  logs: CapturedLog[];
+  droppedBytes: number;
+}
+
+export interface ToolProgressEvent {
+  toolName: string;
+  callId: string;
+  data: JsonValue;
+}
+
+export interface ModuleEvent {
+  type: 'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result';
+  status: ModuleStatus;
+}
+
+export interface ToolHostEvents {
+  output: [ToolOutputEvent];
+  progress: [ToolProgressEvent];
+  module: [ModuleEvent];
+  fault: [{ source: string; message: string }];
+}
+
+const stderrLogger: Logger = {
+  info: () => {},
+  warn: (message) => process.stderr.write(`toolhost: ${message}\n`),
+  error: (message) => process.stderr.write(`toolhost: ${message}\n`),
+};
+
+interface Settings {
+  dataDir: string;
+  tmpRoot: string;
+  callHeapMb: number;
+  callStackMb: number;
+  timeoutGraceMs: number;
+  maxThreadsPerPool: number;
+  idleTimeoutMs: number;
+  outputBudgetBytes: number;
+  maxResultBytes: number;
+  maxLogBytes: number;
+  allowAddons: boolean;
+  env: Record<string, string>;
+  rereadDelaysMs: readonly number[];
+  clock: Clock;
+  selftestConcurrency: number;
+  isolation: IsolationTier;
+}
+
+export class ToolHost extends EventEmitter<ToolHostEvents> {
+  readonly #settings: Settings;
+  readonly #logger: Logger;
+  readonly #reader: DeclarationReader;
+  readonly #hostTools = new Map<string, OfferedTool>();
+  readonly #records = new Map<string, ModuleRecord>();
+  /** Per loaded source: its module paths (so loading it again drops what it no longer lists) and tier. */
+  readonly #sources = new Map<string, { modules: string[]; isolation: IsolationTier }>();
+  readonly #pools = new Map<string, { version: string; pool: TrustDomainPool }>();
+  readonly #logged = new Set<string>();
+  #generation: Generation = { number: 0, tools: new Map(), statuses: [] };
+  #order = 0;
+  #callSequence = 0;
+  #closed = false;
+
+  constructor(options: ToolHostOptions = {}) {
+    super();
+    for (const key of [
+      'callHeapMb',
+      'callStackMb',
+      'readHeapMb',
+      'readTimeoutMs',
+      'maxThreadsPerPool',
+      'idleTimeoutMs',
+      'outputBudgetBytes',
+      'maxResultBytes',
+      'maxLogBytes',
+      'selftestConcurrency',
+    ] as const) {
+      expectPositiveInteger(key, options[key]);
+    }
+    if (
+      options.timeoutGraceMs !== undefined &&
+      !(Number.isSafeInteger(options.timeoutGraceMs) && options.timeoutGraceMs >= 0)
+    ) {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        `Expected \`timeoutGraceMs\` to be a non-negative integer, got ${String(options.timeoutGraceMs)}`,
+      );
+    }
+    if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+    const allowList = options.envAllowList ?? [];
+    if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
+      throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
+    }
+    const env: Record<string, string> = {};
+    for (const name of allowList) {
+      const value = process.env[name];
+      if (value !== undefined) env[name] = value;
+    }
+    const cores = availableParallelism();
+    this.#settings = {
+      dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
+      tmpRoot: join(tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+      callHeapMb: options.callHeapMb ?? 128,
+      callStackMb: options.callStackMb ?? 4,
+      timeoutGraceMs: options.timeoutGraceMs ?? 100,
+      maxThreadsPerPool: options.maxThreadsPerPool ?? cores,
+      idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+      outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
+      maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,
+      maxLogBytes: options.maxLogBytes ?? 65_536,
+      allowAddons: options.allowAddons ?? false,
+      env,
+      rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
+      clock: options.clock ?? systemClock,
+      selftestConcurrency: options.selftestConcurrency ?? cores,
+      isolation: options.isolation ?? 'worker',
+    };
+    this.#logger = options.logger ?? stderrLogger;
+    this.#reader = new DeclarationReader(
+      { heapMb: options.readHeapMb ?? 64, timeoutMs: options.readTimeoutMs ?? 5_000 },
+      cores,
+    );
+  }
+
+  /**
+   * Loads a tool package (a folder whose package.json lists `toolhost.tools`) or one module file.
+   * Each module's declaration is read in a throwaway worker, once per version of its file.
+   * Rejects only for a caller's mistake (a missing path, a folder that is not a tool package).
+   */
+  async load(path: string, options: LoadOptions = {}): Promise<LoadReport> {
+    this.#assertOpen();
+    if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+    const source = await resolveSource(path);
+    const listed = source.modules.map((module) => module.path);
+    for (const previous of this.#sources.get(source.root)?.modules ?? []) {
+      if (!listed.includes(previous)) this.#dropRecord(previous);
+    }
+    this.#sources.set(source.root, {
+      modules: listed,
+      isolation: options.isolation ?? this.#settings.isolation,
+    });
+
+    await Promise.all(
+      source.modules.map(async (module) => {
+        if (!module.ok) {
+          this.#setRecord(module.path, source.root, source.packageName, 'missing', {
+            kind: 'failed',
+            code: module.code,
+            reason: module.reason,
+          });
+          return;
+        }
+        const version = await moduleVersion(module.path);
+        if (version === undefined) {
+          this.#setRecord(module.path, source.root, source.packageName, 'missing', {
+            kind: 'failed',
+            code: 'MODULE_NOT_FOUND',
+            reason: `the module ${module.path} could not be read`,
+          });
+          return;
+        }
+        const known = this.#records.get(module.path);
+        if (known !== undefined && known.version === version && known.read.kind !== 'reading') return;
+        const record = this.#setRecord(module.path, source.root, source.packageName, version, {
+          kind: 'reading',
+        });
+        this.#applyRead(record, await this.#read(record));
+      }),
+    );
+    this.#rebuild();
+    const modules = this.#generation.statuses.filter((status) => status.source === source.root);
+    return { source: source.root, kind: source.kind, modules };
+  }
+
+  /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
+  register(tool: HostTool): void {
+    this.#assertOpen();
+    if (typeof tool !== 'object' || tool === null) {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        'Expected a tool object with name, description, parameterSchema and run',
+      );
+    }
+    if (typeof tool.name !== 'string' || !TOOL_NAME_PATTERN.test(tool.name)) {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        `Expected \`name\` to match ${TOOL_NAME_PATTERN.source}, got ${JSON.stringify(tool.name)}`,
+      );
+    }
+    if (typeof tool.description !== 'string') {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        `Expected \`description\` of tool "${tool.name}" to be a string`,
+      );
+    }
+    if (typeof tool.run !== 'function') {
+      throw new ToolHostError('INVALID_OPTION', `Expected \`run\` of tool "${tool.name}" to be a function`);
+    }
+    if (this.#hostTools.has(tool.name)) {
+      throw new ToolHostError('NAME_TAKEN', `A host tool named "${tool.name}" is already registered`);
+    }
+    const compiled = compileParameterSchema(tool.parameterSchema);
+    if (!compiled.ok) throw new ToolHostError('INVALID_OPTION', `Tool "${tool.name}": ${compiled.message}`);
+    this.#hostTools.set(tool.name, {
+      info: {
+        name: tool.name,
+        description: tool.description,
+        parameterSchema: tool.parameterSchema,
+        timeoutMs: checkTimeoutMs(tool.timeoutMs),
+        concurrency: tool.concurrency === 'exclusive' ? 'exclusive' : 'parallel',
+      },
+      validate: compiled.validate,
+      hasSelftest: typeof tool.selftest === 'function',
+      origin: { kind: 'host', tool },
+    });
+    this.#rebuild();
+  }
+
+  /** Removes one of the host's own tools; a loaded tool of that name may be offered again. */
+  unregister(name: string): boolean {
+    const removed = this.#hostTools.delete(name);
+    if (removed) this.#rebuild();
+    return removed;
+  }
+
+  /** The offered tools' checked declarations. */
+  list(): ToolInfo[] {
+    return [...this.#generation.tools.values()].map((tool) => ({ ...tool.info }));
+  }
+
+  /** Every known module: offered, left out (and why), or waiting for a re-read (and when). */
+  status(): ModuleStatus[] {
+    return this.#generation.statuses.map((status) => ({ ...status }));
+  }
+
+  /** The `tools` param of the Messages API for the offered tools. */
+  toAnthropicTools(): Array<{
+    name: string;
+    description: string;
+    input_schema: ToolInfo['parameterSchema'];
+  }> {
+    return [...this.#generation.tools.values()].map(({ info }) => ({
+      name: info.name,
+      description: info.description,
+      input_schema: info.parameterSchema,
+    }));
+  }
+
+  /**
+   * Calls an offered tool. Never rejects for a tool's fault: the outcome says what happened.
+   * @example const outcome = await host.call('weather', { city: 'Berlin' });
+   */
+  async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolOutcome> {
+    if (this.#closed) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
+    const tool = typeof name === 'string' ? this.#generation.tools.get(name) : undefined;
+    if (tool === undefined) {
+      const names = [...this.#generation.tools.keys()];
+      return errorOutcome(
+        'UNKNOWN_TOOL',
+        `unknown tool ${JSON.stringify(String(name))}; available tools: ${names.length === 0 ? '(none)' : names.join(', ')}`,
+      );
+    }
+    const check = validateInput(tool.validate, args);
+    if (!check.valid) {
+      return errorOutcome(
+        'INVALID_INPUT',
+        `the input does not match the tool's parameterSchema:\n${check.errors.map((line) => `- ${line}`).join('\n')}`,
+      );
+    }
+    return this.#invoke(tool, 'run', args, options);
+  }
+
+  /** Runs each tool's selftest (all offered tools, or those named) in a worker with a fresh tmpDir. */
+  async selftest(names?: readonly string[]): Promise<SelftestReport[]> {
+    this.#assertOpen();
+    const tools =
+      names === undefined
+        ? [...this.#generation.tools.values()]
+        : names.map((name) => this.#generation.tools.get(name));
+    const reports: SelftestReport[] = new Array(tools.length);
+    let next = 0;
+    const worker = async () => {
+      while (next < tools.length) {
+        const index = next++;
+        const tool = tools[index];
+        const name = tool?.info.name ?? names?.[index] ?? '';
+        if (tool === undefined) {
+          reports[index] = {
+            name,
+            status: 'failed',
+            durationMs: 0,
+            error: { code: 'UNKNOWN_TOOL', message: `unknown tool "${name}"` },
+          };
+        } else if (!tool.hasSelftest) {
+          reports[index] = { name, status: 'no-selftest', durationMs: 0 };
+        } else {
+          const started = performance.now();
+          const outcome = await this.#invoke(tool, 'selftest', undefined, {});
+          const durationMs = Math.round(performance.now() - started);
+          reports[index] = outcome.isError
+            ? {
+                name,
+                status: 'failed',
+                durationMs,
+                error: outcome.error ?? { code: 'TOOL_ERROR_RESULT', message: outcomeText(outcome) },
+              }
+            : { name, status: 'passed', durationMs };
+        }
+      }
+    };
+    await Promise.all(
+      Array.from({ length: Math.min(this.#settings.selftestConcurrency, tools.length) }, worker),
+    );
+    return reports;
+  }
+
+  /** Ends every worker, read and timer. Calls still pending answer `HOST_CLOSED`. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const record of this.#records.values()) {
+      if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
+    }
+    await Promise.all([this.#reader.close(), ...[...this.#pools.values()].map(({ pool }) => pool.close())]);
+    this.#pools.clear();
+    await rm(this.#settings.tmpRoot, { recursive: true, force: true, maxRetries: 2 });
+  }
+
+  async #invoke(
+    tool: OfferedTool,
+    kind: 'run' | 'selftest',
+    args: unknown,
+    options: CallOptions,
+  ): Promise<ToolOutcome> {
+    const sequence = ++this.#callSequence;
+    const callId = options.callId ?? `call_${sequence}`;
+    const timeoutMs = Math.min(tool.info.timeoutMs, options.timeoutMs ?? Number.POSITIVE_INFINITY);
+    const domain = tool.origin.kind === 'module' ? tool.origin.record.domain : '';
+    const task: CallTask = {
+      kind,
+      taskId: String(sequence),
+      callId,
+      sessionId: options.sessionId ?? 'default',
+      moduleUrl: '',
+      args,
+      dataDir: this.#settings.dataDir,
+      tmpDir: join(this.#domainTmpDir(domain), `call-${sequence}`),
+      withheld: options.withheld ?? [],
+      timeoutMs,
+      maxResultBytes: this.#settings.maxResultBytes,
+      maxLogBytes: this.#settings.maxLogBytes,
+    };
+    const onProgress = (data: JsonValue) => this.emit('progress', { toolName: tool.info.name, callId, data });
+
+    let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
+    if (tool.origin.kind === 'host') {
+      reply = await runInProcess(tool.origin.tool, task, { ...options, callId }, onProgress);
+    } else {
+      const { record } = tool.origin;
+      task.moduleUrl = record.url;
+      reply = await this.#poolFor(record).run(task, { signal: options.signal, onProgress });
+    }
+
+    if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
+      const event: ToolOutputEvent = {
+        toolName: tool.info.name,
+        callId,
+        logs: reply.logs,
+        droppedBytes: reply.droppedLogBytes,
+      };
+      if (this.listenerCount('output') > 0) this.emit('output', event);
+      else this.#logger.info(`tool ${tool.info.name} printed: ${reply.logs.map((log) => log.text).join('')}`);
+    }
+    if (!reply.ok) return errorOutcome(reply.error.code, reply.error.message);
+    return successOutcome(reply, {
+      outputBudgetBytes: this.#settings.outputBudgetBytes,
+      dataDir: this.#settings.dataDir,
+      artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
+    });
+  }
+
+  #poolFor(record: ModuleRecord): TrustDomainPool {
+    // Workers of a domain hold the module versions they imported; a domain whose modules changed
+    // gets a new pool, and the old one ends once its running calls have answered.
+    const version = [...this.#records.values()]
+      .filter((other) => other.domain === record.domain)
+      .map((other) => other.version)
+      .sort()
+      .join(',');
+    const current = this.#pools.get(record.domain);
+    if (current !== undefined && current.version === version) return current.pool;
+    if (current !== undefined) void current.pool.drain();
+    const pool = new TrustDomainPool(
+      {
+        maxThreads: this.#settings.maxThreadsPerPool,
+        idleTimeoutMs: this.#settings.idleTimeoutMs,
+        heapMb: this.#settings.callHeapMb,
+        stackMb: this.#settings.callStackMb,
+        timeoutGraceMs: this.#settings.timeoutGraceMs,
+        env: this.#settings.env,
+        execArgv: this.#execArgvFor(record.domain),
+        allowAddons: this.#settings.allowAddons,
+      },
+      (message) => this.#fault(record.domain, message),
+    );
+    this.#pools.set(record.domain, { version, pool });
+    return pool;
+  }
+
+  #read(record: ModuleRecord): Promise<ReadOutcome> {
+    return this.#reader.read(record.url, this.#execArgvFor(record.domain));
+  }
+
+  #execArgvFor(domain: string): string[] {
+    const tier = this.#sources.get(domain)?.isolation ?? this.#settings.isolation;
+    return workerExecArgv(
+      tier,
+      { domain, tmpDir: this.#domainTmpDir(domain) },
+      { allowAddons: this.#settings.allowAddons },
+    );
+  }
+
+  /** Each domain's calls get their tmpDirs under one folder of its own (what a strict tier may write). */
+  #domainTmpDir(domain: string): string {
+    const slug = domain === '' ? 'host' : createHash('sha256').update(domain).digest('hex').slice(0, 12);
+    return join(this.#settings.tmpRoot, slug);
+  }
+
+  #fault(source: string, message: string): void {
+    this.#logger.warn(`${source}: ${message}`);
+    this.emit('fault', { source, message });
+  }
+
+  #setRecord(
+    path: string,
+    domain: string,
+    packageName: string | undefined,
+    version: string,
+    read: ModuleRecord['read'],
+  ): ModuleRecord {
+    const previous = this.#records.get(path);
+    if (previous !== undefined) this.#retire(previous);
+    const record: ModuleRecord = {
+      path,
+      domain,
+      packageName,
+      order: previous?.order ?? ++this.#order,
+      version,
+      url: moduleUrl(path, version),
+      read,
+    };
+    this.#records.set(path, record);
+    return record;
+  }
+
+  #dropRecord(path: string): void {
+    const record = this.#records.get(path);
+    if (record === undefined) return;
+    this.#retire(record);
+    this.#records.delete(path);
+  }
+
+  /** Lets go of what a module version held: its re-read schedule, its compiled schema. */
+  #retire(record: ModuleRecord): void {
+    if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
+    if (record.read.kind === 'read') forgetSchema(record.read.info.parameterSchema);
+  }
+
+  #applyRead(record: ModuleRecord, outcome: ReadOutcome): void {
+    if (this.#records.get(record.path) !== record) return;
+    if (outcome.state === 'read') {
+      const checked = checkDeclaration(outcome.declaration);
+      record.read = checked.ok
+        ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
+        : { kind: 'failed', code: checked.code, reason: checked.reason };
+    } else if (outcome.state === 'failed') {
+      record.read = { kind: 'failed', code: outcome.code, reason: outcome.reason };
+    } else {
+      record.read = { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
+      if (!this.#closed && this.#settings.rereadDelaysMs.length > 0) {
+        const read = record.read;
+        read.schedule = new RereadSchedule(this.#settings.rereadDelaysMs, this.#settings.clock, {
+          onScheduled: () => this.#rebuild(),
+          read: async () => {
+            if (this.#records.get(record.path) !== record || this.#closed) return false;
+            const again = await this.#read(record);
+            if (again.state === 'timed-out') return true;
+            this.#applyRead(record, again);
+            this.#rebuild();
+            return false;
+          },
+          onGiveUp: () => {
+            read.schedule = undefined;
+            this.#rebuild();
+          },
+        });
+      }
+    }
+  }
+
+  /** Builds the next generation and reports what changed: events, and a log line per new left-out reason. */
+  #rebuild(): void {
+    const previous = new Map(this.#generation.statuses.map((status) => [status.path, status]));
+    this.#generation = buildGeneration(this.#generation.number + 1, this.#hostTools, this.#records.values());
+    for (const status of this.#generation.statuses) {
+      const before = previous.get(status.path);
+      previous.delete(status.path);
+      if (status.state === 'reading') continue;
+      if (
+        before !== undefined &&
+        before.state === status.state &&
+        before.reason === status.reason &&
+        before.nextRereadAt === status.nextRereadAt &&
+        before.name === status.name
+      ) {
+        continue;
+      }
+      if (status.state === 'left-out' || status.state === 'reread-pending') {
+        const key = `${status.path}\u0000${this.#records.get(status.path)?.version}\u0000${status.code}\u0000${status.reason}`;
+        if (!this.#logged.has(key)) {
+          this.#logged.add(key);
+          const suffix = status.state === 'reread-pending' ? '; it will be read again later' : '';
+          this.#logger.warn(`left out ${status.path}: ${status.reason}${suffix}`);
+        }
+      }
+      const wasRereading = before?.state === 'reread-pending' && before.nextRereadAt !== undefined;
+      const type: ModuleEvent['type'] =
+        status.state === 'reread-pending' && status.nextRereadAt !== undefined
+          ? 'reread-scheduled'
+          : wasRereading
+            ? 'reread-result'
+            : status.state === 'offered'
+              ? 'offered'
+              : 'left-out';
+      this.emit('module', { type, status: { ...status } });
+    }
+    for (const removed of previous.values()) this.emit('module', { type: 'removed', status: { ...removed } });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ToolHostError('HOST_CLOSED', 'The tool host is closed');
+  }
+}
+
+function expectTier(name: string, value: unknown): void {
+  if (!ISOLATION_TIERS.includes(value as IsolationTier)) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`${name}\` to be one of ${ISOLATION_TIERS.map((tier) => `'${tier}'`).join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+}
+
+/** The host's own tools: the same contract, encoding and timeout, in this process. */
+async function runInProcess(
+  tool: HostTool,
+  task: CallTask,
+  options: CallOptions & { callId: string },
+  onProgress: (data: JsonValue) => void,
+): ReturnType<TrustDomainPool['run']> {
+  const controller = new AbortController();
+  const onCallerAbort = () => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  let tmpDirMade = false;
+  const ctx: ToolContext = {
+    sessionId: task.sessionId,
+    callId: options.callId,
+    dataDir: task.dataDir,
+    withheld: Object.freeze([...task.withheld]),
+    signal: controller.signal,
+    emit: onProgress,
+    get tmpDir() {
+      if (!tmpDirMade) mkdirSync(task.tmpDir, { recursive: true });
+      tmpDirMade = true;
+      return task.tmpDir;
+    },
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const base = { logs: [], droppedLogBytes: 0 };
+  try {
+    const deadline = new Promise<Awaited<ReturnType<TrustDomainPool['run']>>>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new DOMException(`tool timed out after ${task.timeoutMs} ms`, 'TimeoutError'));
+        resolve({
+          ...base,
+          ok: false,
+          error: { code: 'TOOL_TIMEOUT', message: `tool timed out after ${task.timeoutMs} ms` },
+        });
+      }, task.timeoutMs);
+    });
+    const aborted = new Promise<Awaited<ReturnType<TrustDomainPool['run']>>>((resolve) => {
+      controller.signal.addEventListener(
+        'abort',
+        () => {
+          if (options.signal?.aborted) {
+            resolve({
+              ...base,
+              ok: false,
+              error: { code: 'CALL_ABORTED', message: 'the call was aborted by its caller' },
+            });
+          }
+        },
+        { once: true },
+      );
+      if (options.signal?.aborted) onCallerAbort();
+    });
+    const work = (async () => {
+      try {
+        const value =
+          task.kind === 'run'
+            ? await tool.run(task.args as Record<string, unknown>, ctx)
+            : await tool.selftest?.(ctx);
+        return { ...base, ...encodeResult(value, task.maxResultBytes) };
+      } catch (error) {
+        return {
+          ...base,
+          ok: false as const,
+          error: { code: 'TOOL_THREW' as const, message: describeThrown(error) },
+        };
+      }
+    })();
+    return await Promise.race([work, deadline, aborted]);
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onCallerAbort);
+    if (tmpDirMade) await rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * What a path given to `host.load` names: a tool package (a folder whose package.json lists its
+ * modules under `toolhost.tools`) or a single module file. Mistakes here are the caller's, so they
+ * throw a {@link ToolHostError} with one clear sentence.
+ */
+import { createHash } from 'node:crypto';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ToolHostError } from './errors.js';
+
+/** One module a source lists: where it is, or why it can't be used. */
+export type ListedModule =
+  | { ok: true; path: string }
+  | { ok: false; path: string; code: 'MODULE_NOT_FOUND' | 'MODULE_OUTSIDE_PACKAGE'; reason: string };
+
+export interface ResolvedSource {
+  /** The real path of the package folder or the module file. */
+  root: string;
+  kind: 'package' | 'module';
+  /** The package's `name`, when it has one. */
+  packageName: string | undefined;
+  modules: ListedModule[];
+}
+
+export async function resolveSource(path: string): Promise<ResolvedSource> {
+  const absolute = resolve(path);
+  const info = await stat(absolute).catch(() => undefined);
+  if (info === undefined) throw new ToolHostError('PATH_NOT_FOUND', `No such file or directory: ${path}`);
+  const root = await realpath(absolute);
+  if (info.isFile())
+    return { root, kind: 'module', packageName: undefined, modules: [{ ok: true, path: root }] };
+  if (!info.isDirectory()) throw new ToolHostError('NOT_A_PACKAGE', `Not a file or a folder: ${path}`);
+
+  const manifest = await readManifest(root, path);
+  const modules = await Promise.all(manifest.tools.map((entry) => resolveListed(root, entry)));
+  return { root, kind: 'package', packageName: manifest.name, modules };
+}
+
+async function readManifest(
+  root: string,
+  shown: string,
+): Promise<{ name: string | undefined; tools: string[] }> {
+  const file = join(root, 'package.json');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    throw new ToolHostError('NOT_A_PACKAGE', `Not a tool package: ${shown} has no package.json`);
+  }
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(text);
+  } catch (error) {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} is not valid JSON (${(error as Error).message})`,
+    );
+  }
+  const section = isRecord(manifest) ? manifest['toolhost'] : undefined;
+  const tools = isRecord(section) ? section['tools'] : undefined;
+  if (!Array.isArray(tools) || !tools.every((entry) => typeof entry === 'string')) {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} has no "toolhost": { "tools": [...] } list of module paths`,
+    );
+  }
+  const name = isRecord(manifest) && typeof manifest['name'] === 'string' ? manifest['name'] : undefined;
+  return { name, tools };
+}
+
+async function resolveListed(root: string, entry: string): Promise<ListedModule> {
+  const candidate = resolve(root, entry);
+  let real: string;
+  try {
+    real = await realpath(candidate);
+    if (!(await stat(real)).isFile()) throw new Error('not a file');
+  } catch {
+    return {
+      ok: false,
+      path: candidate,
+      code: 'MODULE_NOT_FOUND',
+      reason: `the listed module ${entry} does not exist`,
+    };
+  }
+  // A listed path (or a symlink) that leads out of the package would make another folder's code
+  // part of this package's trust domain.
+  if (!isInside(root, real)) {
+    return {
+      ok: false,
+      path: candidate,
+      code: 'MODULE_OUTSIDE_PACKAGE',
+      reason: `the listed module ${entry} resolves to ${real}, outside the package`,
+    };
+  }
+  return { ok: true, path: real };
+}
+
+export function isInside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+}
+
+/** A module's version: the hash of its file. A changed file is a new version. */
+export async function moduleVersion(path: string): Promise<string | undefined> {
+  try {
+    return createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex')
+      .slice(0, 16);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The URL a worker imports; the version keeps caches of old versions from answering. */
+export function moduleUrl(path: string, version: string): string {
+  return `${pathToFileURL(path).href}?v=${version}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
