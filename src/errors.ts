@@ -26,6 +26,7 @@ export type ToolErrorCode =
 
 /** Why a tool module is left out of what is offered. */
 export type LeftOutCode =
+  | 'SOURCE_UNREADABLE'
   | 'MODULE_NOT_FOUND'
   | 'MODULE_OUTSIDE_PACKAGE'
   | 'IMPORT_FAILED'

@@ -12,6 +12,7 @@ export type { CapturedLog } from './protocol.js';
 export type { HostTool, ModuleStatus } from './registry.js';
 export type { Clock } from './reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
+export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources.js';
 export type {
   CallOptions,
   LoadOptions,

@@ -58,6 +58,8 @@ export interface ModuleStatus {
   packageName?: string;
   /** The tool's name, when its declaration named one. */
   name?: string;
+  /** The module file's version (a hash of its content); a changed file is a new version. */
+  version?: string;
   state: 'offered' | 'left-out' | 'reread-pending' | 'reading';
   code?: LeftOutCode;
   reason?: string;
@@ -70,18 +72,28 @@ export interface Generation {
   readonly number: number;
   readonly tools: ReadonlyMap<string, OfferedTool>;
   readonly statuses: readonly ModuleStatus[];
+  /** Per trust domain, the versions of its modules: a domain whose modules changed gets new workers. */
+  readonly domainVersions: ReadonlyMap<string, string>;
+}
+
+/** A package or module path a source yielded but that could not be loaded at all. */
+export interface SourceProblem {
+  path: string;
+  reason: string;
 }
 
 export function buildGeneration(
   number: number,
   hostTools: ReadonlyMap<string, OfferedTool>,
   records: Iterable<ModuleRecord>,
+  problems: Iterable<SourceProblem> = [],
 ): Generation {
   const tools = new Map(hostTools);
   const statuses: ModuleStatus[] = [];
   const ordered = [...records].sort((a, b) => a.order - b.order);
   for (const record of ordered) {
     const status: ModuleStatus = { path: record.path, source: record.domain, state: 'reading' };
+    if (record.version !== 'missing') status.version = record.version;
     if (record.packageName !== undefined) status.packageName = record.packageName;
     const { read } = record;
     if (read.kind === 'read') {
@@ -120,5 +132,19 @@ export function buildGeneration(
     }
     statuses.push(status);
   }
-  return { number, tools, statuses };
+  for (const problem of problems) {
+    statuses.push({
+      path: problem.path,
+      source: problem.path,
+      state: 'left-out',
+      code: 'SOURCE_UNREADABLE',
+      reason: problem.reason,
+    });
+  }
+  const domainVersions = new Map<string, string>();
+  for (const record of ordered) {
+    const known = domainVersions.get(record.domain);
+    domainVersions.set(record.domain, known === undefined ? record.version : `${known},${record.version}`);
+  }
+  return { number, tools, statuses, domainVersions };
 }

@@ -5,10 +5,10 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { checkDeclaration, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from './declaration.js';
 import { DeclarationReader, type ReadOutcome } from './declaration-reader.js';
 import { encodeResult } from './encode-result.js';
@@ -26,6 +26,16 @@ import {
   type OfferedTool,
 } from './registry.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, RereadSchedule, systemClock } from './reread-schedule.js';
+import {
+  listDirectory,
+  listFromSource,
+  ServedSource,
+  type SourceHost,
+  type ToolSource,
+  type ToolSourceHandle,
+  type WatchOptions,
+  watchDirectory,
+} from './sources.js';
 import type { JsonValue, ToolContext } from './tool-module.js';
 import { moduleUrl, moduleVersion, resolveSource } from './tool-source.js';
 import { TrustDomainPool } from './worker-pool.js';
@@ -167,9 +177,13 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #records = new Map<string, ModuleRecord>();
   /** Per loaded source: its module paths (so loading it again drops what it no longer lists) and tier. */
   readonly #sources = new Map<string, { modules: string[]; isolation: IsolationTier }>();
+  /** The real root each path given to `load` resolved to, so `unload` finds it by either. */
+  readonly #rootByPath = new Map<string, string>();
+  readonly #problems = new Map<string, { path: string; reason: string }>();
+  readonly #served = new Set<ServedSource>();
   readonly #pools = new Map<string, { version: string; pool: TrustDomainPool }>();
   readonly #logged = new Set<string>();
-  #generation: Generation = { number: 0, tools: new Map(), statuses: [] };
+  #generation: Generation = { number: 0, tools: new Map(), statuses: [], domainVersions: new Map() };
   #order = 0;
   #callSequence = 0;
   #closed = false;
@@ -244,6 +258,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#assertOpen();
     if (options.isolation !== undefined) expectTier('isolation', options.isolation);
     const source = await resolveSource(path);
+    this.#rootByPath.set(resolve(path), source.root);
     const listed = source.modules.map((module) => module.path);
     for (const previous of this.#sources.get(source.root)?.modules ?? []) {
       if (!listed.includes(previous)) this.#dropRecord(previous);
@@ -283,6 +298,99 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#rebuild();
     const modules = this.#generation.statuses.filter((status) => status.source === source.root);
     return { source: source.root, kind: source.kind, modules };
+  }
+
+  /**
+   * Unloads a package or module loaded with {@link load}: its tools are no longer offered, its
+   * re-reads stop, and its workers end once their running calls have answered.
+   * @returns whether anything was loaded from that path
+   */
+  unload(path: string): boolean {
+    const root = this.#rootOf(path);
+    const hadProblem = this.#problems.delete(root) || this.#problems.delete(resolve(path));
+    const source = this.#sources.get(root);
+    if (source === undefined) {
+      if (hadProblem) this.#rebuild();
+      return hadProblem;
+    }
+    for (const module of source.modules) this.#dropRecord(module);
+    this.#sources.delete(root);
+    for (const [alias, target] of this.#rootByPath) if (target === root) this.#rootByPath.delete(alias);
+    this.#rebuild();
+    return true;
+  }
+
+  /**
+   * Serves a changing set of packages: a list, or a function yielding the current list. Loads it
+   * now; `refresh()` on the handle reads it again (new paths load, changed modules are read again,
+   * paths that went away unload). A path that can't be loaded is left out, never thrown.
+   */
+  async addSource(source: ToolSource, options: LoadOptions = {}): Promise<ToolSourceHandle> {
+    this.#assertOpen();
+    const served = this.#serve(listFromSource(source), options, () => {});
+    await served.refresh();
+    return served;
+  }
+
+  /**
+   * Serves a folder of tool packages (its subfolders and module files) and watches it: a package
+   * added, changed or removed changes the offered set after a short debounce.
+   * @example const handle = await host.watch('./tools'); … await handle.close();
+   */
+  async watch(directory: string, options: WatchOptions & LoadOptions = {}): Promise<ToolSourceHandle> {
+    this.#assertOpen();
+    expectPositiveInteger('debounceMs', options.debounceMs);
+    expectPositiveInteger('stableMs', options.stableMs);
+    const root = resolve(directory);
+    await resolveSource(root).catch((error: unknown) => {
+      // A folder of packages has no package.json itself; only a missing folder is a mistake here.
+      if (error instanceof ToolHostError && error.code === 'PATH_NOT_FOUND') throw error;
+    });
+    let stop = () => {};
+    const served = this.#serve(listDirectory(root, options.stableMs ?? 100), options, () => stop());
+    await served.refresh();
+    stop = watchDirectory(root, options.debounceMs ?? 250, () => {
+      served.refresh().catch((error: unknown) => this.#fault(root, `refreshing failed: ${String(error)}`));
+    });
+    return served;
+  }
+
+  #serve(list: () => Promise<Iterable<string>>, options: LoadOptions, onClose: () => void): ServedSource {
+    const host: SourceHost = {
+      loadPath: async (path) => {
+        try {
+          await this.load(path, options);
+          if (this.#problems.delete(path)) this.#rebuild();
+          return { ok: true };
+        } catch (error) {
+          if (!(error instanceof ToolHostError) || this.#closed) throw error;
+          this.unload(path);
+          this.#problems.set(path, { path, reason: error.message });
+          this.#rebuild();
+          return { ok: false, reason: error.message };
+        }
+      },
+      unloadPath: (path) => {
+        if (!this.#closed) this.unload(path);
+      },
+    };
+    const served = new ServedSource(list, host, () => {
+      this.#served.delete(served);
+      onClose();
+    });
+    this.#served.add(served);
+    return served;
+  }
+
+  #rootOf(path: string): string {
+    const absolute = resolve(path);
+    const known = this.#rootByPath.get(absolute);
+    if (known !== undefined) return known;
+    try {
+      return realpathSync(absolute);
+    } catch {
+      return absolute;
+    }
   }
 
   /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
@@ -431,6 +539,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([...this.#served].map((served) => served.close()));
     for (const record of this.#records.values()) {
       if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
     }
@@ -494,12 +603,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   #poolFor(record: ModuleRecord): TrustDomainPool {
     // Workers of a domain hold the module versions they imported; a domain whose modules changed
-    // gets a new pool, and the old one ends once its running calls have answered.
-    const version = [...this.#records.values()]
-      .filter((other) => other.domain === record.domain)
-      .map((other) => other.version)
-      .sort()
-      .join(',');
+    // gets a new pool (see #rebuild), so no call that starts after a change runs old code.
+    const version = this.#generation.domainVersions.get(record.domain) ?? record.version;
     const current = this.#pools.get(record.domain);
     if (current !== undefined && current.version === version) return current.pool;
     if (current !== undefined) void current.pool.drain();
@@ -614,7 +719,19 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   /** Builds the next generation and reports what changed: events, and a log line per new left-out reason. */
   #rebuild(): void {
     const previous = new Map(this.#generation.statuses.map((status) => [status.path, status]));
-    this.#generation = buildGeneration(this.#generation.number + 1, this.#hostTools, this.#records.values());
+    this.#generation = buildGeneration(
+      this.#generation.number + 1,
+      this.#hostTools,
+      this.#records.values(),
+      this.#problems.values(),
+    );
+    // Pools of an old version take no new calls; they end once their running calls have answered.
+    for (const [domain, entry] of this.#pools) {
+      if (this.#generation.domainVersions.get(domain) !== entry.version) {
+        this.#pools.delete(domain);
+        void entry.pool.drain();
+      }
+    }
     for (const status of this.#generation.statuses) {
       const before = previous.get(status.path);
       previous.delete(status.path);
@@ -624,7 +741,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
         before.state === status.state &&
         before.reason === status.reason &&
         before.nextRereadAt === status.nextRereadAt &&
-        before.name === status.name
+        before.name === status.name &&
+        before.version === status.version
       ) {
         continue;
       }

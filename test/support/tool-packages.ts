@@ -1,0 +1,71 @@
+/**
+ * Writes small tool packages into temp folders for tests that add, change and remove packages.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export async function tempDir(prefix = 'toolhost-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** A tool module whose `run` returns `answer` (a JS expression). */
+export function toolSource(name: string, answer: string, extra = ''): string {
+  return `export const name = ${JSON.stringify(name)};
+export const description = 'test tool ${name}';
+export const parameterSchema = { type: 'object' };
+${extra}
+export function run(args, ctx) { return ${answer}; }
+`;
+}
+
+/** Writes a package folder with one module per entry of `tools` (file name -> source). */
+export async function writePackage(root: string, tools: Record<string, string>): Promise<string> {
+  await mkdir(join(root, 'tools'), { recursive: true });
+  for (const [file, source] of Object.entries(tools)) await writeFile(join(root, 'tools', file), source);
+  const manifest = {
+    name: root.split('/').pop(),
+    type: 'module',
+    toolhost: { tools: Object.keys(tools).map((file) => `./tools/${file}`) },
+  };
+  await writeFile(join(root, 'package.json'), JSON.stringify(manifest, null, 2));
+  return root;
+}
+
+export async function removeDir(path: string): Promise<void> {
+  await rm(path, { recursive: true, force: true });
+}
+
+/** A logger that keeps what it was told. */
+export function recordingLogger() {
+  const lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }> = [];
+  return {
+    lines,
+    info: (message: string) => lines.push({ level: 'info', message }),
+    warn: (message: string) => lines.push({ level: 'warn', message }),
+    error: (message: string) => lines.push({ level: 'error', message }),
+  };
+}
+
+interface StatusSource {
+  status(): Array<{ path: string; state: string; name?: string; version?: string; code?: string }>;
+  on(event: 'module', listener: () => void): unknown;
+  off(event: 'module', listener: () => void): unknown;
+}
+
+/** Resolves once `predicate` holds for the host's status, checking after every module event. */
+export function whenStatus<T extends StatusSource>(
+  host: T,
+  predicate: (status: ReturnType<T['status']>) => boolean,
+): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (predicate(host.status() as ReturnType<T['status']>)) {
+        host.off('module', check);
+        resolve();
+      }
+    };
+    host.on('module', check);
+    check();
+  });
+}
