@@ -46,9 +46,13 @@ export type HostErrorCode =
   | 'NOT_A_PACKAGE'
   | 'NAME_TAKEN'
   | 'HOST_CLOSED'
-  | 'UNKNOWN_TOOL';
+  | 'UNKNOWN_TOOL'
+  | 'TOOL_LOOP_FAILED';
 
-/** Every error toolhost throws. `code` is stable; `message` is for people. */
+/**
+ * Every error toolhost throws. `code` is stable; `message` is for people. The loop's
+ * `ToolLoopError` is one too (code `TOOL_LOOP_FAILED`, with its own `type` and `messages`).
+ */
 export class ToolHostError extends Error {
   override name = 'ToolHostError';
   readonly code: HostErrorCode;

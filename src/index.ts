@@ -6,6 +6,24 @@ export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration.js';
 export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './errors.js';
 export { ToolHostError } from './errors.js';
 export type { IsolationTier } from './isolation.js';
+export type {
+  BeforeToolCall,
+  LoopHost,
+  LoopHostCallOptions,
+  LoopTool,
+  LoopToolContext,
+  LoopToolResult,
+  MessagesClient,
+  RetryInfo,
+  RetryOptions,
+  RunToolsOptions,
+  ToolCallDecision,
+  ToolCallRequest,
+  ToolLoopBody,
+  ToolLoopErrorType,
+  ToolLoopResult,
+} from './loop/index.js';
+export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
 export type { ToolOutcome } from './outcome.js';
 export { outcomeText } from './outcome.js';
 export type { CapturedLog } from './protocol.js';

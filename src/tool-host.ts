@@ -9,12 +9,15 @@ import { mkdirSync, realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
+import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { checkDeclaration, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from './declaration.js';
 import { DeclarationReader, type ReadOutcome } from './declaration-reader.js';
 import { encodeResult } from './encode-result.js';
 import { describeThrown, expectPositiveInteger, ToolHostError } from './errors.js';
 import { ISOLATION_TIERS, type IsolationTier, workerExecArgv } from './isolation.js';
 import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
+import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
 import type { CallTask, CapturedLog } from './protocol.js';
 import {
