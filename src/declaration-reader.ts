@@ -20,6 +20,12 @@ export interface ReadLimits {
   timeoutMs: number;
 }
 
+const CLOSED: ReadOutcome = {
+  state: 'failed',
+  code: 'DECLARATION_EXITED',
+  reason: 'the tool host closed before the declaration was read',
+};
+
 /** Runs at most `concurrency` reads at once (one worker each). */
 export class DeclarationReader {
   readonly #limits: ReadLimits;
@@ -27,6 +33,7 @@ export class DeclarationReader {
   readonly #workers = new Set<Worker>();
   #running = 0;
   readonly #waiting: Array<() => void> = [];
+  #closing = false;
 
   constructor(limits: ReadLimits, concurrency = availableParallelism()) {
     this.#limits = limits;
@@ -36,6 +43,11 @@ export class DeclarationReader {
   /** Reads one module; `execArgv` is its trust domain's (the isolation tier's flags). */
   async read(moduleUrl: string, execArgv: string[]): Promise<ReadOutcome> {
     if (this.#running >= this.#concurrency) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    // A read asked for (or let through) after close() would start a worker nobody ends.
+    if (this.#closing) {
+      this.#waiting.shift()?.();
+      return CLOSED;
+    }
     this.#running += 1;
     try {
       return await this.#readInWorker(moduleUrl, execArgv);
@@ -47,6 +59,7 @@ export class DeclarationReader {
 
   /** Ends every read in progress (they answer as failed). */
   async close(): Promise<void> {
+    this.#closing = true;
     await Promise.all([...this.#workers].map((worker) => worker.terminate()));
   }
 
@@ -101,6 +114,8 @@ export class DeclarationReader {
       });
       worker.once('exit', (exitCode) => {
         this.#workers.delete(worker);
+        // Terminated by close(), the module did nothing wrong: say so rather than blame it.
+        if (this.#closing) settle(CLOSED);
         settle({
           state: 'failed',
           code: 'DECLARATION_EXITED',

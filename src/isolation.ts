@@ -1,23 +1,158 @@
 /**
- * Isolation tiers: how a trust domain's workers are started. `worker` (the default) is worker
- * threads with heap, time and environment bounds and in-process hardening.
+ * Isolation tiers: how a trust domain's workers are started.
+ *
+ * - `worker` (the default): worker threads with heap, time and environment bounds and in-process
+ *   hardening. A tool can still read and write any file the host can, spawn processes and start
+ *   workers of its own.
+ * - `strict`: the same workers under Node's permission model, set per worker through `execArgv`
+ *   (Node 20: `--experimental-permission`; Node 22 and later: `--permission`). File reads only inside
+ *   the tool's domain and what the worker code itself needs; file writes only inside the domain's
+ *   tmp folder; no child processes, no nested workers, no addons, no WASI, no inspector.
+ *
+ * Node's documentation says the permission model "does not protect against malicious code": strict
+ * is defence in depth, not a sandbox. The README lists what it does not contain (network before
+ * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
  */
-export type IsolationTier = 'worker';
+import { readdir, readlink, realpath } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ToolHostError } from './errors.js';
 
-export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker'];
+export type IsolationTier = 'worker' | 'strict';
+
+export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict'];
 
 export interface DomainPaths {
-  /** The package folder, or the single module file. */
+  /** The package folder, or the single module file (real paths, as `host.load` resolved them). */
   domain: string;
   /** The folder under which this domain's calls get their tmpDirs. */
   tmpDir: string;
 }
 
-/** The `execArgv` of a domain's workers (call workers and declaration readers) for a tier. */
+const nodeFlags = process.allowedNodeEnvironmentFlags;
+
+/** Node 22 renamed `--experimental-permission` to `--permission`; use whichever this Node knows. */
+const PERMISSION_FLAG = nodeFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
+/**
+ * What the worker code itself reads: toolhost's compiled `dist/src` and `dist/workers` folders (the
+ * workers import from `src/`) and piscina's `dist` folder, where its worker lives beside its entry
+ * point. All public package code. Real paths, because Node loads modules by their real path and the
+ * permission model checks the path it is given.
+ */
+function workerCodePaths(): string[] {
+  const piscinaEntry = createRequire(import.meta.url).resolve('piscina');
+  return [
+    fileURLToPath(new URL('./', import.meta.url)),
+    fileURLToPath(new URL('../workers/', import.meta.url)),
+    dirname(piscinaEntry),
+  ];
+}
+
+let cachedWorkerCodePaths: string[] | undefined;
+
+/**
+ * Throws when this Node can't run a tier. Strict needs a permission model that also covers WASI
+ * (`--allow-wasi` exists from Node 20.16): before that, WASI was not restricted by it.
+ */
+export function assertTierSupported(tier: IsolationTier): void {
+  if (tier !== 'strict') return;
+  if (!nodeFlags.has(PERMISSION_FLAG) || !nodeFlags.has('--allow-wasi')) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected a Node.js whose permission model covers WASI (20.16 or later) for \`isolation: 'strict'\`, got ${process.version}`,
+    );
+  }
+}
+
+/**
+ * The `execArgv` of a domain's workers (call workers and declaration readers) for a tier.
+ *
+ * Strict read scope: a package folder with everything inside it (its `node_modules` included; a
+ * dependency hoisted to a folder above the package, or linked from outside it, is not readable, so a
+ * strict package must carry its own dependencies). A single module file gets only itself: its folder
+ * may be a Downloads or home folder. Write scope: the domain's tmp folder, which holds every call's
+ * tmpDir — per-worker flags can't narrow it to one call, so calls of one domain running at the same
+ * time can see each other's tmpDirs.
+ *
+ * @example workerExecArgv('strict', { domain: '/srv/tools/weather', tmpDir: '/tmp/toolhost-1/ab12' }, { allowAddons: false })
+ */
 export function workerExecArgv(
-  _tier: IsolationTier,
-  _paths: DomainPaths,
+  tier: IsolationTier,
+  paths: DomainPaths,
   options: { allowAddons: boolean },
 ): string[] {
-  return options.allowAddons ? [] : ['--no-addons'];
+  const addons = options.allowAddons ? [] : ['--no-addons'];
+  if (tier === 'worker') return addons;
+
+  assertTierSupported(tier);
+  cachedWorkerCodePaths ??= workerCodePaths();
+  const tmpDir = resolve(paths.tmpDir);
+  // Node grants a whole folder only if it exists when the worker starts; the tmp folder is made by
+  // the first call, so it is granted as `tmpDir/*`, which Node matches by prefix.
+  const grant = (path: string) => (path === tmpDir ? `${path}${sep}*` : path);
+  const reads = minimalPaths([paths.domain, tmpDir, ...cachedWorkerCodePaths]).map(grant);
+  const writes = minimalPaths([tmpDir]).map(grant);
+  return [
+    PERMISSION_FLAG,
+    ...reads.map((path) => `--allow-fs-read=${path}`),
+    ...writes.map((path) => `--allow-fs-write=${path}`),
+    ...(options.allowAddons ? ['--allow-addons'] : addons),
+    // Node 20 prints an ExperimentalWarning for the permission model in every worker, before the
+    // worker can capture its stderr: it would land on the host's stderr.
+    ...(nodeFlags.has('--disable-warning') ? ['--disable-warning=ExperimentalWarning'] : []),
+  ];
+}
+
+/**
+ * Paths for `--allow-fs-*`: absolute, without trailing separators, none inside another. Node 20
+ * aborts the whole process (an assertion in its path tree) when one grant repeats another, even
+ * written differently (`/a`, `/a/`, `/a/*`), so a repeat must never reach it. A `*` in a path is a
+ * wildcard to Node and would widen the grant, and Node has no way to escape it; older Node 20
+ * releases split a grant at commas.
+ */
+function minimalPaths(paths: string[]): string[] {
+  const normalized = paths.map((path) => {
+    if (path.includes('*') || path.includes(',')) {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        `Expected no \`*\` or \`,\` in a path that strict isolation grants (Node reads them as a wildcard and a list), got ${JSON.stringify(path)}`,
+      );
+    }
+    return resolve(path);
+  });
+  const unique = [...new Set(normalized)];
+  return unique.filter((path) => !unique.some((outer) => outer !== path && isWithin(outer, path)));
+}
+
+function isWithin(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+}
+
+/**
+ * The first symbolic link inside a package folder whose target is outside it, if any. Node's
+ * permission model checks the path a tool asks for, then the OS follows links: a link in the package
+ * to `~/.ssh` would be readable under strict. Its docs leave it to the user to make sure no granted
+ * folder holds such links, so a strict package is checked when it is loaded. A dangling link counts
+ * by where it points. (A link added after the check, by another process, is not seen.)
+ */
+export async function findEscapingSymlink(
+  root: string,
+): Promise<{ link: string; target: string } | undefined> {
+  const realRoot = await realpath(root);
+  const folders = [realRoot];
+  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        folders.push(path);
+      } else if (entry.isSymbolicLink()) {
+        const target = await realpath(path).catch(async () => resolve(folder, await readlink(path)));
+        if (!isWithin(realRoot, target)) return { link: path, target };
+      }
+    }
+  }
+  return undefined;
 }

@@ -59,6 +59,8 @@ export interface CallTask {
 export type CallReply = {
   logs: CapturedLog[];
   droppedLogBytes: number;
+  /** How many progress messages the tool sent before this reply (the host delivers them first). */
+  progressSent: number;
 } & (
   | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
   | { ok: false; error: { code: ToolErrorCode; message: string } }

@@ -55,6 +55,9 @@ export class RereadSchedule {
     const { signal } = this.#controller;
     pRetry(
       async (attempt) => {
+        // p-retry starts the first attempt synchronously, inside this constructor: let the caller
+        // finish storing the schedule before it hears of it.
+        await null;
         const delay = delaysMs[attempt - 1] ?? 0;
         this.#nextAt = clock.now() + delay;
         hooks.onScheduled(this.#nextAt, attempt);

@@ -5,7 +5,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -13,9 +13,15 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { checkDeclaration, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from './declaration.js';
 import { DeclarationReader, type ReadOutcome } from './declaration-reader.js';
-import { encodeResult } from './encode-result.js';
-import { describeThrown, expectPositiveInteger, ToolHostError } from './errors.js';
-import { ISOLATION_TIERS, type IsolationTier, workerExecArgv } from './isolation.js';
+import { expectPositiveInteger, ToolHostError } from './errors.js';
+import { runInProcess } from './in-process-tool.js';
+import {
+  assertTierSupported,
+  findEscapingSymlink,
+  ISOLATION_TIERS,
+  type IsolationTier,
+  workerExecArgv,
+} from './isolation.js';
 import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
 import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
@@ -39,7 +45,7 @@ import {
   type WatchOptions,
   watchDirectory,
 } from './sources.js';
-import type { JsonValue, ToolContext } from './tool-module.js';
+import type { JsonValue } from './tool-module.js';
 import { moduleUrl, moduleVersion, resolveSource } from './tool-source.js';
 import { TrustDomainPool } from './worker-pool.js';
 
@@ -184,12 +190,16 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #rootByPath = new Map<string, string>();
   readonly #problems = new Map<string, { path: string; reason: string }>();
   readonly #served = new Set<ServedSource>();
-  readonly #pools = new Map<string, { version: string; pool: TrustDomainPool }>();
+  readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
   readonly #logged = new Set<string>();
+  /** Load order per module path, kept while the path stays known. */
+  readonly #orderOf = new Map<string, number>();
   #generation: Generation = { number: 0, tools: new Map(), statuses: [], domainVersions: new Map() };
   #order = 0;
   #callSequence = 0;
   #closed = false;
+  /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
+  readonly #closing = new AbortController();
 
   constructor(options: ToolHostOptions = {}) {
     super();
@@ -266,10 +276,16 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     for (const previous of this.#sources.get(source.root)?.modules ?? []) {
       if (!listed.includes(previous)) this.#dropRecord(previous);
     }
-    this.#sources.set(source.root, {
-      modules: listed,
-      isolation: options.isolation ?? this.#settings.isolation,
-    });
+    const isolation = options.isolation ?? this.#settings.isolation;
+    this.#sources.set(source.root, { modules: listed, isolation });
+    // Load order decides name clashes: hand it out in listed order, before any read finishes.
+    for (const path of listed) if (!this.#orderOf.has(path)) this.#orderOf.set(path, ++this.#order);
+
+    // Node's permission model follows symbolic links: a strict package must hold none that leads out.
+    const escapingLink =
+      isolation === 'strict' && source.kind === 'package'
+        ? await findEscapingSymlink(source.root)
+        : undefined;
 
     await Promise.all(
       source.modules.map(async (module) => {
@@ -278,6 +294,14 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
             kind: 'failed',
             code: module.code,
             reason: module.reason,
+          });
+          return;
+        }
+        if (escapingLink !== undefined) {
+          this.#setRecord(module.path, source.root, source.packageName, 'missing', {
+            kind: 'failed',
+            code: 'MODULE_OUTSIDE_PACKAGE',
+            reason: `strict isolation can't confine this package: ${escapingLink.link} is a symbolic link to ${escapingLink.target}, outside the package (Node's permission model follows symbolic links)`,
           });
           return;
         }
@@ -298,8 +322,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
         this.#applyRead(record, await this.#read(record));
       }),
     );
-    this.#rebuild();
-    const modules = this.#generation.statuses.filter((status) => status.source === source.root);
+    // A host closed meanwhile reports what the reads found, but offers nothing any more.
+    const generation = this.#closed ? this.#nextGeneration() : this.#rebuild();
+    const modules = generation.statuses.filter((status) => status.source === source.root);
     return { source: source.root, kind: source.kind, modules };
   }
 
@@ -458,16 +483,20 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   }
 
   /** The `tools` param of the Messages API for the offered tools. */
-  toAnthropicTools(): Array<{
-    name: string;
-    description: string;
-    input_schema: ToolInfo['parameterSchema'];
-  }> {
+  toAnthropicTools(): Tool[] {
     return [...this.#generation.tools.values()].map(({ info }) => ({
       name: info.name,
       description: info.description,
-      input_schema: info.parameterSchema,
+      input_schema: { ...info.parameterSchema, type: 'object' },
     }));
+  }
+
+  /**
+   * The offered tools as `BetaRunnableTool`s for the SDK's own runner
+   * (`client.beta.messages.toolRunner({ tools })`); calls still run in this host's sandbox.
+   */
+  toRunnableTools(): BetaRunnableTool<unknown>[] {
+    return toRunnableTools(this);
   }
 
   /**
@@ -542,6 +571,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await Promise.all([...this.#served].map((served) => served.close()));
     for (const record of this.#records.values()) {
       if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
@@ -579,7 +609,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
     let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
     if (tool.origin.kind === 'host') {
-      reply = await runInProcess(tool.origin.tool, task, { ...options, callId }, onProgress);
+      reply = await runInProcess(tool.origin.tool, task, {
+        signal: options.signal,
+        closing: this.#closing.signal,
+        onProgress,
+      });
     } else {
       const { record } = tool.origin;
       task.moduleUrl = record.url;
@@ -608,8 +642,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     // Workers of a domain hold the module versions they imported; a domain whose modules changed
     // gets a new pool (see #rebuild), so no call that starts after a change runs old code.
     const version = this.#generation.domainVersions.get(record.domain) ?? record.version;
+    const tier = this.#tierOf(record.domain);
     const current = this.#pools.get(record.domain);
-    if (current !== undefined && current.version === version) return current.pool;
+    if (current !== undefined && current.version === version && current.tier === tier) return current.pool;
     if (current !== undefined) void current.pool.drain();
     const pool = new TrustDomainPool(
       {
@@ -624,7 +659,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       },
       (message) => this.#fault(record.domain, message),
     );
-    this.#pools.set(record.domain, { version, pool });
+    this.#pools.set(record.domain, { version, tier, pool });
     return pool;
   }
 
@@ -632,10 +667,13 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     return this.#reader.read(record.url, this.#execArgvFor(record.domain));
   }
 
+  #tierOf(domain: string): IsolationTier {
+    return this.#sources.get(domain)?.isolation ?? this.#settings.isolation;
+  }
+
   #execArgvFor(domain: string): string[] {
-    const tier = this.#sources.get(domain)?.isolation ?? this.#settings.isolation;
     return workerExecArgv(
-      tier,
+      this.#tierOf(domain),
       { domain, tmpDir: this.#domainTmpDir(domain) },
       { allowAddons: this.#settings.allowAddons },
     );
@@ -665,7 +703,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       path,
       domain,
       packageName,
-      order: previous?.order ?? ++this.#order,
+      order: this.#orderOf.get(path) ?? ++this.#order,
       version,
       url: moduleUrl(path, version),
       read,
@@ -679,6 +717,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     if (record === undefined) return;
     this.#retire(record);
     this.#records.delete(path);
+    this.#orderOf.delete(path);
   }
 
   /** Lets go of what a module version held: its re-read schedule, its compiled schema. */
@@ -720,17 +759,25 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   }
 
   /** Builds the next generation and reports what changed: events, and a log line per new left-out reason. */
-  #rebuild(): void {
-    const previous = new Map(this.#generation.statuses.map((status) => [status.path, status]));
-    this.#generation = buildGeneration(
+  #nextGeneration(): Generation {
+    return buildGeneration(
       this.#generation.number + 1,
       this.#hostTools,
       this.#records.values(),
       this.#problems.values(),
     );
+  }
+
+  #rebuild(): Generation {
+    if (this.#closed) return this.#generation;
+    const previous = new Map(this.#generation.statuses.map((status) => [status.path, status]));
+    this.#generation = this.#nextGeneration();
     // Pools of an old version take no new calls; they end once their running calls have answered.
     for (const [domain, entry] of this.#pools) {
-      if (this.#generation.domainVersions.get(domain) !== entry.version) {
+      if (
+        this.#generation.domainVersions.get(domain) !== entry.version ||
+        this.#tierOf(domain) !== entry.tier
+      ) {
         this.#pools.delete(domain);
         void entry.pool.drain();
       }
@@ -769,6 +816,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       this.emit('module', { type, status: { ...status } });
     }
     for (const removed of previous.values()) this.emit('module', { type: 'removed', status: { ...removed } });
+    return this.#generation;
   }
 
   #assertOpen(): void {
@@ -783,80 +831,5 @@ function expectTier(name: string, value: unknown): void {
       `Expected \`${name}\` to be one of ${ISOLATION_TIERS.map((tier) => `'${tier}'`).join(', ')}, got ${JSON.stringify(value)}`,
     );
   }
-}
-
-/** The host's own tools: the same contract, encoding and timeout, in this process. */
-async function runInProcess(
-  tool: HostTool,
-  task: CallTask,
-  options: CallOptions & { callId: string },
-  onProgress: (data: JsonValue) => void,
-): ReturnType<TrustDomainPool['run']> {
-  const controller = new AbortController();
-  const onCallerAbort = () => controller.abort(options.signal?.reason);
-  options.signal?.addEventListener('abort', onCallerAbort, { once: true });
-  let tmpDirMade = false;
-  const ctx: ToolContext = {
-    sessionId: task.sessionId,
-    callId: options.callId,
-    dataDir: task.dataDir,
-    withheld: Object.freeze([...task.withheld]),
-    signal: controller.signal,
-    emit: onProgress,
-    get tmpDir() {
-      if (!tmpDirMade) mkdirSync(task.tmpDir, { recursive: true });
-      tmpDirMade = true;
-      return task.tmpDir;
-    },
-  };
-  let timer: NodeJS.Timeout | undefined;
-  const base = { logs: [], droppedLogBytes: 0 };
-  try {
-    const deadline = new Promise<Awaited<ReturnType<TrustDomainPool['run']>>>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new DOMException(`tool timed out after ${task.timeoutMs} ms`, 'TimeoutError'));
-        resolve({
-          ...base,
-          ok: false,
-          error: { code: 'TOOL_TIMEOUT', message: `tool timed out after ${task.timeoutMs} ms` },
-        });
-      }, task.timeoutMs);
-    });
-    const aborted = new Promise<Awaited<ReturnType<TrustDomainPool['run']>>>((resolve) => {
-      controller.signal.addEventListener(
-        'abort',
-        () => {
-          if (options.signal?.aborted) {
-            resolve({
-              ...base,
-              ok: false,
-              error: { code: 'CALL_ABORTED', message: 'the call was aborted by its caller' },
-            });
-          }
-        },
-        { once: true },
-      );
-      if (options.signal?.aborted) onCallerAbort();
-    });
-    const work = (async () => {
-      try {
-        const value =
-          task.kind === 'run'
-            ? await tool.run(task.args as Record<string, unknown>, ctx)
-            : await tool.selftest?.(ctx);
-        return { ...base, ...encodeResult(value, task.maxResultBytes) };
-      } catch (error) {
-        return {
-          ...base,
-          ok: false as const,
-          error: { code: 'TOOL_THREW' as const, message: describeThrown(error) },
-        };
-      }
-    })();
-    return await Promise.race([work, deadline, aborted]);
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onCallerAbort);
-    if (tmpDirMade) await rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
-  }
+  assertTierSupported(value as IsolationTier);
 }

@@ -43,6 +43,9 @@ export type PoolReply =
 interface InFlight {
   onStarted(): void;
   onProgress(data: JsonValue): void;
+  progressReceived: number;
+  /** A reply that arrived before all the progress the tool sent ahead of it. */
+  heldReply: CallReply | undefined;
   fault: (WorkerMessage & { type: 'fault' }) | undefined;
 }
 
@@ -57,6 +60,15 @@ export class TrustDomainPool {
   readonly #inFlight = new Map<string, InFlight>();
   readonly #closers = new Set<(reply: PoolReply) => void>();
   readonly #onFault: (message: string) => void;
+  /**
+   * Calls waiting for a worker. piscina 5 with `minThreads: 0` strands the tasks in its own queue
+   * when a worker is removed (terminated at a timeout, exited, out of memory): it replaces workers
+   * only up to `minThreads`. So calls wait here and piscina gets at most `maxThreads` at once; each
+   * then finds a ready worker or spawns one, since a removed worker no longer counts.
+   */
+  readonly #waiting: Array<() => void> = [];
+  #running = 0;
+  readonly #idleWaiters: Array<() => void> = [];
   #closed = false;
 
   constructor(limits: PoolLimits, onFault: (message: string) => void) {
@@ -111,21 +123,29 @@ export class TrustDomainPool {
         answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
         terminate();
       };
+      // The timeout counts from when the call reaches a free worker, not while it waits for one.
+      const armDeadline = () => {
+        clearTimeout(deadline);
+        if (answered) return;
+        deadline = setTimeout(() => {
+          answer(failure('TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`));
+          // The worker aborted ctx.signal at the same moment; give the tool a short grace to
+          // finish, then end the worker (piscina replaces it).
+          grace = setTimeout(terminate, this.#limits.timeoutGraceMs);
+        }, task.timeoutMs);
+      };
 
       const inFlight: InFlight = {
-        // The timeout counts from when the call starts running, not while it waits in the queue.
-        onStarted: () => {
-          if (answered || deadline !== undefined) return;
-          deadline = setTimeout(() => {
-            answer(failure('TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`));
-            // The worker aborted ctx.signal at the same moment; give the tool a short grace to
-            // finish, then end the worker (piscina replaces it).
-            grace = setTimeout(terminate, this.#limits.timeoutGraceMs);
-          }, task.timeoutMs);
-        },
+        // A worker's first call also waited for the worker to start: count from when it did.
+        onStarted: armDeadline,
         onProgress: (data) => {
+          inFlight.progressReceived += 1;
           if (!answered) hooks.onProgress?.(data);
+          const held = inFlight.heldReply;
+          if (held !== undefined && inFlight.progressReceived >= held.progressSent) answer(held);
         },
+        progressReceived: 0,
+        heldReply: undefined,
         fault: undefined,
       };
       this.#inFlight.set(task.taskId, inFlight);
@@ -136,21 +156,56 @@ export class TrustDomainPool {
         hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
       }
 
-      this.#piscina
-        .run(task, { signal: kill.signal })
-        .then(
-          (reply: CallReply) => answer(reply),
-          (error: Error & { code?: string }) => answer(this.#explain(error, inFlight)),
-        )
-        .finally(() => {
-          clearTimeout(grace);
+      this.#whenWorkerFree(() => {
+        if (answered) {
+          // Aborted by its caller or the host closed while it waited: it never reaches a worker.
           this.#inFlight.delete(task.taskId);
-          // A worker that was ended mid-call could not remove the call's temp dir itself.
-          if (kill.signal.aborted || inFlight.fault !== undefined) {
-            void rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
-          }
-        });
+          this.#release();
+          return;
+        }
+        armDeadline();
+        this.#piscina
+          .run(task, { signal: kill.signal })
+          .then(
+            (reply: CallReply) => {
+              // Progress travels on another port than piscina's reply and may arrive after it:
+              // the reply waits until everything the tool emitted before it has been delivered.
+              if (inFlight.progressReceived >= reply.progressSent) answer(reply);
+              else inFlight.heldReply = reply;
+            },
+            (error: Error & { code?: string }) => answer(this.#explain(error, inFlight)),
+          )
+          .finally(() => {
+            clearTimeout(grace);
+            if (inFlight.heldReply === undefined || answered) this.#inFlight.delete(task.taskId);
+            // A worker that was ended mid-call could not remove the call's temp dir itself.
+            if (kill.signal.aborted || inFlight.fault !== undefined) {
+              void rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+            }
+            this.#release();
+          });
+      });
     });
+  }
+
+  #whenWorkerFree(start: () => void): void {
+    if (this.#running < this.#limits.maxThreads) {
+      this.#running += 1;
+      start();
+    } else {
+      this.#waiting.push(start);
+    }
+  }
+
+  /** A call left its worker: the next waiting call takes its place. */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) {
+      next();
+      return;
+    }
+    this.#running -= 1;
+    if (this.#running === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
   /** Ends every worker; calls still pending answer `HOST_CLOSED`. */
@@ -164,6 +219,7 @@ export class TrustDomainPool {
   /** Stops taking calls and ends the workers once the calls already running have answered. */
   async drain(): Promise<void> {
     this.#closed = true;
+    if (this.#running > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     await this.#piscina.close();
   }
 

@@ -219,3 +219,22 @@ describe("the SDK's toolRunner with toRunnableTools(host)", () => {
     });
   });
 });
+
+describe('host.toRunnableTools()', () => {
+  it('is toRunnableTools(host): the same tools, running in the same sandbox', async () => {
+    const viaMethod = host.toRunnableTools();
+    expect(viaMethod.map((tool) => tool.name).sort()).toEqual([
+      'context_report',
+      'sensor',
+      'stall',
+      'weather',
+    ]);
+    const weather = viaMethod.find((tool) => tool.name === 'weather');
+    expect(
+      weather !== undefined && 'input_schema' in weather ? weather.input_schema : undefined,
+    ).toMatchObject({
+      type: 'object',
+    });
+    expect(await weather?.run({ city: 'Lima' })).toEqual([{ type: 'text', text: 'sunny in Lima' }]);
+  });
+});

@@ -7,6 +7,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import timers from 'node:timers';
+import timersPromises from 'node:timers/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { encodeResult } from '../src/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../src/errors.js';
@@ -48,9 +49,12 @@ interface ActiveCall {
   immediates: Set<NodeJS.Immediate>;
   progressSent: number;
   tmpDirMade: boolean;
+  /** Aborts when the call ends: it ends the promise timers the call started. */
+  ended: AbortController;
 }
 
 let active: ActiveCall | undefined;
+let callsHandled = 0;
 
 function post(message: WorkerMessage): void {
   parentPort?.postMessage(message);
@@ -101,6 +105,51 @@ globalThis.setImmediate = trackedImmediate;
 timers.setTimeout = globalThis.setTimeout;
 timers.setInterval = globalThis.setInterval;
 timers.setImmediate = globalThis.setImmediate;
+
+// The same for `node:timers/promises`: its timers get a signal that also aborts when the call ends,
+// and a promise whose timer ended that way never settles, as a cleared timer never fires. Left alone,
+// such a timer would fire in a later call (an idle piscina worker runs no timers) and blame it.
+const originalPromises = {
+  setTimeout: timersPromises.setTimeout,
+  setImmediate: timersPromises.setImmediate,
+  setInterval: timersPromises.setInterval,
+};
+type PromiseTimerOptions = { signal?: AbortSignal; ref?: boolean } | undefined;
+function boundToCall(options: PromiseTimerOptions): { options: PromiseTimerOptions; ended?: AbortSignal } {
+  const ended = active?.ended.signal;
+  if (ended === undefined) return { options };
+  const signal = options?.signal === undefined ? ended : AbortSignal.any([options.signal, ended]);
+  return { options: { ...options, signal }, ended };
+}
+function unlessEnded<T>(promise: Promise<T>, ended: AbortSignal | undefined): Promise<T> {
+  if (ended === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    promise.then(resolve, (error: unknown) => {
+      if (!ended.aborted) reject(error);
+    });
+  });
+}
+timersPromises.setTimeout = ((delay?: number, value?: unknown, options?: PromiseTimerOptions) => {
+  const bound = boundToCall(options);
+  return unlessEnded(originalPromises.setTimeout(delay, value, bound.options), bound.ended);
+}) as typeof timersPromises.setTimeout;
+timersPromises.setImmediate = ((value?: unknown, options?: PromiseTimerOptions) => {
+  const bound = boundToCall(options);
+  return unlessEnded(originalPromises.setImmediate(value, bound.options), bound.ended);
+}) as typeof timersPromises.setImmediate;
+timersPromises.setInterval = ((delay?: number, value?: unknown, options?: PromiseTimerOptions) => {
+  const bound = boundToCall(options);
+  const ticks = originalPromises.setInterval(delay, value, bound.options)[Symbol.asyncIterator]();
+  const { ended } = bound;
+  if (ended === undefined) return { [Symbol.asyncIterator]: () => ticks };
+  const wrapped: AsyncIterableIterator<unknown> = {
+    next: () => unlessEnded(ticks.next(), ended),
+    return: () => ticks.return?.() ?? Promise.resolve({ done: true, value: undefined }),
+    [Symbol.asyncIterator]: () => wrapped,
+  };
+  return wrapped;
+}) as typeof timersPromises.setInterval;
+timersPromises.scheduler.wait = (delay, options) => timersPromises.setTimeout(delay, undefined, options);
 syncBuiltinESMExports();
 
 // A fault outside the tool's own promise (an uncaught exception in a callback, an unhandled
@@ -138,9 +187,9 @@ function contextFor(call: ActiveCall, signal: AbortSignal): ToolContext {
     signal,
     emit(data: JsonValue) {
       if (call !== active || call.progressSent >= MAX_PROGRESS_MESSAGES) return;
-      call.progressSent += 1;
       try {
         post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
+        call.progressSent += 1;
       } catch {
         // Data that can't be cloned is dropped: progress is advisory.
       }
@@ -162,7 +211,21 @@ function errorCodeOf(error: unknown): ToolErrorCode {
   return 'TOOL_THREW';
 }
 
-async function loadEntry(task: CallTask): Promise<((...args: unknown[]) => unknown) | string> {
+type Entry = (...args: unknown[]) => unknown;
+
+/** Entries already imported by this worker: the URL carries the module's version. */
+const entries = new Map<string, Entry>();
+
+async function loadEntry(task: CallTask): Promise<Entry | string> {
+  const key = `${task.kind} ${task.moduleUrl}`;
+  const known = entries.get(key);
+  if (known !== undefined) return known;
+  const entry = await importEntry(task);
+  if (typeof entry !== 'string') entries.set(key, entry);
+  return entry;
+}
+
+async function importEntry(task: CallTask): Promise<Entry | string> {
   let namespace: Record<string, unknown>;
   try {
     namespace = (await import(task.moduleUrl)) as Record<string, unknown>;
@@ -176,7 +239,7 @@ async function loadEntry(task: CallTask): Promise<((...args: unknown[]) => unkno
       : namespace;
   const entry = source[task.kind];
   if (typeof entry !== 'function') return `the tool module has no ${task.kind} function`;
-  return (entry as (...args: unknown[]) => unknown).bind(source);
+  return (entry as Entry).bind(source);
 }
 
 export default async function callTool(task: CallTask): Promise<CallReply> {
@@ -189,9 +252,12 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
     immediates: new Set(),
     progressSent: 0,
     tmpDirMade: false,
+    ended: new AbortController(),
   };
   active = call;
-  post({ tag: WORKER_MESSAGE_TAG, type: 'started', taskId: task.taskId });
+  // The host starts a call's clock when it hands the call to a free worker; a worker's first call
+  // also waited for the worker to start, so that one says when it really began.
+  if (callsHandled++ === 0) post({ tag: WORKER_MESSAGE_TAG, type: 'started', taskId: task.taskId });
 
   // The signal aborts at the timeout; the host terminates this worker a short grace later if the
   // tool has not finished by then.
@@ -225,7 +291,12 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
       } else {
         const encoded = encodeResult(value, task.maxResultBytes);
         reply = encoded.ok
-          ? { ...encoded, logs: call.logs, droppedLogBytes: call.droppedLogBytes }
+          ? {
+              ...encoded,
+              logs: call.logs,
+              droppedLogBytes: call.droppedLogBytes,
+              progressSent: call.progressSent,
+            }
           : failure(call, encoded.error.code, encoded.error.message);
       }
     }
@@ -233,6 +304,7 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
     original.clearTimeout(timer);
     for (const handle of call.timeouts) original.clearTimeout(handle);
     for (const handle of call.immediates) original.clearImmediate(handle);
+    call.ended.abort();
     active = undefined;
     if (call.tmpDirMade) rmSync(task.tmpDir, { recursive: true, force: true, maxRetries: 2 });
   }
@@ -240,5 +312,11 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
 }
 
 function failure(call: ActiveCall, code: ToolErrorCode, message: string): CallReply {
-  return { ok: false, error: { code, message }, logs: call.logs, droppedLogBytes: call.droppedLogBytes };
+  return {
+    ok: false,
+    error: { code, message },
+    logs: call.logs,
+    droppedLogBytes: call.droppedLogBytes,
+    progressSent: call.progressSent,
+  };
 }

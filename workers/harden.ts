@@ -1,23 +1,94 @@
 /**
  * Runs in every worker before any tool code loads: removes what a tool must not reach in-process.
- * `process.kill(process.pid)` from a worker signals the whole host process, and `process.binding`
- * hands out internal bindings (process and signal wraps) that can do the same, so they go.
- * `process.dlopen` goes too when native addons are off.
+ * In both tiers, because each of these reaches past the worker into the whole host process:
+ *
+ * - `process.kill(process.pid)` signals the host, and `process.binding` hands out internal bindings
+ *   (process and signal wraps) that can do the same. `process.dlopen` goes when addons are off.
+ * - `node:inspector`: a session can connect to the host's main thread and evaluate code there, and
+ *   `inspector.open()` opens a debugger port for the whole process. (Strict's permission model
+ *   refuses the inspector too.)
+ * - `v8.setFlagsFromString` sets V8 flags for the whole process: `--allow-natives-syntax` then lets
+ *   `%AbortJS()` abort the host. `v8.setHeapSnapshotNearHeapLimit` writes heap snapshots into the
+ *   host's working directory, past strict's write limits.
+ * - `process.report.getReport()` lists the whole process's environment (the host's secrets) even in
+ *   a worker started with an empty `env`, and strict does not refuse it: reports are given without
+ *   the environment, the command line and the libuv handles, and are never written to files.
+ *
+ * This is defence in depth, not a boundary: see the README's table of isolation tiers.
  */
-export function hardenWorker(options: { allowAddons: boolean }): void {
-  const refuse = (what: string) => () => {
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+
+export interface HardenOptions {
+  allowAddons: boolean;
+}
+
+const require = createRequire(import.meta.url);
+
+function refuse(what: string) {
+  return () => {
     throw new Error(`${what} is not available to tools in toolhost`);
   };
+}
+
+function replace(target: object, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: false, configurable: false, enumerable: false });
+}
+
+export function hardenWorker(options: HardenOptions): void {
   const target = process as unknown as Record<string, unknown>;
   const removed = ['kill', '_kill', 'binding', '_linkedBinding', '_debugProcess'];
   if (!options.allowAddons) removed.push('dlopen');
   for (const key of removed) {
-    if (!(key in target)) continue;
-    Object.defineProperty(target, key, {
-      value: refuse(`process.${key}`),
-      writable: false,
-      configurable: false,
-      enumerable: false,
-    });
+    if (key in target) replace(target, key, refuse(`process.${key}`));
   }
+
+  hardenReport(target);
+  hardenInspector();
+  const v8 = require('node:v8') as Record<string, unknown>;
+  replace(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
+  replace(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
+  // `import { setFlagsFromString } from 'node:v8'` in a tool sees the replacements too.
+  syncBuiltinESMExports();
+}
+
+function hardenReport(target: Record<string, unknown>): void {
+  const report = target['report'] as { getReport(error?: Error): object } | undefined;
+  if (report === undefined) return;
+  const getReport = report.getReport.bind(report);
+  // The settings stay writable (detect-libc sets `excludeNetwork`) but no longer reach the process.
+  const stand = {
+    compact: false,
+    directory: '',
+    filename: '',
+    excludeNetwork: false,
+    signal: 'SIGUSR2',
+    reportOnFatalError: false,
+    reportOnSignal: false,
+    reportOnUncaughtException: false,
+    getReport(error?: Error): object {
+      const full = getReport(error) as Record<string, unknown> & { header?: Record<string, unknown> };
+      const { environmentVariables: _environment, libuv: _handles, ...rest } = full;
+      return { ...rest, header: { ...full.header, commandLine: [] }, environmentVariables: {}, libuv: [] };
+    },
+    writeReport: refuse('process.report.writeReport'),
+  };
+  Object.defineProperty(target, 'report', {
+    value: stand,
+    writable: false,
+    configurable: false,
+    enumerable: true,
+  });
+}
+
+function hardenInspector(): void {
+  let inspector: { Session: { prototype: object } } & Record<string, unknown>;
+  try {
+    inspector = require('node:inspector');
+  } catch {
+    return; // A Node built without the inspector.
+  }
+  for (const method of ['connect', 'connectToMainThread']) {
+    replace(inspector.Session.prototype, method, refuse(`inspector.Session#${method}`));
+  }
+  for (const key of ['open', 'waitForDebugger']) replace(inspector, key, refuse(`inspector.${key}`));
 }

@@ -1,0 +1,204 @@
+/**
+ * Strict isolation and the file system: reads only inside the package (and what the worker code
+ * needs), writes only inside the domain's tmp folder. The worker tier is run beside it where that
+ * documents what it does not contain.
+ */
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { outcomeText, ToolHost } from '../dist/src/index.js';
+import { workerExecArgv } from '../dist/src/isolation.js';
+import { recordingLogger, removeDir, tempDir } from './support/tool-packages.js';
+
+const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
+const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
+const HOST_SOURCE = fileURLToPath(new URL('../src/tool-host.ts', import.meta.url));
+const ACCESS_DENIED = { code: 'TOOL_THREW', message: 'Access to this API has been restricted' };
+
+let root: string;
+let host: ToolHost;
+
+beforeEach(async () => {
+  root = await tempDir('toolhost-strict-files-');
+});
+
+afterEach(async () => {
+  await host?.close();
+  await removeDir(root);
+});
+
+async function hostWith(isolation: 'worker' | 'strict', source = HOSTILE): Promise<ToolHost> {
+  host = new ToolHost({ dataDir: join(root, 'data'), isolation, logger: recordingLogger() });
+  const report = await host.load(source);
+  expect(report.modules.every((module) => module.state === 'offered')).toBe(true);
+  return host;
+}
+
+async function expectNextCallWorks(): Promise<void> {
+  const next = await host.call('strict_tmp_roundtrip', {});
+  expect(next.isError).toBe(false);
+  expect(outcomeText(next)).toBe('kept in tmpDir');
+}
+
+describe("isolation: 'strict'", () => {
+  it('a tool can write and read back files in its own tmpDir', async () => {
+    await hostWith('strict');
+    const outcome = await host.call('strict_tmp_roundtrip', {});
+    expect(outcome.isError).toBe(false);
+    expect(outcomeText(outcome)).toBe('kept in tmpDir');
+    await expectNextCallWorks();
+  });
+
+  it('a tool can read files of its own package', async () => {
+    await hostWith('strict');
+    const outcome = await host.call('strict_read_file', { path: join(HOSTILE, 'package.json') });
+    expect(outcome.isError).toBe(false);
+    expect(JSON.parse(outcomeText(outcome)).name).toBe('strict-hostile');
+  });
+
+  it('a tool that writes outside its tmpDir gets an error result and no file appears', async () => {
+    await hostWith('strict');
+    const target = join(root, 'written-by-tool.txt');
+    const outcome = await host.call('strict_write_file', { path: target, text: 'pwned' });
+    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(existsSync(target)).toBe(false);
+    await expectNextCallWorks();
+  });
+
+  it("a tool that reads the host's own sources gets an error result without their contents", async () => {
+    await hostWith('strict');
+    const outcome = await host.call('strict_read_file', { path: HOST_SOURCE });
+    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcomeText(outcome)).toBe('Access to this API has been restricted');
+    await expectNextCallWorks();
+  });
+
+  it('a tool that reads a secrets file outside its package gets an error result without the secret', async () => {
+    await hostWith('strict');
+    const secrets = join(root, 'secrets.env');
+    await writeFile(secrets, 'API_TOKEN=sk-fake-secret-for-strict-test\n');
+    const outcome = await host.call('strict_read_file', { path: secrets });
+    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
+    await expectNextCallWorks();
+  });
+
+  it('a module that reads outside its package while its declaration is read is left out', async () => {
+    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
+    const report = await host.load(LOAD_TIME_READ);
+    expect(report.modules).toHaveLength(1);
+    expect(report.modules[0]).toMatchObject({
+      state: 'left-out',
+      code: 'IMPORT_FAILED',
+      reason: 'Access to this API has been restricted',
+    });
+    expect(host.list()).toEqual([]);
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    "a tool that reads /proc/self/environ (the host's start-up environment) gets an error result",
+    async () => {
+      await hostWith('strict');
+      const outcome = await host.call('strict_read_file', { path: '/proc/self/environ' });
+      expect(outcome.error).toEqual(ACCESS_DENIED);
+      await expectNextCallWorks();
+    },
+  );
+});
+
+describe('symbolic links and strict isolation', () => {
+  it("Node's permission model follows a symbolic link out of a granted folder (why strict checks packages for them)", async () => {
+    const granted = join(root, 'granted');
+    const secrets = join(root, 'secrets.txt');
+    await mkdir(granted);
+    await writeFile(secrets, 'outside the grant');
+    await symlink(secrets, join(granted, 'link.txt'));
+    const execArgv = workerExecArgv(
+      'strict',
+      { domain: granted, tmpDir: join(root, 'tmp') },
+      { allowAddons: false },
+    );
+    const code = `const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
+parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(workerData.link) });`;
+    const worker = new Worker(code, {
+      eval: true,
+      execArgv,
+      env: {},
+      workerData: { secrets, link: join(granted, 'link.txt') },
+    });
+    const reply = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', viaLink: 'outside the grant' });
+  });
+
+  it('a package holding a symbolic link that leads outside it is left out under strict, and nothing is read', async () => {
+    const copy = join(root, 'hostile-copy');
+    const secrets = join(root, 'secrets.txt');
+    await cp(HOSTILE, copy, { recursive: true });
+    await writeFile(secrets, 'sk-fake-secret-behind-a-link');
+    await symlink(secrets, join(copy, 'notes.txt'));
+    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
+    const report = await host.load(copy);
+    const link = join(await realpath(copy), 'notes.txt');
+    expect(report.modules.length).toBeGreaterThan(0);
+    for (const module of report.modules) {
+      expect(module).toMatchObject({
+        state: 'left-out',
+        code: 'MODULE_OUTSIDE_PACKAGE',
+        reason: `strict isolation can't confine this package: ${link} is a symbolic link to ${await realpath(secrets)}, outside the package (Node's permission model follows symbolic links)`,
+      });
+    }
+    expect(host.list()).toEqual([]);
+    const outcome = await host.call('strict_read_file', { path: join(copy, 'notes.txt') });
+    expect(outcome.error?.code).toBe('UNKNOWN_TOOL');
+  });
+
+  it('a symbolic link that stays inside the package (as node_modules/.bin links do) is fine under strict', async () => {
+    const copy = join(root, 'hostile-copy');
+    await cp(HOSTILE, copy, { recursive: true });
+    await mkdir(join(copy, 'node_modules', '.bin'), { recursive: true });
+    await symlink('../../tools/read-file.js', join(copy, 'node_modules', '.bin', 'read-file'));
+    await hostWith('strict', copy);
+    const outcome = await host.call('strict_read_file', {
+      path: join(copy, 'node_modules', '.bin', 'read-file'),
+    });
+    expect(outcome.isError).toBe(false);
+    expect(outcomeText(outcome)).toBe(await readFile(join(copy, 'tools', 'read-file.js'), 'latin1'));
+  });
+});
+
+describe("what the 'worker' tier does not contain (files)", () => {
+  it('a tool in the worker tier can write outside its tmpDir', async () => {
+    await hostWith('worker');
+    const target = join(root, 'written-by-tool.txt');
+    const outcome = await host.call('strict_write_file', { path: target, text: 'written' });
+    expect(outcome.isError).toBe(false);
+    expect(await readFile(target, 'utf8')).toBe('written');
+  });
+
+  it('a tool in the worker tier can read a secrets file outside its package', async () => {
+    await hostWith('worker');
+    const secrets = join(root, 'secrets.env');
+    await writeFile(secrets, 'API_TOKEN=sk-fake-secret-for-worker-test\n');
+    const outcome = await host.call('strict_read_file', { path: secrets });
+    expect(outcomeText(outcome)).toBe('API_TOKEN=sk-fake-secret-for-worker-test\n');
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    "a tool in the worker tier can read the host's start-up environment from /proc/self/environ",
+    async () => {
+      await hostWith('worker');
+      const outcome = await host.call('strict_read_file', { path: '/proc/self/environ' });
+      expect(outcome.isError).toBe(false);
+      expect(outcomeText(outcome)).toContain('PATH=');
+    },
+  );
+});

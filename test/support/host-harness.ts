@@ -1,0 +1,227 @@
+/**
+ * What the host suites share: hosts made on a real temp dataDir with a recording logger (closed after
+ * each test), fixture paths, a fake clock for the re-read schedule, event handshakes, and the checks
+ * that a host and a pool are still fine after a hostile call.
+ */
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, expect } from 'vitest';
+import {
+  type Clock,
+  type Logger,
+  type ModuleEvent,
+  type ModuleStatus,
+  ToolHost,
+  type ToolHostEvents,
+  type ToolHostOptions,
+  type ToolOutcome,
+} from '../../dist/src/index.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The real path of a module under fixtures/modules (what `host.status()` reports). */
+export function fixtureModule(file: string): string {
+  return join(repoRoot, 'fixtures', 'modules', file);
+}
+
+/** The folder of a package under fixtures/host-packages. */
+export function hostPackage(name: string): string {
+  return join(repoRoot, 'fixtures', 'host-packages', name);
+}
+
+export interface LogLine {
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}
+
+export interface RecordingLogger extends Logger {
+  readonly lines: LogLine[];
+  /** The lines of one level whose message contains `text`. */
+  matching(level: LogLine['level'], text: string): string[];
+}
+
+export function recordingLogger(): RecordingLogger {
+  const lines: LogLine[] = [];
+  return {
+    lines,
+    info: (message) => lines.push({ level: 'info', message }),
+    warn: (message) => lines.push({ level: 'warn', message }),
+    error: (message) => lines.push({ level: 'error', message }),
+    matching: (level, text) =>
+      lines.filter((line) => line.level === level && line.message.includes(text)).map((line) => line.message),
+  };
+}
+
+export interface TestHost {
+  host: ToolHost;
+  logger: RecordingLogger;
+  /** The host's dataDir: a fresh real temp folder. */
+  dataDir: string;
+}
+
+export type HostMaker = (options?: Omit<ToolHostOptions, 'dataDir' | 'logger'>) => Promise<TestHost>;
+
+/** Returns a maker of hosts; every host it made is closed (and its dataDir removed) after each test. */
+export function useHosts(): HostMaker {
+  const made: TestHost[] = [];
+  afterEach(async () => {
+    const closing = made.splice(0);
+    await Promise.all(
+      closing.map(async ({ host, dataDir }) => {
+        await host.close();
+        await rm(dataDir, { recursive: true, force: true });
+      }),
+    );
+  });
+  return async (options = {}) => {
+    const dataDir = await realpath(await mkdtemp(join(tmpdir(), 'toolhost-test-')));
+    const logger = recordingLogger();
+    const host = new ToolHost({ ...options, dataDir, logger });
+    const testHost = { host, logger, dataDir };
+    made.push(testHost);
+    return testHost;
+  };
+}
+
+/**
+ * A module status without its `version` (a content hash, another suite's concern), so these suites
+ * can compare every other field exactly.
+ */
+export function statusOf(status: ModuleStatus | undefined): Omit<ModuleStatus, 'version'> | undefined {
+  if (status === undefined) return undefined;
+  const { version: _version, ...rest } = status as ModuleStatus & { version?: string };
+  return rest;
+}
+
+/** {@link statusOf} for a list, e.g. a load report's modules. */
+export function statusesOf(statuses: readonly ModuleStatus[]): Array<Omit<ModuleStatus, 'version'>> {
+  return statuses.map((status) => statusOf(status) as Omit<ModuleStatus, 'version'>);
+}
+
+/** The outcome of a call that failed with `code`: the model sees exactly `message`. */
+export function failed(code: string, message: string): ToolOutcome {
+  return {
+    content: [{ type: 'text', text: message }],
+    isError: true,
+    error: { code, message },
+  } as ToolOutcome;
+}
+
+/** The outcome of a call that answered `text`. */
+export function answered(text: string): ToolOutcome {
+  return { content: [{ type: 'text', text }], isError: false };
+}
+
+/** The text of a one-text-block outcome, parsed as JSON. */
+export function jsonOf(outcome: ToolOutcome): unknown {
+  expect(outcome.isError).toBe(false);
+  expect(outcome.content).toHaveLength(1);
+  const [block] = outcome.content;
+  if (block?.type !== 'text') throw new Error(`expected one text block, got ${JSON.stringify(outcome)}`);
+  return JSON.parse(block.text);
+}
+
+/** Loads fixtures/modules/echo.js, the well-behaved tool used to show a host is still fine. */
+export async function loadEcho(host: ToolHost): Promise<void> {
+  const report = await host.load(fixtureModule('echo.js'));
+  expect(report.modules.map((module) => module.state)).toEqual(['offered']);
+}
+
+/** The host still serves calls: echo (in a pool of its own) answers exactly. */
+export async function expectHostFine(host: ToolHost, text = 'still fine'): Promise<void> {
+  const outcome = await host.call('echo', { text }, { callId: 'health_check', sessionId: 'health' });
+  expect(outcome).toStrictEqual(
+    answered(JSON.stringify({ echoed: text, callId: 'health_check', sessionId: 'health', withheld: [] })),
+  );
+}
+
+/** Resolves with the next event of `type` that satisfies `accept`; subscribe before acting. */
+export function nextEvent<K extends keyof ToolHostEvents>(
+  host: ToolHost,
+  type: K,
+  accept: (...args: ToolHostEvents[K]) => boolean = () => true,
+): Promise<ToolHostEvents[K]> {
+  return new Promise((resolve) => {
+    const listener = (...args: ToolHostEvents[K]) => {
+      if (!accept(...args)) return;
+      host.off(type, listener as never);
+      resolve(args);
+    };
+    host.on(type, listener as never);
+  });
+}
+
+/** Resolves with the next 'module' event that satisfies `accept`. */
+export async function nextModuleEvent(
+  host: ToolHost,
+  accept: (event: ModuleEvent) => boolean,
+): Promise<ModuleEvent> {
+  const [event] = await nextEvent(host, 'module', accept);
+  return event;
+}
+
+/** Collects every event of `type` a host emits from now on. */
+export function collect<K extends keyof ToolHostEvents>(
+  host: ToolHost,
+  type: K,
+): Array<ToolHostEvents[K][0]> {
+  const seen: Array<ToolHostEvents[K][0]> = [];
+  host.on(type, ((event: ToolHostEvents[K][0]) => seen.push(event)) as never);
+  return seen;
+}
+
+interface PendingSleep {
+  ms: number;
+  until: number;
+  resolve(): void;
+}
+
+/**
+ * A clock the test moves by hand. `sleep` resolves only when the test advances past its end, and
+ * rejects when its signal aborts (a cancelled schedule), as the contract of {@link Clock} says.
+ */
+export class FakeClock implements Clock {
+  #now = 1_700_000_000_000;
+  readonly #sleeps = new Set<PendingSleep>();
+
+  now(): number {
+    return this.#now;
+  }
+
+  sleep(ms: number, signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      const sleep: PendingSleep = { ms, until: this.#now + ms, resolve };
+      this.#sleeps.add(sleep);
+      signal.addEventListener(
+        'abort',
+        () => {
+          this.#sleeps.delete(sleep);
+          reject(signal.reason);
+        },
+        { once: true },
+      );
+    });
+  }
+
+  /** The lengths of the sleeps still waiting, in the order they were asked for. */
+  get pendingSleeps(): number[] {
+    return [...this.#sleeps].map((sleep) => sleep.ms);
+  }
+
+  /** Moves time forward by `ms`, waking every sleep that ends by then. */
+  advance(ms: number): void {
+    this.#now += ms;
+    for (const sleep of [...this.#sleeps]) {
+      if (sleep.until <= this.#now) {
+        this.#sleeps.delete(sleep);
+        sleep.resolve();
+      }
+    }
+  }
+}
