@@ -37,6 +37,7 @@ export type {
   LoadReport,
   Logger,
   ModuleEvent,
+  SelftestOptions,
   SelftestReport,
   ToolHostEvents,
   ToolHostOptions,

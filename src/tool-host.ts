@@ -57,6 +57,8 @@ export interface Logger {
 }
 
 export interface ToolHostOptions {
+  /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
+  tmpDir?: string;
   /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
   dataDir?: string;
   /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
@@ -118,6 +120,12 @@ export interface LoadReport {
   source: string;
   kind: 'package' | 'module';
   modules: ModuleStatus[];
+}
+
+/** Options of {@link ToolHost.selftest}. */
+export interface SelftestOptions {
+  /** Caps each selftest's time; the tool's own `timeoutMs` still applies when shorter. */
+  timeoutMs?: number;
 }
 
 export interface SelftestReport {
@@ -239,7 +247,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     const cores = availableParallelism();
     this.#settings = {
       dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
-      tmpRoot: join(tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+      tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
       callHeapMb: options.callHeapMb ?? 128,
       callStackMb: options.callStackMb ?? 4,
       timeoutGraceMs: options.timeoutGraceMs ?? 100,
@@ -524,8 +532,10 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   }
 
   /** Runs each tool's selftest (all offered tools, or those named) in a worker with a fresh tmpDir. */
-  async selftest(names?: readonly string[]): Promise<SelftestReport[]> {
+  async selftest(names?: readonly string[], options: SelftestOptions = {}): Promise<SelftestReport[]> {
     this.#assertOpen();
+    expectPositiveInteger('timeoutMs', options.timeoutMs);
+    const callOptions: CallOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
     const tools =
       names === undefined
         ? [...this.#generation.tools.values()]
@@ -548,7 +558,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
           reports[index] = { name, status: 'no-selftest', durationMs: 0 };
         } else {
           const started = performance.now();
-          const outcome = await this.#invoke(tool, 'selftest', undefined, {});
+          const outcome = await this.#invoke(tool, 'selftest', undefined, callOptions);
           const durationMs = Math.round(performance.now() - started);
           reports[index] = outcome.isError
             ? {

@@ -1,0 +1,88 @@
+/** The text of `toolhost --help` and `toolhost <command> --help`. */
+import type { CommandName } from './args.js';
+
+const HOST_OPTIONS = `  --json                 print one JSON document on stdout instead of text
+  --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
+  --heap-mb N            heap limit of each tool worker, in MB (default 128)
+  --isolation TIER       isolation tier of the tool workers (default worker)
+  -h, --help             show this help`;
+
+const DATA_DIR_OPTION = `  --data-dir DIR         where tools keep data and cut outputs are saved
+                         (default $TOOLHOST_DATA_DIR, else <os tmpdir>/toolhost-data)`;
+
+const OVERVIEW = `toolhost: host untrusted LLM tools in worker threads with time and memory bounds
+
+Usage:
+  toolhost list <package-or-module>...            declarations: offered, or left out and why
+  toolhost call <package-or-module> <tool> [json-args]
+                                                  one call, as the model would make it
+  toolhost selftest <package-or-module>...        selftests in temp dirs; exit 1 on any failure
+  toolhost chat [--tools <package-or-module>]... [--model M] <prompt>
+                                                  a conversation with Claude using the tools
+                                                  (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL)
+
+Every command takes --json and --help. Exit codes: 0 ok, 1 a tool or selftest failed,
+2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key).
+
+Run toolhost <command> --help for a command's options.
+`;
+
+const COMMAND_HELP: Record<CommandName, string> = {
+  list: `Usage: toolhost list <package-or-module>... [options]
+
+Reads each tool module's declaration in a throwaway worker and shows the offered tools (name,
+parameters, description) and the modules left out, with the reason. Exit 1 if a module is left out.
+
+Options:
+${HOST_OPTIONS}
+`,
+  call: `Usage: toolhost call <package-or-module> <tool> [json-args] [options]
+
+Calls one tool in a worker, as the model would. json-args is a JSON object (default {}); "-" reads
+it from stdin. The tool's output goes to stdout; what it printed, its progress and its details go
+to stderr. Exit 1 if the call ends in an error result; 2 for bad JSON or arguments that don't
+match the tool's parameterSchema.
+
+Options:
+  --timeout MS           cap the tool's own timeoutMs
+  --session ID           the ctx.sessionId the tool sees (default "default")
+${DATA_DIR_OPTION}
+${HOST_OPTIONS}
+`,
+  selftest: `Usage: toolhost selftest <package-or-module>... [options]
+
+Runs every offered tool's selftest in a worker with a fresh ctx.tmpDir (removed afterwards, also
+when the selftest crashes or times out). Selftests run in an empty scratch working directory with
+an empty dataDir; a file a selftest writes there, or in its package folder, or in the directory
+toolhost was started in, fails it (detected by comparing before and after, not prevented).
+A tool without a selftest shows as "no selftest", which is not a pass.
+
+Exit 1 if a selftest failed, a module was left out, something was written outside the tmpDirs
+or a tmpDir was left behind.
+
+Options:
+  --timeout MS           cap each selftest's time (the tool's own timeoutMs applies too)
+  --concurrency N        selftests running at once (default: the number of CPUs)
+  --require-selftests    also fail for a tool without a selftest
+${HOST_OPTIONS}
+`,
+  chat: `Usage: toolhost chat [--tools <package-or-module>]... [options] <prompt>
+
+Sends the prompt to Claude with the tools of the given packages, runs the tools the model calls
+(each in a worker) and streams the model's text as it arrives, with each tool call and its outcome.
+Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured. Exit 1 if the conversation fails.
+
+Options:
+  -t, --tools PATH       a tool package or module (repeatable)
+  -m, --model M          the model (default $ANTHROPIC_MODEL, else claude-sonnet-4-5)
+  --max-iterations N     requests at most (default 10)
+  --max-tokens N         max_tokens of each request (default 4096)
+  --timeout MS           cap each tool call's time
+${DATA_DIR_OPTION}
+${HOST_OPTIONS}
+`,
+};
+
+export function helpText(topic: CommandName | undefined): string {
+  return topic === undefined ? OVERVIEW : COMMAND_HELP[topic];
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+/**
+ * The `toolhost` command. Parses the command line, runs one command and sets the exit code:
+ * 0 ok, 1 a tool or selftest failed, 2 a usage error (one line on stderr, no stack trace), 130
+ * interrupted. The first Ctrl-C stops the command and lets it clean up (end workers, remove temp
+ * dirs); a second one ends the process at once.
+ */
+import { readFileSync } from 'node:fs';
+import { parseCommandLine } from './args.js';
+import { describeCliError, ExitCode } from './exit-codes.js';
+import { helpText } from './help.js';
+import { runCommand } from './run-command.js';
+import type { CliIo } from './terminal.js';
+
+async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  const interrupt = new AbortController();
+  const onSigint = () => {
+    if (interrupt.signal.aborted) process.exit(ExitCode.interrupted);
+    interrupt.abort();
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    const parsed = parseCommandLine(argv, io.env);
+    if (parsed.command === 'help') {
+      io.stdout.write(helpText(parsed.topic));
+      return ExitCode.ok;
+    }
+    if (parsed.command === 'version') {
+      io.stdout.write(`${packageVersion()}\n`);
+      return ExitCode.ok;
+    }
+    return await runCommand(parsed, io, interrupt.signal);
+  } catch (error) {
+    const known = describeCliError(error);
+    if (known === undefined) throw error;
+    io.stderr.write(`toolhost: ${known.line}\n`);
+    return known.exitCode;
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version?: unknown;
+  };
+  return String(manifest.version);
+}
+
+// A reader that goes away early (`toolhost list ... | head -1`) is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    process.exit(process.exitCode ?? ExitCode.ok);
+  });
+}
+
+process.exitCode = await main(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  env: process.env,
+});

@@ -1,0 +1,29 @@
+/** Runs a parsed command (chat is loaded only when asked for: it pulls in the API client). */
+import type { ChatArgs, ParsedCommandLine } from './args.js';
+import { callCommand } from './call-command.js';
+import type { ExitCode } from './exit-codes.js';
+import { listCommand } from './list-command.js';
+import { selftestCommand } from './selftest-command.js';
+import type { CliIo } from './terminal.js';
+
+export async function runCommand(
+  parsed: Exclude<ParsedCommandLine, { command: 'help' } | { command: 'version' }>,
+  io: CliIo,
+  signal: AbortSignal,
+): Promise<ExitCode> {
+  switch (parsed.command) {
+    case 'list':
+      return listCommand(parsed, io);
+    case 'call':
+      return callCommand(parsed, io, signal);
+    case 'selftest':
+      return selftestCommand(parsed, io, signal);
+    case 'chat':
+      return chat(parsed, io, signal);
+  }
+}
+
+async function chat(args: ChatArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
+  const { chatCommand } = await import('./chat-command.js');
+  return chatCommand(args, io, signal);
+}

@@ -1,0 +1,172 @@
+/**
+ * The built `toolhost` command: help, and every user mistake answered with exit code 2 and exactly
+ * one line on stderr (no stack trace), nothing on stdout, and no temp dir left behind.
+ */
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type CliResult, freshDir, PACKAGES, REPO, runCli, stderrLines } from './support/cli-run.js';
+
+let tmp: ReturnType<typeof freshDir>;
+let work: ReturnType<typeof freshDir>;
+
+beforeEach(() => {
+  tmp = freshDir('cli-usage-tmp');
+  work = freshDir('cli-usage-work');
+});
+afterEach(() => {
+  tmp.remove();
+  work.remove();
+});
+
+const run = (...args: string[]) => runCli(args, { tmpDir: tmp.path, cwd: work.path });
+
+function expectUsageError(result: CliResult, line: string): void {
+  expect(result.code).toBe(2);
+  expect(result.stdout).toBe('');
+  expect(stderrLines(result)).toEqual([`toolhost: ${line}`]);
+  expect(readdirSync(tmp.path)).toEqual([]);
+}
+
+describe('toolhost help', () => {
+  it('--help prints the overview on stdout and exits 0', async () => {
+    const result = await run('--help');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('toolhost list <package-or-module>...');
+    expect(result.stdout).toContain('toolhost selftest <package-or-module>...');
+    expect(result.stdout).toContain('Exit codes: 0 ok, 1 a tool or selftest failed,');
+  });
+
+  it.each(['list', 'call', 'selftest', 'chat'])(
+    '%s --help prints that command’s usage and exits 0',
+    async (command) => {
+      const result = await run(command, '--help');
+      expect(result.code).toBe(0);
+      expect(result.stdout.split('\n')[0]).toMatch(new RegExp(`^Usage: toolhost ${command} `));
+    },
+  );
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8'));
+    const result = await run('--version');
+    expect(result).toMatchObject({ code: 0, stdout: `${version}\n`, stderr: '' });
+  });
+
+  it('help <command> is the same as <command> --help', async () => {
+    const [viaHelp, viaFlag] = await Promise.all([run('help', 'selftest'), run('selftest', '--help')]);
+    expect(viaHelp.code).toBe(0);
+    expect(viaHelp.stdout).toBe(viaFlag.stdout);
+  });
+});
+
+describe('a user mistake is one line on stderr and exit code 2', () => {
+  it('no command at all', async () => {
+    expectUsageError(await run(), 'expected a command: list, call, selftest or chat (see toolhost --help)');
+  });
+
+  it('an unknown command', async () => {
+    expectUsageError(
+      await run('frobnicate'),
+      'unknown command "frobnicate": expected list, call, selftest or chat (see toolhost --help)',
+    );
+  });
+
+  it('an unknown option', async () => {
+    expectUsageError(
+      await run('list', '--frob', join(PACKAGES, 'notes')),
+      "Unknown option '--frob' (see toolhost list --help)",
+    );
+  });
+
+  it('an option value that is not a positive integer', async () => {
+    expectUsageError(
+      await run('selftest', '--concurrency', '0', join(PACKAGES, 'notes')),
+      'expected --concurrency to be a positive integer, got "0"',
+    );
+  });
+
+  it('a command without its paths', async () => {
+    expectUsageError(
+      await run('selftest'),
+      'selftest expects at least one package or module path (see toolhost selftest --help)',
+    );
+  });
+
+  it.each(['list', 'selftest'])('%s of a path that does not exist', async (command) => {
+    expectUsageError(await run(command, 'no/such/package'), 'No such file or directory: no/such/package');
+  });
+
+  it('a folder without a package.json is not a tool package', async () => {
+    mkdirSync(join(work.path, 'plain-folder'));
+    expectUsageError(
+      await run('selftest', 'plain-folder'),
+      'Not a tool package: plain-folder has no package.json',
+    );
+  });
+
+  it('a package.json without a toolhost.tools list is not a tool package', async () => {
+    mkdirSync(join(work.path, 'app'));
+    writeFileSync(join(work.path, 'app', 'package.json'), JSON.stringify({ name: 'app', type: 'module' }));
+    const result = await run('list', 'app');
+    expectUsageError(
+      result,
+      `Not a tool package: ${join(work.path, 'app', 'package.json')} has no "toolhost": { "tools": [...] } list of module paths`,
+    );
+  });
+
+  it('call arguments that are not JSON', async () => {
+    expectUsageError(
+      await run('call', join(PACKAGES, 'notes'), 'notes_add', '{text: 1}'),
+      "the arguments are not valid JSON: Expected property name or '}' in JSON at position 1",
+    );
+  });
+
+  it('call arguments that are JSON but not an object', async () => {
+    expectUsageError(
+      await run('call', join(PACKAGES, 'notes'), 'notes_add', '["buy milk"]'),
+      'the arguments must be a JSON object, got an array',
+    );
+  });
+
+  it('call arguments that do not match the tool’s parameterSchema', async () => {
+    expectUsageError(
+      await run(
+        'call',
+        join(PACKAGES, 'unit-converter'),
+        'convert_length',
+        '{"value": "5", "from": "km", "to": "mi"}',
+      ),
+      "the arguments do not match convert_length's parameterSchema: /value must be number",
+    );
+  });
+
+  it('call of a tool the package does not offer', async () => {
+    expectUsageError(
+      await run('call', join(PACKAGES, 'unit-converter'), 'convert_currency'),
+      `unknown tool "convert_currency" in ${join(PACKAGES, 'unit-converter')}; it offers convert_length, convert_temperature`,
+    );
+  });
+
+  it('an isolation tier that does not exist', async () => {
+    const result = await run('selftest', '--isolation', 'iron', join(PACKAGES, 'notes'));
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(stderrLines(result)).toHaveLength(1);
+    expect(stderrLines(result)[0]).toMatch(
+      /^toolhost: Expected `isolation` to be one of 'worker'.*, got "iron"$/,
+    );
+    expect(readdirSync(tmp.path)).toEqual([]);
+  });
+
+  it('chat without ANTHROPIC_API_KEY', async () => {
+    expectUsageError(
+      await run('chat', '--tools', join(PACKAGES, 'unit-converter'), 'How far is 5 km in miles?'),
+      'chat needs ANTHROPIC_API_KEY in the environment',
+    );
+  });
+
+  it('--json does not turn a usage error into JSON', async () => {
+    expectUsageError(await run('list', '--json', 'missing'), 'No such file or directory: missing');
+  });
+});
