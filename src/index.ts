@@ -5,6 +5,15 @@ export type { ToolInfo } from './declaration.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration.js';
 export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './errors.js';
 export { ToolHostError } from './errors.js';
+export type {
+  LoadReport,
+  ModuleEvent,
+  SelftestReport,
+  ToolHostEvents,
+  ToolOutputEvent,
+  ToolProgressEvent,
+} from './host-events.js';
+export type { CallOptions, LoadOptions, Logger, SelftestOptions, ToolHostOptions } from './host-options.js';
 export type { IsolationTier } from './isolation.js';
 export type {
   BeforeToolCall,
@@ -31,19 +40,6 @@ export type { HostTool, ModuleStatus } from './registry.js';
 export type { Clock } from './reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources.js';
-export type {
-  CallOptions,
-  LoadOptions,
-  LoadReport,
-  Logger,
-  ModuleEvent,
-  SelftestOptions,
-  SelftestReport,
-  ToolHostEvents,
-  ToolHostOptions,
-  ToolOutputEvent,
-  ToolProgressEvent,
-} from './tool-host.js';
 export { ToolHost } from './tool-host.js';
 export type {
   Declared,

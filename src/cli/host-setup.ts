@@ -5,9 +5,10 @@
  */
 
 import { ToolHostError } from '../errors.js';
+import type { LoadReport } from '../host-events.js';
+import type { Logger, ToolHostOptions } from '../host-options.js';
 import type { IsolationTier } from '../isolation.js';
 import type { ModuleStatus } from '../registry.js';
-import type { LoadReport, Logger, ToolHostOptions } from '../tool-host.js';
 import { ToolHost } from '../tool-host.js';
 import type { DataDirArgs, HostArgs } from './args.js';
 import type { OutputStream } from './terminal.js';

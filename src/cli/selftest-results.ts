@@ -4,8 +4,8 @@
  * changed; and the run's verdict.
  */
 import { basename, relative, sep } from 'node:path';
+import type { SelftestReport } from '../host-events.js';
 import type { ModuleStatus } from '../registry.js';
-import type { SelftestReport } from '../tool-host.js';
 import type { DetectedWrite } from './write-watch.js';
 
 export type SelftestResult = 'passed' | 'failed' | 'no-selftest' | 'left-out';

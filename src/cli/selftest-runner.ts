@@ -3,7 +3,8 @@
  * so the command can show each result as it comes and know when each selftest ran (which is how a
  * file written outside a tmpDir is traced back to a selftest).
  */
-import type { SelftestReport, ToolHost } from '../tool-host.js';
+import type { SelftestReport } from '../host-events.js';
+import type { ToolHost } from '../tool-host.js';
 
 export interface SelftestJob {
   tool: string;

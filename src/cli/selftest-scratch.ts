@@ -10,7 +10,8 @@
 import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ToolHost, type ToolHostOptions } from '../tool-host.js';
+import type { ToolHostOptions } from '../host-options.js';
+import { ToolHost } from '../tool-host.js';
 
 export interface SelftestScratch {
   root: string;

@@ -1,0 +1,46 @@
+/**
+ * What the host reports: load and selftest reports, and the events it emits for the host's screens.
+ */
+import type { CapturedLog } from './protocol.js';
+import type { ModuleStatus } from './registry.js';
+import type { JsonValue } from './tool-module.js';
+
+export interface LoadReport {
+  /** The package folder or module file that was loaded. */
+  source: string;
+  kind: 'package' | 'module';
+  modules: ModuleStatus[];
+}
+
+export interface SelftestReport {
+  name: string;
+  status: 'passed' | 'failed' | 'no-selftest';
+  durationMs: number;
+  /** Why it failed. */
+  error?: { code: string; message: string };
+}
+
+export interface ToolOutputEvent {
+  toolName: string;
+  callId: string;
+  logs: CapturedLog[];
+  droppedBytes: number;
+}
+
+export interface ToolProgressEvent {
+  toolName: string;
+  callId: string;
+  data: JsonValue;
+}
+
+export interface ModuleEvent {
+  type: 'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result';
+  status: ModuleStatus;
+}
+
+export interface ToolHostEvents {
+  output: [ToolOutputEvent];
+  progress: [ToolProgressEvent];
+  module: [ModuleEvent];
+  fault: [{ source: string; message: string }];
+}

@@ -1,0 +1,183 @@
+/**
+ * The host's options: their types, defaults and checks. Options are checked when the host is built,
+ * with messages in p-retry's style.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expectPositiveInteger, ToolHostError } from './errors.js';
+import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
+import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
+
+/** Anything with these methods: `console` and pino both fit. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ToolHostOptions {
+  /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
+  tmpDir?: string;
+  /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
+  dataDir?: string;
+  /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
+  logger?: Logger;
+  /** Environment variables passed to tool workers; everything else is withheld. @default [] */
+  envAllowList?: readonly string[];
+  /** Heap limit of a call worker, in MB. @default 128 */
+  callHeapMb?: number;
+  /** Stack size of a call worker, in MB. @default 4 */
+  callStackMb?: number;
+  /** Heap limit of a declaration reader, in MB. @default 64 */
+  readHeapMb?: number;
+  /** Time bound of a declaration read, in ms. @default 5000 */
+  readTimeoutMs?: number;
+  /** Waits between re-reads of a declaration that ran over its time bound. @default [60000, 300000, 1800000] */
+  rereadDelaysMs?: readonly number[];
+  /** The clock the re-read schedule uses. @default the system clock, with unref'd timers */
+  clock?: Clock;
+  /** After a call times out, how long the tool may still finish before its worker is terminated. @default 100 */
+  timeoutGraceMs?: number;
+  /** Worker threads per trust domain (package). @default os.availableParallelism() */
+  maxThreadsPerPool?: number;
+  /** An idle worker exits after this long. @default 30000 */
+  idleTimeoutMs?: number;
+  /** Output over this many UTF-8 bytes is cut head + tail for the model; the whole is kept under `dataDir`. @default 32768 */
+  outputBudgetBytes?: number;
+  /** A hard cap applied inside the worker: larger output never crosses to the host. @default 10485760 */
+  maxResultBytes?: number;
+  /** How much of a call's stdout/stderr is kept. @default 65536 */
+  maxLogBytes?: number;
+  /** Let tools load native addons. @default false */
+  allowAddons?: boolean;
+  /** Selftests run at once. @default os.availableParallelism() */
+  selftestConcurrency?: number;
+  /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
+  isolation?: IsolationTier;
+}
+
+export interface LoadOptions {
+  /** This package's isolation tier. @default the host's `isolation` */
+  isolation?: IsolationTier;
+}
+
+export interface CallOptions {
+  /** @default a fresh id */
+  callId?: string;
+  /** @default 'default' */
+  sessionId?: string;
+  /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
+  withheld?: readonly string[];
+  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
+  signal?: AbortSignal;
+  /** Caps the tool's own `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** Options of {@link ToolHost.selftest}. */
+export interface SelftestOptions {
+  /** Caps each selftest's time; the tool's own `timeoutMs` still applies when shorter. */
+  timeoutMs?: number;
+}
+
+export const stderrLogger: Logger = {
+  info: () => {},
+  warn: (message) => process.stderr.write(`toolhost: ${message}\n`),
+  error: (message) => process.stderr.write(`toolhost: ${message}\n`),
+};
+
+/** The options with their defaults filled in. */
+export interface Settings {
+  dataDir: string;
+  tmpRoot: string;
+  callHeapMb: number;
+  callStackMb: number;
+  timeoutGraceMs: number;
+  maxThreadsPerPool: number;
+  idleTimeoutMs: number;
+  outputBudgetBytes: number;
+  maxResultBytes: number;
+  maxLogBytes: number;
+  allowAddons: boolean;
+  env: Record<string, string>;
+  rereadDelaysMs: readonly number[];
+  clock: Clock;
+  selftestConcurrency: number;
+  isolation: IsolationTier;
+  readHeapMb: number;
+  readTimeoutMs: number;
+  cores: number;
+  logger: Logger;
+}
+
+/** Checks every option and fills in the defaults. */
+export function resolveSettings(options: ToolHostOptions): Settings {
+  for (const key of [
+    'callHeapMb',
+    'callStackMb',
+    'readHeapMb',
+    'readTimeoutMs',
+    'maxThreadsPerPool',
+    'idleTimeoutMs',
+    'outputBudgetBytes',
+    'maxResultBytes',
+    'maxLogBytes',
+    'selftestConcurrency',
+  ] as const) {
+    expectPositiveInteger(key, options[key]);
+  }
+  if (
+    options.timeoutGraceMs !== undefined &&
+    !(Number.isSafeInteger(options.timeoutGraceMs) && options.timeoutGraceMs >= 0)
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`timeoutGraceMs\` to be a non-negative integer, got ${String(options.timeoutGraceMs)}`,
+    );
+  }
+  if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+  const allowList = options.envAllowList ?? [];
+  if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
+    throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
+  }
+  const env: Record<string, string> = {};
+  for (const name of allowList) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  const cores = availableParallelism();
+  return {
+    dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
+    tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+    callHeapMb: options.callHeapMb ?? 128,
+    callStackMb: options.callStackMb ?? 4,
+    timeoutGraceMs: options.timeoutGraceMs ?? 100,
+    maxThreadsPerPool: options.maxThreadsPerPool ?? cores,
+    idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+    outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
+    maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,
+    maxLogBytes: options.maxLogBytes ?? 65_536,
+    allowAddons: options.allowAddons ?? false,
+    env,
+    rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
+    clock: options.clock ?? systemClock,
+    selftestConcurrency: options.selftestConcurrency ?? cores,
+    isolation: options.isolation ?? 'worker',
+    readHeapMb: options.readHeapMb ?? 64,
+    readTimeoutMs: options.readTimeoutMs ?? 5_000,
+    cores,
+    logger: options.logger ?? stderrLogger,
+  };
+}
+
+/** Checks an isolation tier option (and that this Node can run it). */
+export function expectTier(name: string, value: unknown): void {
+  if (!ISOLATION_TIERS.includes(value as IsolationTier)) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`${name}\` to be one of ${ISOLATION_TIERS.map((tier) => `'${tier}'`).join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  assertTierSupported(value as IsolationTier);
+}
