@@ -10,5 +10,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     fileParallelism: true,
     maxWorkers: 2,
+    // In CI a JSON report lets .ci/run print one plain "N passed, N failed" closing line.
+    reporters: process.env['CI']
+      ? ['default', ['json', { outputFile: '.ci/vitest-report.json' }]]
+      : ['default'],
   },
 });

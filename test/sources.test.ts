@@ -251,6 +251,44 @@ export function run() { return 'ran'; }
     }
   });
 
+  it('offers the tool when a re-read finally finishes, and reports it as a re-read result', async () => {
+    const clock = new ManualClock();
+    const local = new ToolHost({
+      dataDir: join(root, '.data5'),
+      clock,
+      readTimeoutMs: 300,
+      logger: recordingLogger(),
+    });
+    try {
+      // Busy while the marker file exists (a machine under load), quick once it is gone.
+      const busy = join(root, 'busy');
+      await writeFile(busy, '');
+      const source = `import { existsSync } from 'node:fs';
+export const name = () => { while (existsSync(${JSON.stringify(busy)})) {} return 'patient'; };
+export const description = 'named once the machine is quiet';
+export const parameterSchema = { type: 'object' };
+export function run() { return 'worth the wait'; }
+`;
+      const pkg = await writePackage(join(root, 'patient'), { 'patient.js': source });
+      await local.load(pkg);
+      await clock.untilPending(1);
+      expect(local.list()).toEqual([]);
+
+      const result = new Promise<{ type: string; status: ModuleStatus }>((resolve) =>
+        local.on('module', (event) => {
+          if (event.type === 'reread-result') resolve(event);
+        }),
+      );
+      await removeDir(busy);
+      clock.advance(60_000);
+      expect((await result).status).toMatchObject({ name: 'patient', state: 'offered' });
+      expect(outcomeText(await local.call('patient', {}))).toBe('worth the wait');
+      expect(clock.pending).toBe(0);
+    } finally {
+      await local.close();
+    }
+  });
+
   it('is cancelled when the host closes', async () => {
     const clock = new ManualClock();
     const local = new ToolHost({
