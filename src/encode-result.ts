@@ -190,6 +190,14 @@ export function cutHeadTail(
   if (totalBytes <= maxBytes) return { text: value, omittedBytes: 0 };
 
   const half = Math.floor(maxBytes / 2);
+  if (totalBytes === value.length) {
+    // Every character is one byte (ASCII): cut by index, no walk needed.
+    const omittedBytes = totalBytes - 2 * half;
+    return {
+      text: value.slice(0, half) + cutMarker(omittedBytes, fullOutputPath) + value.slice(value.length - half),
+      omittedBytes,
+    };
+  }
   let headEnd = 0;
   let headBytes = 0;
   while (headEnd < value.length) {

@@ -7,12 +7,13 @@ import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { encodeResult } from './encode-result.js';
 import { describeThrown, type ToolErrorCode } from './errors.js';
-import type { CallTask } from './protocol.js';
+import { type CallSettings, type CallTask, callTmpDir } from './protocol.js';
 import type { HostTool } from './registry.js';
 import type { JsonValue, ToolContext } from './tool-module.js';
 import type { PoolReply } from './worker-pool.js';
 
 export interface InProcessCall {
+  settings: CallSettings;
   signal?: AbortSignal | undefined;
   /** Aborts when the host closes. */
   closing: AbortSignal;
@@ -21,18 +22,20 @@ export interface InProcessCall {
 
 export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall): Promise<PoolReply> {
   const controller = new AbortController();
+  const { settings } = call;
+  const tmpDir = callTmpDir(settings, task);
   let tmpDirMade = false;
   const ctx: ToolContext = {
     sessionId: task.sessionId,
     callId: task.callId,
-    dataDir: task.dataDir,
+    dataDir: settings.dataDir,
     withheld: Object.freeze([...task.withheld]),
     signal: controller.signal,
     emit: call.onProgress,
     get tmpDir() {
-      if (!tmpDirMade) mkdirSync(task.tmpDir, { recursive: true });
+      if (!tmpDirMade) mkdirSync(tmpDir, { recursive: true });
       tmpDirMade = true;
-      return task.tmpDir;
+      return tmpDir;
     },
   };
 
@@ -73,12 +76,12 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
             logs: [],
             droppedLogBytes: 0,
             progressSent: 0,
-            ...encodeResult(value, task.maxResultBytes),
+            ...encodeResult(value, settings.maxResultBytes),
           }),
         (error: unknown) => answer(failure('TOOL_THREW', describeThrown(error))),
       )
       .finally(() => {
-        if (tmpDirMade) void rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+        if (tmpDirMade) void rm(tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
       });
   });
 }

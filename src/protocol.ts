@@ -34,25 +34,77 @@ export interface ReadRequest {
   moduleUrl: string;
 }
 
-/** One call, as a piscina task. */
+/**
+ * One call, as a piscina task: only what changes from call to call, since every field is cloned
+ * across the thread boundary on every call. What a pool's calls share is {@link CallSettings}.
+ */
 export interface CallTask {
-  kind: 'run' | 'selftest';
-  /** Unique per task in this host; routes the worker's messages to the pending call. */
+  /** `wake` only makes piscina start a worker; the worker answers it at once. */
+  kind: 'run' | 'selftest' | 'wake';
+  /** Unique per task in this host; routes the worker's messages, and names the call's tmpDir. */
   taskId: string;
   /** What the tool sees as `ctx.callId` (the `tool_use` id from the loop). */
   callId: string;
   sessionId: string;
   moduleUrl: string;
   args: unknown;
-  dataDir: string;
-  /** The call's own directory; created lazily inside the worker, removed when the call ends. */
-  tmpDir: string;
   withheld: readonly string[];
   timeoutMs: number;
+  /** The call's slot in the pool's {@link CallStarts}; the pool assigns it when it dispatches. */
+  slot: number;
+}
+
+/**
+ * When each dispatched call started running, shared between a pool and its workers: the worker
+ * stamps its call's slot as it starts, so the host counts a call's timeout from then without a
+ * message per call. `stamped[slot]` (set with Atomics, after the time is written) says that
+ * `times[slot]` holds the start, in ms of {@link now}.
+ */
+export interface CallStarts {
+  stamped: Int32Array;
+  times: Float64Array;
+}
+
+export function createCallStarts(slots: number): CallStarts {
+  return {
+    stamped: new Int32Array(new SharedArrayBuffer(4 * slots)),
+    times: new Float64Array(new SharedArrayBuffer(8 * slots)),
+  };
+}
+
+/** A clock that reads the same in every thread of the process (ms). */
+export function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+export function stampCallStart(starts: CallStarts, slot: number): void {
+  starts.times[slot] = now();
+  // The atomic store publishes the time written before it.
+  Atomics.store(starts.stamped, slot, 1);
+}
+
+export function clearCallStart(starts: CallStarts, slot: number): void {
+  Atomics.store(starts.stamped, slot, 0);
+}
+
+export function readCallStart(starts: CallStarts, slot: number): number | undefined {
+  return Atomics.load(starts.stamped, slot) === 1 ? starts.times[slot] : undefined;
+}
+
+/** What every call of one pool shares (a call worker's `workerData`). */
+export interface CallSettings {
+  dataDir: string;
+  /** The domain's tmp folder: each call's tmpDir is `call-<taskId>` inside it, made on first use. */
+  tmpDir: string;
   /** A hard cap on the size of the encoded text; larger output is cut before it crosses. */
   maxResultBytes: number;
   /** How much of the tool's stdout/stderr to keep per call. */
   maxLogBytes: number;
+}
+
+/** A call's own tmpDir. */
+export function callTmpDir(settings: CallSettings, task: CallTask): string {
+  return `${settings.tmpDir}/call-${task.taskId}`;
 }
 
 /** A call's reply, encoded inside the worker. */
@@ -76,7 +128,6 @@ export const WORKER_MESSAGE_TAG = 'toolhost:worker';
 
 /** Out-of-band messages from a call worker to the host, routed by `taskId`. */
 export type WorkerMessage =
-  | { tag: typeof WORKER_MESSAGE_TAG; type: 'started'; taskId: string }
   | { tag: typeof WORKER_MESSAGE_TAG; type: 'progress'; taskId: string; data: JsonValue }
   | {
       tag: typeof WORKER_MESSAGE_TAG;

@@ -35,7 +35,7 @@ import { findEscapingSymlink, type IsolationTier, workerExecArgv } from './isola
 import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
 import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
-import type { CallTask } from './protocol.js';
+import type { CallSettings, CallTask } from './protocol.js';
 import {
   buildGeneration,
   type Generation,
@@ -73,6 +73,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #served = new Set<ServedSource>();
   readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
   readonly #logged = new Set<string>();
+  /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
+  readonly #tmpDirs = new Map<string, string>();
   /** Load order per module path, kept while the path stays known. */
   readonly #orderOf = new Map<string, number>();
   #generation: Generation = { number: 0, tools: new Map(), statuses: [], domainVersions: new Map() };
@@ -422,34 +424,29 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     const sequence = ++this.#callSequence;
     const callId = options.callId ?? `call_${sequence}`;
     const timeoutMs = Math.min(tool.info.timeoutMs, options.timeoutMs ?? Number.POSITIVE_INFINITY);
-    const domain = tool.origin.kind === 'module' ? tool.origin.record.domain : '';
     const task: CallTask = {
       kind,
       taskId: String(sequence),
       callId,
       sessionId: options.sessionId ?? 'default',
-      moduleUrl: '',
+      moduleUrl: tool.origin.kind === 'module' ? tool.origin.record.url : '',
       args,
-      dataDir: this.#settings.dataDir,
-      tmpDir: join(this.#domainTmpDir(domain), `call-${sequence}`),
       withheld: options.withheld ?? [],
       timeoutMs,
-      maxResultBytes: this.#settings.maxResultBytes,
-      maxLogBytes: this.#settings.maxLogBytes,
+      slot: -1,
     };
     const onProgress = (data: JsonValue) => this.emit('progress', { toolName: tool.info.name, callId, data });
 
     let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
     if (tool.origin.kind === 'host') {
       reply = await runInProcess(tool.origin.tool, task, {
+        settings: this.#callSettings(''),
         signal: options.signal,
         closing: this.#closing.signal,
         onProgress,
       });
     } else {
-      const { record } = tool.origin;
-      task.moduleUrl = record.url;
-      reply = await this.#poolFor(record).run(task, { signal: options.signal, onProgress });
+      reply = await this.#poolFor(tool.origin.record).run(task, { signal: options.signal, onProgress });
     }
 
     if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
@@ -488,6 +485,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
         env: this.#settings.env,
         execArgv: this.#execArgvFor(record.domain),
         allowAddons: this.#settings.allowAddons,
+        call: this.#callSettings(record.domain),
       },
       (message) => this.#fault(record.domain, message),
     );
@@ -513,8 +511,22 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   /** Each domain's calls get their tmpDirs under one folder of its own (what a strict tier may write). */
   #domainTmpDir(domain: string): string {
-    const slug = domain === '' ? 'host' : createHash('sha256').update(domain).digest('hex').slice(0, 12);
-    return join(this.#settings.tmpRoot, slug);
+    let path = this.#tmpDirs.get(domain);
+    if (path === undefined) {
+      const slug = domain === '' ? 'host' : createHash('sha256').update(domain).digest('hex').slice(0, 12);
+      path = join(this.#settings.tmpRoot, slug);
+      this.#tmpDirs.set(domain, path);
+    }
+    return path;
+  }
+
+  #callSettings(domain: string): CallSettings {
+    return {
+      dataDir: this.#settings.dataDir,
+      tmpDir: this.#domainTmpDir(domain),
+      maxResultBytes: this.#settings.maxResultBytes,
+      maxLogBytes: this.#settings.maxLogBytes,
+    };
   }
 
   #fault(source: string, message: string): void {

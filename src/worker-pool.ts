@@ -4,14 +4,22 @@
  * crash, a caller's abort, the host closing) becomes exactly one {@link PoolReply}; a fault ends only
  * the worker it happened in and piscina replaces it.
  */
+import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import type { ToolErrorCode } from './errors.js';
 import {
   type CallReply,
+  type CallSettings,
+  type CallStarts,
   type CallTask,
   type CapturedLog,
+  callTmpDir,
+  clearCallStart,
+  createCallStarts,
+  now,
+  readCallStart,
   WORKER_MESSAGE_TAG,
   type WorkerMessage,
 } from './protocol.js';
@@ -28,6 +36,8 @@ export interface PoolLimits {
   env: Record<string, string>;
   execArgv: string[];
   allowAddons: boolean;
+  /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
+  call: CallSettings;
 }
 
 /** A failure the host saw without a reply from the worker. */
@@ -41,7 +51,6 @@ export type PoolReply =
     };
 
 interface InFlight {
-  onStarted(): void;
   onProgress(data: JsonValue): void;
   progressReceived: number;
   /** A reply that arrived before all the progress the tool sent ahead of it. */
@@ -54,6 +63,19 @@ export interface PoolCallHooks {
   onProgress?: ((data: JsonValue) => void) | undefined;
 }
 
+/** A task that only makes piscina start a worker (see #unstrand). */
+const WAKE_TASK: CallTask = {
+  kind: 'wake',
+  taskId: '',
+  callId: '',
+  sessionId: '',
+  moduleUrl: '',
+  args: null,
+  withheld: [],
+  timeoutMs: 1,
+  slot: -1,
+};
+
 export class TrustDomainPool {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
@@ -61,19 +83,25 @@ export class TrustDomainPool {
   readonly #closers = new Set<(reply: PoolReply) => void>();
   readonly #onFault: (message: string) => void;
   /**
-   * Calls waiting for a worker. piscina 5 with `minThreads: 0` strands the tasks in its own queue
-   * when a worker is removed (terminated at a timeout, exited, out of memory): it replaces workers
-   * only up to `minThreads`. So calls wait here and piscina gets at most `maxThreads` at once; each
-   * then finds a ready worker or spawns one, since a removed worker no longer counts.
+   * piscina gets at most two calls per thread: one running and one ready to start the moment the
+   * thread is free (handing it over from here, a promise later, leaves the thread asleep in between).
+   * The rest wait here.
    */
+  readonly #capacity: number;
   readonly #waiting: Array<() => void> = [];
-  #running = 0;
+  #dispatched = 0;
   readonly #idleWaiters: Array<() => void> = [];
+  /** When each dispatched call started running (see {@link CallStarts}); one slot per dispatched call. */
+  readonly #starts: CallStarts;
+  readonly #freeSlots: number[];
   #closed = false;
 
   constructor(limits: PoolLimits, onFault: (message: string) => void) {
     this.#limits = limits;
     this.#onFault = onFault;
+    this.#capacity = limits.maxThreads * 2;
+    this.#starts = createCallStarts(this.#capacity);
+    this.#freeSlots = Array.from({ length: this.#capacity }, (_, slot) => slot);
     this.#piscina = new Piscina({
       filename: CALL_WORKER,
       minThreads: 0,
@@ -86,7 +114,8 @@ export class TrustDomainPool {
       },
       env: limits.env,
       execArgv: limits.execArgv,
-      workerData: { allowAddons: limits.allowAddons },
+      workerData: { allowAddons: limits.allowAddons, starts: this.#starts, ...limits.call },
+      recordTiming: false,
     });
     this.#piscina.on('message', (message: WorkerMessage) => this.#onWorkerMessage(message));
     // Unheard, a pool 'error' (a worker failing between tasks) would crash the host.
@@ -103,7 +132,7 @@ export class TrustDomainPool {
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
     if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
     return new Promise<PoolReply>((resolve) => {
-      const kill = new AbortController();
+      const kill = new KillSwitch();
       let answered = false;
       let deadline: NodeJS.Timeout | undefined;
       let grace: NodeJS.Timeout | undefined;
@@ -116,28 +145,28 @@ export class TrustDomainPool {
         this.#closers.delete(answer);
         resolve(reply);
       };
-      const terminate = () => {
-        if (!kill.signal.aborted) kill.abort();
-      };
       const onCallerAbort = () => {
         answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
-        terminate();
+        kill.abort();
       };
-      // The timeout counts from when the call reaches a free worker, not while it waits for one.
-      const armDeadline = () => {
-        clearTimeout(deadline);
+      const timeOut = () => {
+        answer(failure('TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`));
+        // The worker aborted ctx.signal at the same moment; give the tool a short grace to
+        // finish, then end the worker (piscina replaces it).
+        grace = setTimeout(() => kill.abort(), this.#limits.timeoutGraceMs);
+      };
+      // The timeout counts from when the call starts running in a worker, not while it waits for
+      // one. Checked at the deadline counted from dispatch: a call that started since is given the
+      // rest of its time; one still waiting is checked again a timeout later.
+      const checkDeadline = () => {
         if (answered) return;
-        deadline = setTimeout(() => {
-          answer(failure('TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`));
-          // The worker aborted ctx.signal at the same moment; give the tool a short grace to
-          // finish, then end the worker (piscina replaces it).
-          grace = setTimeout(terminate, this.#limits.timeoutGraceMs);
-        }, task.timeoutMs);
+        const startedAt = readCallStart(this.#starts, task.slot);
+        const left = startedAt === undefined ? task.timeoutMs : startedAt + task.timeoutMs - now();
+        if (left <= 0) timeOut();
+        else deadline = setTimeout(checkDeadline, Math.ceil(left));
       };
 
       const inFlight: InFlight = {
-        // A worker's first call also waited for the worker to start: count from when it did.
-        onStarted: armDeadline,
         onProgress: (data) => {
           inFlight.progressReceived += 1;
           if (!answered) hooks.onProgress?.(data);
@@ -156,16 +185,17 @@ export class TrustDomainPool {
         hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
       }
 
-      this.#whenWorkerFree(() => {
+      this.#whenDispatchable(() => {
         if (answered) {
           // Aborted by its caller or the host closed while it waited: it never reaches a worker.
           this.#inFlight.delete(task.taskId);
           this.#release();
           return;
         }
-        armDeadline();
+        task.slot = this.#takeSlot();
+        deadline = setTimeout(checkDeadline, task.timeoutMs);
         this.#piscina
-          .run(task, { signal: kill.signal })
+          .run(task, { signal: kill })
           .then(
             (reply: CallReply) => {
               // Progress travels on another port than piscina's reply and may arrive after it:
@@ -173,39 +203,65 @@ export class TrustDomainPool {
               if (inFlight.progressReceived >= reply.progressSent) answer(reply);
               else inFlight.heldReply = reply;
             },
-            (error: Error & { code?: string }) => answer(this.#explain(error, inFlight)),
+            (error: Error & { code?: string }) => {
+              answer(this.#explain(error, inFlight));
+              this.#unstrand();
+            },
           )
           .finally(() => {
             clearTimeout(grace);
             if (inFlight.heldReply === undefined || answered) this.#inFlight.delete(task.taskId);
             // A worker that was ended mid-call could not remove the call's temp dir itself.
-            if (kill.signal.aborted || inFlight.fault !== undefined) {
-              void rm(task.tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+            if (kill.aborted || inFlight.fault !== undefined) {
+              void rm(callTmpDir(this.#limits.call, task), {
+                recursive: true,
+                force: true,
+                maxRetries: 2,
+              }).catch(() => {});
             }
+            this.#freeSlots.push(task.slot);
             this.#release();
           });
       });
     });
   }
 
-  #whenWorkerFree(start: () => void): void {
-    if (this.#running < this.#limits.maxThreads) {
-      this.#running += 1;
-      start();
+  #whenDispatchable(dispatch: () => void): void {
+    if (this.#dispatched < this.#capacity) {
+      this.#dispatched += 1;
+      dispatch();
     } else {
-      this.#waiting.push(start);
+      this.#waiting.push(dispatch);
     }
   }
 
-  /** A call left its worker: the next waiting call takes its place. */
+  /** A call left piscina: the next waiting call takes its place. */
   #release(): void {
     const next = this.#waiting.shift();
     if (next !== undefined) {
       next();
       return;
     }
-    this.#running -= 1;
-    if (this.#running === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    this.#dispatched -= 1;
+    if (this.#dispatched === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  #takeSlot(): number {
+    const slot = this.#freeSlots.pop();
+    // At most #capacity calls are dispatched, and each holds one slot until it leaves piscina.
+    if (slot === undefined) throw new Error('toolhost: no free call slot (a bug)');
+    clearCallStart(this.#starts, slot);
+    return slot;
+  }
+
+  /**
+   * piscina 5 with `minThreads: 0` replaces a removed worker (terminated at a timeout, exited, out of
+   * memory) only up to `minThreads`: calls queued behind it would wait for the next `run`. A wake
+   * task makes it start a worker, which takes the queued calls first.
+   */
+  #unstrand(): void {
+    if (this.#closed || this.#piscina.threads.length > 0 || this.#piscina.queueSize === 0) return;
+    this.#piscina.run(WAKE_TASK).catch(() => {});
   }
 
   /** Ends every worker; calls still pending answer `HOST_CLOSED`. */
@@ -219,7 +275,7 @@ export class TrustDomainPool {
   /** Stops taking calls and ends the workers once the calls already running have answered. */
   async drain(): Promise<void> {
     this.#closed = true;
-    if (this.#running > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    if (this.#dispatched > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     await this.#piscina.close();
   }
 
@@ -231,8 +287,7 @@ export class TrustDomainPool {
     }
     const inFlight = message.taskId === null ? undefined : this.#inFlight.get(message.taskId);
     if (inFlight === undefined) return;
-    if (message.type === 'started') inFlight.onStarted();
-    else if (message.type === 'progress') inFlight.onProgress(message.data);
+    if (message.type === 'progress') inFlight.onProgress(message.data);
     else inFlight.fault = message;
   }
 
@@ -251,6 +306,21 @@ export class TrustDomainPool {
       return failure('TOOL_EXITED', `the tool's worker ${error.message.replace(/^worker /i, '')}`);
     }
     return failure('TOOL_CRASHED', `the tool's worker crashed: ${error.message}`);
+  }
+}
+
+/**
+ * Ends one task's worker (piscina terminates the worker of an aborted task). piscina takes an
+ * emitter as well as an AbortSignal; an AbortController per call costs more than the rest of the
+ * host's bookkeeping, and this one is aborted only on a timeout or a caller's abort.
+ */
+class KillSwitch extends EventEmitter<{ abort: [] }> {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
   }
 }
 

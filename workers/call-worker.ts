@@ -13,21 +13,24 @@ import { encodeResult } from '../src/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../src/errors.js';
 import {
   type CallReply,
+  type CallSettings,
+  type CallStarts,
   type CallTask,
   type CapturedLog,
+  callTmpDir,
+  stampCallStart,
   WORKER_MESSAGE_TAG,
   type WorkerMessage,
 } from '../src/protocol.js';
 import type { JsonValue, ToolContext } from '../src/tool-module.js';
 import { hardenWorker } from './harden.js';
 
-interface CallWorkerData {
-  allowAddons: boolean;
-}
+type CallWorkerData = CallSettings & { allowAddons: boolean; starts: CallStarts };
 
 const MAX_PROGRESS_MESSAGES = 1000;
 
-hardenWorker({ allowAddons: (workerData as CallWorkerData | undefined)?.allowAddons === true });
+const settings = workerData as CallWorkerData;
+hardenWorker({ allowAddons: settings.allowAddons === true });
 
 const original = {
   setTimeout: globalThis.setTimeout,
@@ -45,16 +48,23 @@ interface ActiveCall {
   logs: CapturedLog[];
   logBytes: number;
   droppedLogBytes: number;
-  timeouts: Set<NodeJS.Timeout>;
-  immediates: Set<NodeJS.Immediate>;
+  /** Timers the call started (made on first use: most calls start none). */
+  timeouts: Set<NodeJS.Timeout> | undefined;
+  immediates: Set<NodeJS.Immediate> | undefined;
   progressSent: number;
   tmpDirMade: boolean;
-  /** Aborts when the call ends: it ends the promise timers the call started. */
-  ended: AbortController;
+  /** Aborts when the call ends: it ends the promise timers the call started (made on first use). */
+  ended: AbortController | undefined;
+  /** `ctx.signal`'s controller (made on first read of `ctx.signal`). */
+  signal: AbortController | undefined;
+  startedAt: number;
+  timedOut: boolean;
 }
 
+/** One reason for every call's end: aborting with a fresh DOMException costs a stack trace each time. */
+const CALL_ENDED = new Error('the call ended');
+
 let active: ActiveCall | undefined;
-let callsHandled = 0;
 
 function post(message: WorkerMessage): void {
   parentPort?.postMessage(message);
@@ -67,7 +77,7 @@ function capture(stream: 'stdout' | 'stderr') {
     const callback = rest.find((item) => typeof item === 'function') as (() => void) | undefined;
     const value = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString('utf8');
     if (active !== undefined) {
-      const room = active.task.maxLogBytes - active.logBytes;
+      const room = settings.maxLogBytes - active.logBytes;
       if (room >= value.length) {
         active.logs.push({ stream, text: value });
         active.logBytes += value.length;
@@ -84,19 +94,27 @@ function capture(stream: 'stdout' | 'stderr') {
 process.stdout.write = capture('stdout') as typeof process.stdout.write;
 process.stderr.write = capture('stderr') as typeof process.stderr.write;
 
+function trackTimeout(call: ActiveCall, handle: NodeJS.Timeout): void {
+  call.timeouts ??= new Set();
+  call.timeouts.add(handle);
+}
+
 // Timers a call starts are cleared when it ends, so an interval left running can't act inside a
 // later call. Both the globals and `node:timers` are wrapped.
 function trackedTimeout(kind: 'setTimeout' | 'setInterval') {
   const start = original[kind];
   return ((...args: Parameters<typeof setTimeout>) => {
     const handle = start(...args);
-    active?.timeouts.add(handle);
+    if (active !== undefined) trackTimeout(active, handle);
     return handle;
   }) as typeof setTimeout;
 }
 const trackedImmediate = ((...args: Parameters<typeof setImmediate>) => {
   const handle = original.setImmediate(...args);
-  active?.immediates.add(handle);
+  if (active !== undefined) {
+    active.immediates ??= new Set();
+    active.immediates.add(handle);
+  }
   return handle;
 }) as typeof setImmediate;
 globalThis.setTimeout = trackedTimeout('setTimeout');
@@ -116,8 +134,9 @@ const originalPromises = {
 };
 type PromiseTimerOptions = { signal?: AbortSignal; ref?: boolean } | undefined;
 function boundToCall(options: PromiseTimerOptions): { options: PromiseTimerOptions; ended?: AbortSignal } {
-  const ended = active?.ended.signal;
-  if (ended === undefined) return { options };
+  if (active === undefined) return { options };
+  active.ended ??= new AbortController();
+  const ended = active.ended.signal;
   const signal = options?.signal === undefined ? ended : AbortSignal.any([options.signal, ended]);
   return { options: { ...options, signal }, ended };
 }
@@ -177,14 +196,38 @@ process.exit = ((code?: number | string | null) => {
   original.exit(code ?? 0);
 }) as typeof process.exit;
 
-function contextFor(call: ActiveCall, signal: AbortSignal): ToolContext {
+/**
+ * `ctx.signal` aborts at the timeout; the host terminates this worker a short grace later if the
+ * tool has not finished by then. It is made when the tool first reads it (most tools never do),
+ * and counts from the call's start.
+ */
+function signalFor(call: ActiveCall): AbortSignal {
+  if (call.signal !== undefined) return call.signal.signal;
+  const controller = new AbortController();
+  call.signal = controller;
+  const { timeoutMs } = call.task;
+  const timer = original.setTimeout(
+    () => {
+      call.timedOut = true;
+      controller.abort(new DOMException(`tool timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    },
+    Math.max(0, timeoutMs - (performance.now() - call.startedAt)),
+  );
+  // Cleared with the call's other timers when it ends.
+  trackTimeout(call, timer);
+  return controller.signal;
+}
+
+function contextFor(call: ActiveCall): ToolContext {
   const { task } = call;
   return {
     sessionId: task.sessionId,
     callId: task.callId,
-    dataDir: task.dataDir,
+    dataDir: settings.dataDir,
     withheld: Object.freeze([...task.withheld]),
-    signal,
+    get signal() {
+      return signalFor(call);
+    },
     emit(data: JsonValue) {
       if (call !== active || call.progressSent >= MAX_PROGRESS_MESSAGES) return;
       try {
@@ -195,11 +238,12 @@ function contextFor(call: ActiveCall, signal: AbortSignal): ToolContext {
       }
     },
     get tmpDir() {
+      const path = callTmpDir(settings, task);
       if (!call.tmpDirMade) {
-        mkdirSync(task.tmpDir, { recursive: true });
+        mkdirSync(path, { recursive: true });
         call.tmpDirMade = true;
       }
-      return task.tmpDir;
+      return path;
     },
   };
 }
@@ -242,31 +286,25 @@ async function importEntry(task: CallTask): Promise<Entry | string> {
   return (entry as Entry).bind(source);
 }
 
-export default async function callTool(task: CallTask): Promise<CallReply> {
+export default async function callTool(task: CallTask): Promise<CallReply | null> {
+  if (task.kind === 'wake') return null;
   const call: ActiveCall = {
     task,
     logs: [],
     logBytes: 0,
     droppedLogBytes: 0,
-    timeouts: new Set(),
-    immediates: new Set(),
+    timeouts: undefined,
+    immediates: undefined,
     progressSent: 0,
     tmpDirMade: false,
-    ended: new AbortController(),
+    ended: undefined,
+    signal: undefined,
+    startedAt: performance.now(),
+    timedOut: false,
   };
   active = call;
-  // The host starts a call's clock when it hands the call to a free worker; a worker's first call
-  // also waited for the worker to start, so that one says when it really began.
-  if (callsHandled++ === 0) post({ tag: WORKER_MESSAGE_TAG, type: 'started', taskId: task.taskId });
-
-  // The signal aborts at the timeout; the host terminates this worker a short grace later if the
-  // tool has not finished by then.
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = original.setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException(`tool timed out after ${task.timeoutMs} ms`, 'TimeoutError'));
-  }, task.timeoutMs);
+  // The host counts the call's timeout from this moment.
+  stampCallStart(settings.starts, task.slot);
 
   let reply: CallReply;
   try {
@@ -274,7 +312,7 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
     if (typeof entry === 'string') {
       reply = failure(call, 'TOOL_LOAD_FAILED', entry);
     } else {
-      const ctx = contextFor(call, controller.signal);
+      const ctx = contextFor(call);
       let value: unknown;
       let thrown: { error: unknown } | undefined;
       try {
@@ -284,12 +322,12 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
       }
       // One turn of the event loop lets a rejection the tool left behind surface as this call's fault.
       await new Promise((resolve) => original.setImmediate(resolve));
-      if (timedOut) {
+      if (call.timedOut) {
         reply = failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
       } else if (thrown !== undefined) {
         reply = failure(call, errorCodeOf(thrown.error), describeThrown(thrown.error));
       } else {
-        const encoded = encodeResult(value, task.maxResultBytes);
+        const encoded = encodeResult(value, settings.maxResultBytes);
         reply = encoded.ok
           ? {
               ...encoded,
@@ -301,12 +339,11 @@ export default async function callTool(task: CallTask): Promise<CallReply> {
       }
     }
   } finally {
-    original.clearTimeout(timer);
-    for (const handle of call.timeouts) original.clearTimeout(handle);
-    for (const handle of call.immediates) original.clearImmediate(handle);
-    call.ended.abort();
+    for (const handle of call.timeouts ?? []) original.clearTimeout(handle);
+    for (const handle of call.immediates ?? []) original.clearImmediate(handle);
+    call.ended?.abort(CALL_ENDED);
     active = undefined;
-    if (call.tmpDirMade) rmSync(task.tmpDir, { recursive: true, force: true, maxRetries: 2 });
+    if (call.tmpDirMade) rmSync(callTmpDir(settings, task), { recursive: true, force: true, maxRetries: 2 });
   }
   return reply;
 }
