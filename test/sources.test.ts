@@ -6,15 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type ModuleStatus, outcomeText, ToolHost, type ToolSourceHandle } from '../dist/src/index.js';
-import { ManualClock } from './support/manual-clock.js';
-import {
-  recordingLogger,
-  removeDir,
-  tempDir,
-  toolSource,
-  whenStatus,
-  writePackage,
-} from './support/tool-packages.js';
+import { FakeClock, recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir, toolSource, whenStatus, writePackage } from './support/tool-packages.js';
 
 const run = promisify(execFile);
 
@@ -227,7 +220,7 @@ export function run() { return 'ran'; }
 `;
 
   it('is visible in status, and a module that changes cancels it and is read again', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const local = new ToolHost({
       dataDir: join(root, '.data2'),
       clock,
@@ -244,7 +237,7 @@ export function run() { return 'ran'; }
 
       await writeFile(join(pkg, 'tools', 'slow.js'), toolSource('fixed', "'fixed'"));
       await local.load(pkg);
-      expect(clock.pending).toBe(0);
+      expect(clock.pendingSleeps).toEqual([]);
       expect(local.list().map((tool) => tool.name)).toEqual(['fixed']);
     } finally {
       await local.close();
@@ -252,7 +245,7 @@ export function run() { return 'ran'; }
   });
 
   it('offers the tool when a re-read finally finishes, and reports it as a re-read result', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const local = new ToolHost({
       dataDir: join(root, '.data5'),
       clock,
@@ -283,14 +276,14 @@ export function run() { return 'worth the wait'; }
       clock.advance(60_000);
       expect((await result).status).toMatchObject({ name: 'patient', state: 'offered' });
       expect(outcomeText(await local.call('patient', {}))).toBe('worth the wait');
-      expect(clock.pending).toBe(0);
+      expect(clock.pendingSleeps).toEqual([]);
     } finally {
       await local.close();
     }
   });
 
   it('is cancelled when the host closes', async () => {
-    const clock = new ManualClock();
+    const clock = new FakeClock();
     const local = new ToolHost({
       dataDir: join(root, '.data3'),
       clock,
@@ -300,7 +293,7 @@ export function run() { return 'worth the wait'; }
     await local.load(await writePackage(join(root, 'slow'), { 'slow.js': slowName }));
     await clock.untilPending(1);
     await local.close();
-    expect(clock.pending).toBe(0);
+    expect(clock.pendingSleeps).toEqual([]);
   });
 });
 

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
-import { recordingLogger, removeDir, tempDir } from './support/tool-packages.js';
+import { recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const SECRET = 'sk-ant-fake-secret-for-env-test';

@@ -11,7 +11,8 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { workerExecArgv } from '../dist/src/isolation.js';
-import { recordingLogger, removeDir, tempDir } from './support/tool-packages.js';
+import { recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));

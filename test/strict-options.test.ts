@@ -9,7 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { workerExecArgv } from '../dist/src/isolation.js';
-import { recordingLogger, removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
+import { recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const DIST_SRC = fileURLToPath(new URL('../dist/src', import.meta.url));

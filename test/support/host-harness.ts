@@ -185,6 +185,7 @@ interface PendingSleep {
 export class FakeClock implements Clock {
   #now = 1_700_000_000_000;
   readonly #sleeps = new Set<PendingSleep>();
+  #onSleep: Array<() => void> = [];
 
   now(): number {
     return this.#now;
@@ -198,6 +199,7 @@ export class FakeClock implements Clock {
       }
       const sleep: PendingSleep = { ms, until: this.#now + ms, resolve };
       this.#sleeps.add(sleep);
+      for (const wake of this.#onSleep.splice(0)) wake();
       signal.addEventListener(
         'abort',
         () => {
@@ -207,6 +209,11 @@ export class FakeClock implements Clock {
         { once: true },
       );
     });
+  }
+
+  /** Resolves once at least `count` sleeps are waiting (a re-read schedule starts a moment after a load). */
+  async untilPending(count = 1): Promise<void> {
+    while (this.#sleeps.size < count) await new Promise<void>((wake) => this.#onSleep.push(wake));
   }
 
   /** The lengths of the sleeps still waiting, in the order they were asked for. */

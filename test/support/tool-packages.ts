@@ -36,17 +36,6 @@ export async function removeDir(path: string): Promise<void> {
   await rm(path, { recursive: true, force: true });
 }
 
-/** A logger that keeps what it was told. */
-export function recordingLogger() {
-  const lines: Array<{ level: 'info' | 'warn' | 'error'; message: string }> = [];
-  return {
-    lines,
-    info: (message: string) => lines.push({ level: 'info', message }),
-    warn: (message: string) => lines.push({ level: 'warn', message }),
-    error: (message: string) => lines.push({ level: 'error', message }),
-  };
-}
-
 interface StatusSource {
   status(): Array<{ path: string; state: string; name?: string; version?: string; code?: string }>;
   on(event: 'module', listener: () => void): unknown;

@@ -1,0 +1,353 @@
+/** Turns the scenarios' results into the targets and the markdown report. */
+import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
+
+const MB = 1024 * 1024;
+
+function table(columns, rows) {
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  return [line(columns), line(columns.map(() => '---')), ...rows.map(line)].join('\n');
+}
+
+const calls = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
+const yesNo = (met) => (met === undefined ? 'n/a' : met ? '**met**' : '**missed**');
+
+/** Each target: what was measured against what, and whether it holds. */
+export function evaluateTargets(results) {
+  const targets = [];
+  const roundTrip = results['round-trip'];
+  if (roundTrip?.stats !== undefined) {
+    const { hostCall, rawPiscina } = roundTrip.stats;
+    const ratio = hostCall.median / rawPiscina.median;
+    targets.push({
+      id: 'round-trip',
+      target: 'host.call round trip ≤ 1.3 × raw piscina (medians)',
+      ratio,
+      measured: `${formatRatio(ratio)} (${formatMs(hostCall.median)} vs ${formatMs(rawPiscina.median)})`,
+      met: ratio <= 1.3,
+    });
+  }
+  const throughput = results.throughput;
+  if (throughput?.stats !== undefined) {
+    const host = throughput.stats.hostCall.callsPerSecond.median;
+    const raw = throughput.stats.rawPiscina.callsPerSecond.median;
+    targets.push({
+      id: 'throughput',
+      target: 'parallel throughput ≥ 0.8 × raw piscina',
+      ratio: host / raw,
+      measured: `${formatRatio(host / raw)} (${calls(host)} vs ${calls(raw)})`,
+      met: host / raw >= 0.8,
+    });
+  }
+  const load = results.load;
+  if (load?.stats !== undefined) {
+    const bound = load.stats.spawnSerial.median / load.cores;
+    const ratio = load.stats.load.median / bound;
+    targets.push({
+      id: 'load',
+      target: 'loading 100 modules ≤ 1.5 × the spawn bound',
+      ratio,
+      measured: `${formatRatio(ratio)} (${formatMs(load.stats.load.median)} vs ${formatMs(bound)})`,
+      met: ratio <= 1.5,
+    });
+  }
+  const timeout = results.timeout;
+  if (timeout?.stats !== undefined) {
+    const { overshoot } = timeout.stats;
+    targets.push({
+      id: 'timeout',
+      target: `timeout overshoot median ≤ 25 ms (T = ${timeout.timeoutMs} ms)`,
+      value: overshoot.median,
+      measured: `${formatMs(overshoot.median)} (max ${formatMs(overshoot.max)})`,
+      met: overshoot.median <= 25,
+    });
+  }
+  const storm = results['crash-storm'];
+  if (storm?.memory !== undefined) {
+    const delta = storm.memory.rssDelta;
+    targets.push({
+      id: 'crash-storm-rss',
+      target: 'RSS after the crash storm within 20 MB of before',
+      value: delta,
+      measured: `${delta >= 0 ? '+' : ''}${formatMb(delta)} (${formatMb(storm.memory.before.rss)} → ${formatMb(storm.memory.after.rss)})`,
+      met: Math.abs(delta) <= 20 * MB,
+    });
+  }
+  return targets;
+}
+
+function roundTripSection(result) {
+  const names = {
+    inProcess: 'in-process function call',
+    hostInProcessTool: 'host.call of a host (in-process) tool',
+    rawPiscina: 'raw piscina `run`',
+    hostCall: '**host.call** (pooled worker)',
+    hostCall100: 'host.call, tool in a 100-module package',
+    freshWorker: 'fresh Worker per call (spawn, call, exit)',
+  };
+  const raw = result.stats.rawPiscina;
+  const rows = Object.entries(names)
+    .filter(([key]) => result.stats[key] !== undefined)
+    .map(([key, label]) => {
+      const stats = result.stats[key];
+      return [
+        label,
+        formatMs(stats.median),
+        formatMs(stats.p99),
+        formatRatio(stats.median / raw.median),
+        formatRatio(stats.p99 / raw.p99),
+        String(stats.n),
+      ];
+    });
+  return [
+    '## 1. Round trip of a trivial tool, one call at a time',
+    '',
+    `The echo tool, ${result.cycles} cycles; every cycle runs each variant once in a fresh random order (the fresh Worker every ${Math.round(result.cycles / result.stats.freshWorker.n)}th cycle). Pools: ${result.threads} threads, started before measuring.`,
+    '',
+    table(['Variant', 'Median', 'p99', 'Median vs raw piscina', 'p99 vs raw piscina', 'n'], rows),
+  ].join('\n');
+}
+
+function throughputSection(result) {
+  const raw = result.stats.rawPiscina;
+  const rows = [
+    ['**host.call**', result.stats.hostCall],
+    ['raw piscina `run`', raw],
+  ].map(([label, stats]) => [
+    label,
+    calls(stats.callsPerSecond.median),
+    `${calls(stats.callsPerSecond.min)} – ${calls(stats.callsPerSecond.max)}`,
+    formatRatio(stats.callsPerSecond.median / raw.callsPerSecond.median),
+    formatMs(stats.latency.median),
+    formatMs(stats.latency.p99),
+    formatMs(stats.cpuPerCall.median),
+    formatRatio(stats.cpuPerCall.median / raw.cpuPerCall.median),
+  ]);
+  const columns = ['Variant', 'Calls/s (median batch)', 'Range', 'vs raw piscina', 'Latency median'];
+  columns.push('Latency p99', 'CPU per call', 'CPU vs raw');
+  return [
+    '## 2. Throughput of parallel trivial calls',
+    '',
+    `${result.batches} batches of ${result.callsPerBatch} echo calls per variant with ${result.window} in flight, batches alternating; ${result.threads} threads each.`,
+    '',
+    table(columns, rows),
+    '',
+    "CPU per call = user + system time of the whole process (host thread and workers) over a batch, divided by its calls. With every core busy it bounds the throughput, and the machine's other load moves it far less than wall time.",
+  ].join('\n');
+}
+
+function loadSection(result) {
+  const { load, spawnSerial, spawnParallel } = result.stats;
+  const bound = spawnSerial.median / result.cores;
+  const row = (label, stats, cpu, divisor = 1) => [
+    label,
+    formatMs(stats.median / divisor),
+    `${formatMs(stats.min / divisor)} – ${formatMs(stats.max / divisor)}`,
+    formatRatio(load.median / (stats.median / divisor)),
+    cpu === undefined ? '' : formatMs(cpu.median),
+  ];
+  const count = result.moduleCount;
+  const lines = [
+    `## 3. Loading ${count} generated tool modules`,
+    '',
+    `**Spawn bound** = (wall time to start and end ${count} bare workers one after another) / cores (${result.cores}). A bare worker imports nothing, posts one message and exits; the time runs from \`new Worker\` to its \`exit\` event. ${plural(result.rounds, 'round')}, alternating with the loads; one unmeasured load and spawn run first.`,
+    '',
+    table(
+      ['Measure', 'Median', 'Range', 'host.load vs this', 'CPU (all threads)'],
+      [
+        row(`host.load of a ${count}-module package (fresh host each time)`, load, result.cpu.load),
+        row(`spawn bound (${count} serial spawns / ${result.cores})`, spawnSerial, undefined, result.cores),
+        row(
+          `${count} bare spawns, ${result.cores} at a time (measured)`,
+          spawnParallel,
+          result.cpu.spawnParallel,
+        ),
+        row(`${count} bare spawns, one at a time`, spawnSerial, result.cpu.spawnSerial),
+      ],
+    ),
+  ];
+  if (result.leftOut.length > 0) {
+    const reasons = result.leftOut.map((item) => `${item.code} (${item.reason})`).join('; ');
+    lines.push('', `Left out during the measured loads: ${reasons}`);
+  }
+  const spawnCpu = result.cpu.spawnSerial.median;
+  lines.push(
+    '',
+    `One bare spawn takes ${formatMs(spawnSerial.median / count)} of wall time and ${formatMs(spawnCpu / count)} of CPU; one module read in host.load costs ${formatMs(result.cpu.load.median / count)} of CPU (${formatRatio(result.cpu.load.median / spawnCpu)} a bare spawn). The spawn bound (${formatMs(bound)}) assumes ${result.cores} idle cores; the measured ${result.cores}-at-a-time run shows what the machine gave.`,
+  );
+  return lines.join('\n');
+}
+
+function timeoutSection(result) {
+  const row = (label, stats) => [label, formatMs(stats.median), formatMs(stats.max), String(stats.n)];
+  return [
+    '## 4. Timeout precision',
+    '',
+    `A runaway tool (\`for (;;) {}\`) called with \`timeoutMs\` ${result.timeoutMs}, \`timeoutGraceMs\` ${result.timeoutGraceMs}; ${plural(result.rounds, 'round')}. Overshoot = time from \`host.call\` to its error result, minus T. "Next call" = an echo call made as soon as the timeout result arrives. Error codes seen: ${result.errorCodes.join(', ')}.`,
+    '',
+    table(
+      ['Measure', 'Median', 'Max', 'n'],
+      [
+        row('overshoot past T, one runaway call (other threads free)', result.stats.overshoot),
+        row('next call, one thread stuck', result.stats.nextCallOneStuck),
+        row(
+          `overshoot past T, all ${result.threads} threads run away at once`,
+          result.stats.overshootAllStuck,
+        ),
+        row('next call, all threads stuck (needs a replacement worker)', result.stats.nextCallAllStuck),
+      ],
+    ),
+  ].join('\n');
+}
+
+function crashStormSection(result) {
+  const row = (label, run) => [
+    label,
+    String(run.goodCalls),
+    formatMs(run.wallMs),
+    calls(run.goodCallsPerSecond),
+    formatMs(run.goodLatency.median),
+    formatMs(run.goodLatency.p99),
+    Object.entries(run.codes)
+      .map(([code, count]) => `${code} ${count}`)
+      .join(', '),
+  ];
+  const baselineRate = (result.baseline.goodCallsPerSecond + result.baselineAfter.goodCallsPerSecond) / 2;
+  const { before, after } = result.memory;
+  return [
+    '## 5. Crash storm',
+    '',
+    `${result.totalCalls} calls with ${result.window} in flight; in the storm every ${result.crashEvery}th call runs a tool that calls \`process.exit\`, in the crash-free runs those calls are skipped. Crash-free runs come before and after the storm.`,
+    '',
+    table(
+      ['Run', 'Good calls', 'Wall', 'Good calls/s', 'Good p50', 'Good p99', 'Outcomes'],
+      [
+        row('crash-free (before)', result.baseline),
+        row('**storm**', result.storm),
+        row('crash-free (after)', result.baselineAfter),
+      ],
+    ),
+    '',
+    `Good calls' throughput in the storm: ${formatRatio(result.storm.goodCallsPerSecond / baselineRate)} of the crash-free mean; p99 ${formatRatio(result.storm.goodLatency.p99 / result.baseline.goodLatency.p99)} of the first crash-free run's.`,
+    '',
+    `Leak check: host RSS right before and right after the storm, each time once the pool's workers had exited idle (\`idleTimeoutMs\` ${result.idleTimeoutMs}) and after a full GC: ${formatMb(before.rss)} → ${formatMb(after.rss)} (${result.memory.rssDelta >= 0 ? '+' : ''}${formatMb(result.memory.rssDelta)}); host heap used ${formatMb(before.heapUsed)} → ${formatMb(after.heapUsed)}. RSS while the calls ran, every 1000 calls: storm ${result.storm.rssSamples.map((bytes) => (bytes / MB).toFixed(0)).join(', ')} MB; crash-free ${result.baseline.rssSamples.map((bytes) => (bytes / MB).toFixed(0)).join(', ')} MB.`,
+  ].join('\n');
+}
+
+function largeResultsSection(result) {
+  const groups = new Map();
+  for (const run of result.runs) {
+    const key = `${run.variant}:${run.bytes}`;
+    groups.set(key, [...(groups.get(key) ?? []), run]);
+  }
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return sorted[Math.floor((sorted.length - 1) / 2)];
+  };
+  const rows = [];
+  for (const bytes of result.sizes) {
+    const raw = groups.get(`rawPiscina:${bytes}`) ?? [];
+    const rawTime = median(raw.map((run) => run.time.median));
+    for (const variant of ['hostCall', 'rawPiscina']) {
+      const runs = groups.get(`${variant}:${bytes}`) ?? [];
+      if (runs.length === 0) continue;
+      const time = median(runs.map((run) => run.time.median));
+      const peak = Math.max(...runs.map((run) => run.peakAboveBefore));
+      const last = runs.at(-1).result;
+      const what =
+        variant === 'hostCall'
+          ? `model sees ${formatBytes(last.textBytes)}${last.fullOutputBytes === undefined ? '' : `; full output file ${formatBytes(last.fullOutputBytes)}`}${last.isError ? `; error ${last.errorCode}` : ''}`
+          : `${formatBytes(last.textBytes)} string`;
+      rows.push([
+        variant === 'hostCall' ? '**host.call**' : 'raw piscina `run`',
+        `${bytes / MB} MB`,
+        formatMs(time),
+        formatRatio(time / rawTime),
+        formatMb(peak),
+        what,
+        `${runs.reduce((total, run) => total + run.calls, 0)} in ${plural(runs.length, 'process')}`,
+      ]);
+    }
+  }
+  return [
+    '## 6. Large results',
+    '',
+    "A tool returning N bytes of ASCII text, default host options (`outputBudgetBytes` 32 KB, `maxResultBytes` 10 MB). Each variant and size runs in a fresh process; peak = the kernel's RSS high-water mark (worker threads included) above the RSS just before the first large call. Time is the median call; peak is the largest over the rounds.",
+    '',
+    table(
+      ['Variant', 'Output', 'Time (median)', 'vs raw piscina', 'Peak RSS above before', 'Result', 'Calls'],
+      rows,
+    ),
+  ].join('\n');
+}
+
+function loopSection(result) {
+  if (result.skipped !== undefined)
+    return `## 7. The loop's per-turn overhead\n\nSkipped: ${result.skipped}.`;
+  const pairs = [
+    ['host tool (sandboxed, host.call)', result.stats.plainHostTool, result.stats.runToolsHostTool],
+    ['in-process tool', result.stats.plainInProcessTool, result.stats.runToolsInProcessTool],
+  ];
+  const rows = pairs.map(([label, plain, loop]) => [
+    label,
+    formatMs(plain.median),
+    formatMs(loop.median),
+    formatRatio(loop.median / plain.median),
+    formatMs((loop.median - plain.median) / result.requestsPerConversation),
+    `${formatMs(plain.p99)} / ${formatMs(loop.p99)}`,
+  ]);
+  return [
+    "## 7. The loop's per-turn overhead",
+    '',
+    `A conversation = ${result.requestsPerConversation} requests (\`tool_use\`, then \`end_turn\`) to a local fake Messages API (node:http, JSON) through the real \`@anthropic-ai/sdk\` client; ${result.cycles} conversations per variant, interleaved. The plain loop is the smallest correct \`client.messages.create\` loop running the same tool the same way.`,
+    '',
+    table(
+      [
+        'Tool',
+        'Plain loop (median)',
+        'runTools (median)',
+        'runTools vs plain',
+        'Overhead per request',
+        'p99 plain / runTools',
+      ],
+      rows,
+    ),
+  ].join('\n');
+}
+
+const sections = {
+  'round-trip': roundTripSection,
+  throughput: throughputSection,
+  load: loadSection,
+  timeout: timeoutSection,
+  'crash-storm': crashStormSection,
+  'large-results': largeResultsSection,
+  loop: loopSection,
+};
+
+export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {
+  const load = machine.loadAverage.map((value) => value.toFixed(2)).join(', ');
+  const lines = [
+    '# toolhost benchmarks',
+    '',
+    `Measured ${startedAt} with \`npm run bench${mode === 'quick' ? ' -- --quick' : ''}\` (${mode} run, ${formatMs(durationMs)} in all).`,
+    `Machine: ${machine.cpuModel}, ${machine.cores} cores, ${formatMb(machine.memoryBytes)} memory; ${machine.os}; Node ${machine.node} (V8 ${machine.v8}); piscina ${machine.piscina}; load average at start ${load}.`,
+    machine.library === undefined
+      ? `Code: commit ${machine.commit ?? 'unknown'}${machine.uncommittedSourceChanges ? ' with uncommitted changes in src/ or workers/' : ''}, built to dist/.`
+      : `Code: the build in ${machine.library} (TOOLHOST_BENCH_DIST), not dist/.`,
+    'The machine is shared and noisy: compare the ratios (each measured against a baseline in the same run, interleaved), not the absolute times.',
+    '',
+    '## Targets',
+    '',
+    table(
+      ['Target', 'Measured', ''],
+      targets.map((target) => [target.target, target.measured, yesNo(target.met)]),
+    ),
+  ];
+  for (const [name, render] of Object.entries(sections)) {
+    const result = results[name];
+    if (result === undefined) continue;
+    lines.push('');
+    lines.push(result.error === undefined ? render(result) : `## ${name}\n\nFailed: ${result.error}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,85 @@
+/**
+ * 1. One call at a time: host.call of a trivial tool (validation, encoding, bookkeeping, a pooled
+ * worker) against a raw piscina run of the same function, a plain in-process call, the host's own
+ * in-process tool path, and a fresh Worker per call. Round-robin, interleaved per call.
+ */
+import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { run as echo } from '../fixtures/bench-tools/echo.js';
+import { iterations, log, report } from '../lib/child.mjs';
+import { generatePackage } from '../lib/generate.mjs';
+import { benchToolsDir, freshWorkerUrl, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { interleave, summarize } from '../lib/stats.mjs';
+
+const { ToolHost } = await importToolhost();
+const threads = availableParallelism();
+const args = { text: 'hello' };
+
+const host = new ToolHost({ logger: quietLogger() });
+await host.load(fileURLToPath(benchToolsDir));
+const generatedRoot = await generatePackage(100);
+await host.load(generatedRoot);
+host.register({
+  name: 'echo_in_process',
+  description: 'The same echo, as a host tool',
+  parameterSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  run: echo,
+});
+
+// The raw baseline mirrors the host pool's thread settings: no workers until needed, up to one per
+// core, idle workers kept for 30 s.
+const raw = new Piscina({
+  filename: rawWorkerUrl.href,
+  minThreads: 0,
+  maxThreads: threads,
+  idleTimeout: 30_000,
+});
+
+function freshWorkerCall() {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(freshWorkerUrl, { workerData: args });
+    let value;
+    worker.once('message', (message) => {
+      value = message;
+    });
+    worker.once('error', reject);
+    worker.once('exit', () => resolve(value));
+  });
+}
+
+const variants = {
+  inProcess: async () => echo(args),
+  hostInProcessTool: () => host.call('echo_in_process', args),
+  rawPiscina: () => raw.run({ tool: 'echo', args }),
+  hostCall: () => host.call('echo', args),
+  hostCall100: () => host.call('generated_7', { query: 'hello' }),
+  freshWorker: freshWorkerCall,
+};
+
+// Both pools start all their threads before anything is measured.
+await Promise.all(Array.from({ length: threads * 4 }, () => host.call('echo', args)));
+await Promise.all(Array.from({ length: threads * 4 }, () => host.call('generated_7', { query: 'hello' })));
+await Promise.all(Array.from({ length: threads * 4 }, () => raw.run({ tool: 'echo', args })));
+const check = await host.call('echo', args);
+if (check.isError || check.content[0]?.text !== 'hello')
+  throw new Error(`echo answered ${JSON.stringify(check)}`);
+
+const cycles = iterations(4000, 800);
+const freshEvery = iterations(50, 50);
+log(`round trip: ${cycles} cycles, a fresh worker every ${freshEvery}`);
+const samples = await interleave({
+  variants,
+  cycles,
+  warmupCycles: iterations(300, 100),
+  every: { freshWorker: freshEvery },
+});
+
+await host.close();
+await raw.destroy();
+await rm(generatedRoot, { recursive: true, force: true });
+
+const stats = Object.fromEntries(Object.entries(samples).map(([name, list]) => [name, summarize(list)]));
+report({ threads, cycles, stats });

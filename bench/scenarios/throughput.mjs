@@ -1,0 +1,67 @@
+/**
+ * 2. Many trivial calls in parallel (a fixed number in flight), host.call against raw piscina with
+ * the same thread count. Batches alternate between the two, so drift hits both.
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { iterations, log, report } from '../lib/child.mjs';
+import { benchToolsDir, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { runWindow, summarize } from '../lib/stats.mjs';
+
+const { ToolHost } = await importToolhost();
+const threads = availableParallelism();
+const args = { text: 'hello' };
+const window = 64;
+const callsPerBatch = iterations(4000, 1500);
+const batches = iterations(8, 3);
+
+const host = new ToolHost({ logger: quietLogger() });
+await host.load(fileURLToPath(benchToolsDir));
+const raw = new Piscina({
+  filename: rawWorkerUrl.href,
+  minThreads: 0,
+  maxThreads: threads,
+  idleTimeout: 30_000,
+});
+
+const variants = {
+  hostCall: () => host.call('echo', args),
+  rawPiscina: () => raw.run({ tool: 'echo', args }),
+};
+
+// One unmeasured batch each starts the threads and warms the code.
+for (const call of Object.values(variants)) await runWindow({ total: 1000, window, makeCall: call });
+
+log(`throughput: ${batches} batches of ${callsPerBatch} calls per variant, ${window} in flight`);
+const perVariant = {
+  hostCall: { callsPerSecond: [], latencies: [], cpuPerCallMs: [] },
+  rawPiscina: { callsPerSecond: [], latencies: [], cpuPerCallMs: [] },
+};
+for (let batch = 0; batch < batches; batch += 1) {
+  const order = batch % 2 === 0 ? ['hostCall', 'rawPiscina'] : ['rawPiscina', 'hostCall'];
+  for (const name of order) {
+    const cpuBefore = process.cpuUsage();
+    const { wallMs, latencies } = await runWindow({ total: callsPerBatch, window, makeCall: variants[name] });
+    const cpu = process.cpuUsage(cpuBefore);
+    // CPU of every thread of the process (host and workers) per call.
+    perVariant[name].cpuPerCallMs.push((cpu.user + cpu.system) / 1000 / callsPerBatch);
+    perVariant[name].callsPerSecond.push((callsPerBatch / wallMs) * 1000);
+    perVariant[name].latencies.push(...latencies);
+  }
+}
+
+await host.close();
+await raw.destroy();
+
+const stats = Object.fromEntries(
+  Object.entries(perVariant).map(([name, { callsPerSecond, latencies, cpuPerCallMs }]) => [
+    name,
+    {
+      callsPerSecond: summarize(callsPerSecond),
+      latency: summarize(latencies),
+      cpuPerCall: summarize(cpuPerCallMs),
+    },
+  ]),
+);
+report({ threads, window, callsPerBatch, batches, stats });
