@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectPositiveInteger, ToolHostError } from './errors.js';
+import { expectPositiveInteger, show, ToolHostError } from './errors.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
 
@@ -137,6 +137,29 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     );
   }
   if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+  const delays = options.rereadDelaysMs;
+  if (
+    delays !== undefined &&
+    !(Array.isArray(delays) && delays.every((ms) => Number.isSafeInteger(ms) && ms >= 0))
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`rereadDelaysMs\` to be an array of non-negative integers, got ${show(delays)}`,
+    );
+  }
+  const clock = options.clock;
+  if (
+    clock !== undefined &&
+    (typeof clock !== 'object' ||
+      clock === null ||
+      typeof clock.now !== 'function' ||
+      typeof clock.sleep !== 'function')
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`',
+    );
+  }
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');

@@ -52,13 +52,18 @@ export interface CallTask {
   timeoutMs: number;
   /** The call's slot in the pool's {@link CallStarts}; the pool assigns it when it dispatches. */
   slot: number;
+  /**
+   * What the worker stamps into the slot: unique per dispatch (never 0), so a worker ended late
+   * can't mark the slot's next call as started.
+   */
+  stamp: number;
 }
 
 /**
  * When each dispatched call started running, shared between a pool and its workers: the worker
  * stamps its call's slot as it starts, so the host counts a call's timeout from then without a
- * message per call. `stamped[slot]` (set with Atomics, after the time is written) says that
- * `times[slot]` holds the start, in ms of {@link now}.
+ * message per call. `stamped[slot]` holding the call's stamp (set with Atomics, after the time is
+ * written) says that `times[slot]` holds its start, in ms of {@link now}.
  */
 export interface CallStarts {
   stamped: Int32Array;
@@ -77,18 +82,18 @@ export function now(): number {
   return performance.timeOrigin + performance.now();
 }
 
-export function stampCallStart(starts: CallStarts, slot: number): void {
-  starts.times[slot] = now();
+export function stampCallStart(starts: CallStarts, task: CallTask): void {
+  starts.times[task.slot] = now();
   // The atomic store publishes the time written before it.
-  Atomics.store(starts.stamped, slot, 1);
+  Atomics.store(starts.stamped, task.slot, task.stamp);
 }
 
 export function clearCallStart(starts: CallStarts, slot: number): void {
   Atomics.store(starts.stamped, slot, 0);
 }
 
-export function readCallStart(starts: CallStarts, slot: number): number | undefined {
-  return Atomics.load(starts.stamped, slot) === 1 ? starts.times[slot] : undefined;
+export function readCallStart(starts: CallStarts, task: CallTask): number | undefined {
+  return Atomics.load(starts.stamped, task.slot) === task.stamp ? starts.times[task.slot] : undefined;
 }
 
 /** What every call of one pool shares (a call worker's `workerData`). */

@@ -71,6 +71,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #rootByPath = new Map<string, string>();
   readonly #problems = new Map<string, { path: string; reason: string }>();
   readonly #served = new Set<ServedSource>();
+  readonly #draining = new Set<TrustDomainPool>();
   readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
   readonly #logged = new Set<string>();
   /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
@@ -410,7 +411,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     for (const record of this.#records.values()) {
       if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
     }
-    await Promise.all([this.#reader.close(), ...[...this.#pools.values()].map(({ pool }) => pool.close())]);
+    await Promise.all([
+      this.#reader.close(),
+      ...[...this.#pools.values()].map(({ pool }) => pool.close()),
+      ...[...this.#draining].map((pool) => pool.close()),
+    ]);
     this.#pools.clear();
     await rm(this.#settings.tmpRoot, { recursive: true, force: true, maxRetries: 2 });
   }
@@ -434,6 +439,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       withheld: options.withheld ?? [],
       timeoutMs,
       slot: -1,
+      stamp: 0,
     };
     const onProgress = (data: JsonValue) => this.emit('progress', { toolName: tool.info.name, callId, data });
 
@@ -474,7 +480,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     const tier = this.#tierOf(record.domain);
     const current = this.#pools.get(record.domain);
     if (current !== undefined && current.version === version && current.tier === tier) return current.pool;
-    if (current !== undefined) void current.pool.drain();
+    if (current !== undefined) this.#drain(current.pool);
     const pool = new TrustDomainPool(
       {
         maxThreads: this.#settings.maxThreadsPerPool,
@@ -491,6 +497,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     );
     this.#pools.set(record.domain, { version, tier, pool });
     return pool;
+  }
+
+  /** An old pool ends once its running calls have answered, or at `close()`, whichever is first. */
+  #drain(pool: TrustDomainPool): void {
+    this.#draining.add(pool);
+    pool
+      .drain()
+      .catch((error: unknown) => this.#fault('a drained pool', `it failed to end: ${String(error)}`))
+      .finally(() => this.#draining.delete(pool));
   }
 
   #read(record: ModuleRecord): Promise<ReadOutcome> {
@@ -623,7 +638,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
         this.#tierOf(domain) !== entry.tier
       ) {
         this.#pools.delete(domain);
-        void entry.pool.drain();
+        this.#drain(entry.pool);
       }
     }
     for (const status of this.#generation.statuses) {

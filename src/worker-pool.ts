@@ -74,6 +74,7 @@ const WAKE_TASK: CallTask = {
   withheld: [],
   timeoutMs: 1,
   slot: -1,
+  stamp: 0,
 };
 
 export class TrustDomainPool {
@@ -94,7 +95,11 @@ export class TrustDomainPool {
   /** When each dispatched call started running (see {@link CallStarts}); one slot per dispatched call. */
   readonly #starts: CallStarts;
   readonly #freeSlots: number[];
+  #stamps = 0;
+  /** No new calls (draining or destroyed). */
   #closed = false;
+  /** Workers ended: nothing may start any more. */
+  #destroyed = false;
 
   constructor(limits: PoolLimits, onFault: (message: string) => void) {
     this.#limits = limits;
@@ -160,7 +165,7 @@ export class TrustDomainPool {
       // rest of its time; one still waiting is checked again a timeout later.
       const checkDeadline = () => {
         if (answered) return;
-        const startedAt = readCallStart(this.#starts, task.slot);
+        const startedAt = readCallStart(this.#starts, task);
         const left = startedAt === undefined ? task.timeoutMs : startedAt + task.timeoutMs - now();
         if (left <= 0) timeOut();
         else deadline = setTimeout(checkDeadline, Math.ceil(left));
@@ -171,7 +176,10 @@ export class TrustDomainPool {
           inFlight.progressReceived += 1;
           if (!answered) hooks.onProgress?.(data);
           const held = inFlight.heldReply;
-          if (held !== undefined && inFlight.progressReceived >= held.progressSent) answer(held);
+          if (held !== undefined && inFlight.progressReceived >= held.progressSent) {
+            answer(held);
+            this.#inFlight.delete(task.taskId);
+          }
         },
         progressReceived: 0,
         heldReply: undefined,
@@ -193,17 +201,22 @@ export class TrustDomainPool {
           return;
         }
         task.slot = this.#takeSlot();
+        this.#stamps = this.#stamps >= 0x7fffffff ? 1 : this.#stamps + 1;
+        task.stamp = this.#stamps;
         deadline = setTimeout(checkDeadline, task.timeoutMs);
+        let lost = false;
         this.#piscina
           .run(task, { signal: kill })
           .then(
             (reply: CallReply) => {
+              clearTimeout(deadline);
               // Progress travels on another port than piscina's reply and may arrive after it:
               // the reply waits until everything the tool emitted before it has been delivered.
               if (inFlight.progressReceived >= reply.progressSent) answer(reply);
               else inFlight.heldReply = reply;
             },
             (error: Error & { code?: string }) => {
+              lost = true;
               answer(this.#explain(error, inFlight));
               this.#unstrand();
             },
@@ -211,8 +224,9 @@ export class TrustDomainPool {
           .finally(() => {
             clearTimeout(grace);
             if (inFlight.heldReply === undefined || answered) this.#inFlight.delete(task.taskId);
-            // A worker that was ended mid-call could not remove the call's temp dir itself.
-            if (kill.aborted || inFlight.fault !== undefined) {
+            // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
+            // temp dir itself.
+            if (lost || kill.aborted || inFlight.fault !== undefined) {
               void rm(callTmpDir(this.#limits.call, task), {
                 recursive: true,
                 force: true,
@@ -260,13 +274,15 @@ export class TrustDomainPool {
    * task makes it start a worker, which takes the queued calls first.
    */
   #unstrand(): void {
-    if (this.#closed || this.#piscina.threads.length > 0 || this.#piscina.queueSize === 0) return;
+    if (this.#destroyed || this.#piscina.queueSize === 0) return;
+    if (this.#piscina.threads.length >= this.#limits.maxThreads) return;
     this.#piscina.run(WAKE_TASK).catch(() => {});
   }
 
   /** Ends every worker; calls still pending answer `HOST_CLOSED`. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#destroyed = true;
     for (const answer of [...this.#closers])
       answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
     await this.#piscina.destroy();
@@ -276,7 +292,7 @@ export class TrustDomainPool {
   async drain(): Promise<void> {
     this.#closed = true;
     if (this.#dispatched > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
-    await this.#piscina.close();
+    if (!this.#destroyed) await this.#piscina.close();
   }
 
   #onWorkerMessage(message: WorkerMessage): void {

@@ -94,6 +94,28 @@ describe('runTools: onEvent', () => {
   });
 });
 
+describe('runTools: a streamed call without arguments', () => {
+  it('runs the tool with {} when its input streams as one empty delta', async () => {
+    fake.api.script(reply([rawToolUse('clock', '', 'toolu_clock')]), reply([text('noon')]));
+    const inputs: unknown[] = [];
+
+    const { messages } = await runTools(fake.client, body(), {
+      tools: [loopTool('clock', (input) => (inputs.push(input), 'noon'))],
+      onEvent: () => {},
+    });
+
+    expect(inputs).toEqual([{}]);
+    expect(messages[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_clock', name: 'clock', input: {} }],
+    });
+    const results = messages[2]?.content as ToolResultBlockParam[];
+    expect(results).toEqual([
+      { type: 'tool_result', tool_use_id: 'toolu_clock', content: [{ type: 'text', text: 'noon' }] },
+    ]);
+  });
+});
+
 describe('runTools: eager_input_streaming input that is not valid JSON', () => {
   const weather = loopTool('weather', () => 'sunny', { eager_input_streaming: true });
 

@@ -5,6 +5,9 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './exit-codes.js';
 
+/** The model when neither --model nor ANTHROPIC_MODEL names one. */
+export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5-5';
+
 export const COMMANDS = ['list', 'call', 'selftest', 'chat'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 

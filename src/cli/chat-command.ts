@@ -7,14 +7,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { type LoopHost, runTools, ToolLoopError } from '../loop/index.js';
 import type { ToolOutcome } from '../outcome.js';
-import type { ChatArgs } from './args.js';
+import { type ChatArgs, DEFAULT_CHAT_MODEL } from './args.js';
 import { ChatDisplay } from './chat-display.js';
 import { ExitCode, UsageError } from './exit-codes.js';
 import { createHost, loadAll } from './host-setup.js';
 import { type CliIo, oneLine, styleFor } from './terminal.js';
-
-/** The model when neither --model nor ANTHROPIC_MODEL names one. */
-export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5-5';
 
 /** The `--json` document. */
 export type ChatJson =

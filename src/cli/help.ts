@@ -1,5 +1,5 @@
 /** The text of `toolhost --help` and `toolhost <command> --help`. */
-import type { CommandName } from './args.js';
+import { type CommandName, DEFAULT_CHAT_MODEL } from './args.js';
 
 const HOST_OPTIONS = `  --json                 print one JSON document on stdout instead of text
   --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
@@ -74,7 +74,7 @@ Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured. Exit 1 if the conversat
 
 Options:
   -t, --tools PATH       a tool package or module (repeatable)
-  -m, --model M          the model (default $ANTHROPIC_MODEL, else claude-sonnet-4-5)
+  -m, --model M          the model (default $ANTHROPIC_MODEL, else ${DEFAULT_CHAT_MODEL})
   --max-iterations N     requests at most (default 10)
   --max-tokens N         max_tokens of each request (default 4096)
   --timeout MS           cap each tool call's time

@@ -102,7 +102,8 @@ export class MessageAccumulator {
     const block = message.content[index];
     const json = this.#inputJson.get(index);
     if (block === undefined || json === undefined || !tracksInput(block)) return;
-    const input = parseObject(json);
+    // A call without arguments streams no JSON at all (or only empty deltas): that is `{}`.
+    const input = json === '' ? {} : parseObject(json);
     if (input === undefined) this.#invalidInputIds.add(block.id);
     message.content[index] = { ...block, input: input ?? {} };
   }
