@@ -100,7 +100,12 @@ describe('runTools: a streamed call without arguments', () => {
     const inputs: unknown[] = [];
 
     const { messages } = await runTools(fake.client, body(), {
-      tools: [loopTool('clock', (input) => (inputs.push(input), 'noon'))],
+      tools: [
+        loopTool('clock', (input) => {
+          inputs.push(input);
+          return 'noon';
+        }),
+      ],
       onEvent: () => {},
     });
 

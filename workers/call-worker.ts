@@ -304,7 +304,7 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
   };
   active = call;
   // The host counts the call's timeout from this moment.
-  stampCallStart(settings.starts, task.slot);
+  stampCallStart(settings.starts, task);
 
   let reply: CallReply;
   try {
@@ -343,7 +343,13 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
     for (const handle of call.immediates ?? []) original.clearImmediate(handle);
     call.ended?.abort(CALL_ENDED);
     active = undefined;
-    if (call.tmpDirMade) rmSync(callTmpDir(settings, task), { recursive: true, force: true, maxRetries: 2 });
+    if (call.tmpDirMade) {
+      try {
+        rmSync(callTmpDir(settings, task), { recursive: true, force: true, maxRetries: 2 });
+      } catch {
+        // The reply matters more than the cleanup; the host removes its whole tmp root on close.
+      }
+    }
   }
   return reply;
 }

@@ -1,0 +1,61 @@
+/**
+ * Type tests for the public API (checked by `npm run typecheck`, which compiles test/).
+ */
+import type Anthropic from '@anthropic-ai/sdk';
+import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import { expectTypeOf } from 'vitest';
+import {
+  errorResult,
+  image,
+  type LoadReport,
+  type ModuleStatus,
+  runTools,
+  type SelftestReport,
+  type TaggedResult,
+  type ToolHost,
+  type ToolHostError,
+  type ToolInfo,
+  type ToolLoopError,
+  type ToolLoopResult,
+  type ToolOutcome,
+  toolResult,
+  withDetails,
+} from '../dist/src/index.js';
+
+declare const host: ToolHost;
+declare const client: Anthropic;
+
+// The host: calls resolve to outcomes (never a rejection type to handle), loads to reports.
+expectTypeOf(host.call('weather', { city: 'Oslo' })).toEqualTypeOf<Promise<ToolOutcome>>();
+expectTypeOf(host.load('./tools')).toEqualTypeOf<Promise<LoadReport>>();
+expectTypeOf(host.list()).toEqualTypeOf<ToolInfo[]>();
+expectTypeOf(host.status()).toEqualTypeOf<ModuleStatus[]>();
+expectTypeOf(host.selftest()).toEqualTypeOf<Promise<SelftestReport[]>>();
+expectTypeOf(host.toAnthropicTools()).toEqualTypeOf<Tool[]>();
+expectTypeOf<ToolOutcome['error']>().toEqualTypeOf<
+  { code: import('../dist/src/index.js').ToolErrorCode; message: string } | undefined
+>();
+expectTypeOf<ModuleStatus['state']>().toEqualTypeOf<'offered' | 'left-out' | 'reread-pending' | 'reading'>();
+
+// Events are typed by name.
+host.on('progress', (event) => expectTypeOf(event.toolName).toBeString());
+host.on('module', (event) =>
+  expectTypeOf(event.type).toEqualTypeOf<
+    'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result'
+  >(),
+);
+
+// The loop: the conversation comes back as MessageParam[], and its error carries it too.
+expectTypeOf(runTools(client, 'hello', { host, model: 'claude-test' })).toEqualTypeOf<
+  Promise<ToolLoopResult>
+>();
+expectTypeOf<ToolLoopResult['messages']>().toEqualTypeOf<MessageParam[]>();
+expectTypeOf<ToolLoopError>().toMatchTypeOf<ToolHostError>();
+expectTypeOf<ToolLoopError['messages']>().toEqualTypeOf<MessageParam[]>();
+
+// Author helpers build tagged, plain results.
+expectTypeOf(withDetails('3 words', { words: 3 })).toEqualTypeOf<TaggedResult>();
+expectTypeOf(errorResult('not found')).toEqualTypeOf<TaggedResult>();
+expectTypeOf(toolResult([image(new Uint8Array(), 'image/png')])).toEqualTypeOf<TaggedResult>();
+// @ts-expect-error: only the media types the Messages API accepts
+image(new Uint8Array(), 'image/bmp');
