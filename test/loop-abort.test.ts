@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { runTools, ToolLoopError } from '../dist/src/loop/index.js';
+import { runTools } from '../dist/src/loop/index.js';
 import {
   body,
   deferred,
   hang,
+  loopError,
   loopTool,
   overloaded,
   reply,
@@ -13,15 +14,6 @@ import {
 } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();
-
-async function loopError(promise: Promise<unknown>): Promise<ToolLoopError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(ToolLoopError);
-  return error as ToolLoopError;
-}
 
 describe('runTools: signal', () => {
   it('sends nothing when the signal is already aborted', async () => {

@@ -1,11 +1,12 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { type RetryInfo, runTools, ToolLoopError } from '../dist/src/loop/index.js';
+import { type RetryInfo, runTools } from '../dist/src/loop/index.js';
 import {
   apiError,
   body,
   dropConnection,
   fastRetry,
+  loopError,
   loopTool,
   overloaded,
   reply,
@@ -15,15 +16,6 @@ import {
 } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();
-
-async function loopError(promise: Promise<unknown>): Promise<ToolLoopError> {
-  const error = await promise.then(
-    () => undefined,
-    (thrown: unknown) => thrown,
-  );
-  expect(error).toBeInstanceOf(ToolLoopError);
-  return error as ToolLoopError;
-}
 
 describe('runTools: retries', () => {
   it('retries an overloaded (529) request and then succeeds, sending the same body again', async () => {

@@ -8,8 +8,8 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
-import { afterEach, beforeEach } from 'vitest';
-import type { LoopTool, ToolLoopBody } from '../../dist/src/loop/index.js';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { type LoopTool, type ToolLoopBody, ToolLoopError } from '../../dist/src/loop/index.js';
 
 /** A content block of a scripted reply. */
 export type FakeBlock =
@@ -416,4 +416,14 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
     resolve = settle;
   });
   return { promise, resolve };
+}
+
+/** The ToolLoopError a loop rejects with (fails the test when it resolves or throws anything else). */
+export async function loopError(promise: Promise<unknown>): Promise<ToolLoopError> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(ToolLoopError);
+  return error as ToolLoopError;
 }
