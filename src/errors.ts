@@ -7,6 +7,7 @@
 /** Why a call ended in an error result. Every code is documented in the README. */
 export type ToolErrorCode =
   | 'TOOL_THREW'
+  | 'TOOL_ACCESS_DENIED'
   | 'TOOL_ERROR_RESULT'
   | 'TOOL_TIMEOUT'
   | 'TOOL_EXITED'

@@ -17,7 +17,11 @@ import { removeDir, tempDir } from './support/tool-packages.js';
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
 const HOST_SOURCE = fileURLToPath(new URL('../src/tool-host.ts', import.meta.url));
-const ACCESS_DENIED = { code: 'TOOL_THREW', message: 'Access to this API has been restricted' };
+/** The error result of an operation the strict tier's permission model refused. */
+const denied = (permission: string, resource?: string) => ({
+  code: 'TOOL_ACCESS_DENIED',
+  message: `the strict isolation tier refused ${permission}${resource === undefined ? '' : ` on ${resource}`}`,
+});
 
 let root: string;
 let host: ToolHost;
@@ -64,7 +68,7 @@ describe("isolation: 'strict'", () => {
     await hostWith('strict');
     const target = join(root, 'written-by-tool.txt');
     const outcome = await host.call('strict_write_file', { path: target, text: 'pwned' });
-    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcome.error).toEqual(denied('FileSystemWrite', target));
     expect(existsSync(target)).toBe(false);
     await expectNextCallWorks();
   });
@@ -72,8 +76,8 @@ describe("isolation: 'strict'", () => {
   it("a tool that reads the host's own sources gets an error result without their contents", async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_read_file', { path: HOST_SOURCE });
-    expect(outcome.error).toEqual(ACCESS_DENIED);
-    expect(outcomeText(outcome)).toBe('Access to this API has been restricted');
+    expect(outcome.error).toEqual(denied('FileSystemRead', HOST_SOURCE));
+    expect(outcomeText(outcome)).toBe(`the strict isolation tier refused FileSystemRead on ${HOST_SOURCE}`);
     await expectNextCallWorks();
   });
 
@@ -82,7 +86,7 @@ describe("isolation: 'strict'", () => {
     const secrets = join(root, 'secrets.env');
     await writeFile(secrets, 'API_TOKEN=sk-fake-secret-for-strict-test\n');
     const outcome = await host.call('strict_read_file', { path: secrets });
-    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcome.error).toEqual(denied('FileSystemRead', secrets));
     expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
     await expectNextCallWorks();
   });
@@ -104,7 +108,7 @@ describe("isolation: 'strict'", () => {
     async () => {
       await hostWith('strict');
       const outcome = await host.call('strict_read_file', { path: '/proc/self/environ' });
-      expect(outcome.error).toEqual(ACCESS_DENIED);
+      expect(outcome.error).toEqual(denied('FileSystemRead', '/proc/self/environ'));
       await expectNextCallWorks();
     },
   );

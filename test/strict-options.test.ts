@@ -69,7 +69,10 @@ describe('the isolation option', () => {
     const outside = join(root, 'outside.txt');
 
     const strict = await host.call('strict_write_file', { path: outside, text: 'from strict' });
-    expect(strict.error).toEqual({ code: 'TOOL_THREW', message: 'Access to this API has been restricted' });
+    expect(strict.error).toEqual({
+      code: 'TOOL_ACCESS_DENIED',
+      message: `the strict isolation tier refused FileSystemWrite on ${outside}`,
+    });
     expect(existsSync(outside)).toBe(false);
 
     const worker = await host.call('plain_write', { path: outside });
@@ -88,7 +91,10 @@ describe('the isolation option', () => {
     await host.load(HOSTILE, { isolation: 'strict' });
     const again = join(root, 'outside-again.txt');
     const outcome = await host.call('strict_write_file', { path: again, text: 'strict' });
-    expect(outcome.error).toEqual({ code: 'TOOL_THREW', message: 'Access to this API has been restricted' });
+    expect(outcome.error).toEqual({
+      code: 'TOOL_ACCESS_DENIED',
+      message: `the strict isolation tier refused FileSystemWrite on ${again}`,
+    });
     expect(existsSync(again)).toBe(false);
   });
 });

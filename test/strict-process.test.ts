@@ -13,7 +13,11 @@ import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
-const ACCESS_DENIED = { code: 'TOOL_THREW', message: 'Access to this API has been restricted' };
+/** The error result of an operation the strict tier's permission model refused. */
+const denied = (permission: string, resource?: string) => ({
+  code: 'TOOL_ACCESS_DENIED',
+  message: `the strict isolation tier refused ${permission}${resource === undefined ? '' : ` on ${resource}`}`,
+});
 const refused = (what: string) => ({
   code: 'TOOL_THREW',
   message: `${what} is not available to tools in toolhost`,
@@ -51,7 +55,7 @@ describe("isolation: 'strict'", () => {
     await hostWith('strict');
     const marker = join(root, 'spawned.txt');
     const outcome = await host.call('strict_spawn', { marker });
-    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcome.error).toEqual(denied('ChildProcess'));
     expect(existsSync(marker)).toBe(false);
     await expectNextCallWorks();
   });
@@ -59,14 +63,14 @@ describe("isolation: 'strict'", () => {
   it('a tool that starts a nested worker gets an error result', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_nested_worker', {});
-    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcome.error).toEqual(denied('WorkerThreads'));
     await expectNextCallWorks();
   });
 
   it('a tool that registers module loader hooks (a thread of their own) gets an error result', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_register_hooks', {});
-    expect(outcome.error).toEqual(ACCESS_DENIED);
+    expect(outcome.error).toEqual(denied('WorkerThreads'));
     await expectNextCallWorks();
   });
 

@@ -248,11 +248,22 @@ function contextFor(call: ActiveCall): ToolContext {
   };
 }
 
-function errorCodeOf(error: unknown): ToolErrorCode {
+/** What a throw means: a stack overflow and a refusal of the strict tier get codes of their own. */
+function thrownFailure(error: unknown): { code: ToolErrorCode; message: string } {
   if (error instanceof RangeError && error.message.includes('Maximum call stack size exceeded')) {
-    return 'TOOL_STACK_OVERFLOW';
+    return { code: 'TOOL_STACK_OVERFLOW', message: describeThrown(error) };
   }
-  return 'TOOL_THREW';
+  const { code, permission, resource } = (error ?? {}) as {
+    code?: unknown;
+    permission?: unknown;
+    resource?: unknown;
+  };
+  if (code === 'ERR_ACCESS_DENIED' && typeof permission === 'string') {
+    // Node's own message ("Access to this API has been restricted") doesn't say what was refused.
+    const what = typeof resource === 'string' && resource !== '' ? ` on ${resource}` : '';
+    return { code: 'TOOL_ACCESS_DENIED', message: `the strict isolation tier refused ${permission}${what}` };
+  }
+  return { code: 'TOOL_THREW', message: describeThrown(error) };
 }
 
 type Entry = (...args: unknown[]) => unknown;
@@ -325,7 +336,8 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
       if (call.timedOut) {
         reply = failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
       } else if (thrown !== undefined) {
-        reply = failure(call, errorCodeOf(thrown.error), describeThrown(thrown.error));
+        const { code, message } = thrownFailure(thrown.error);
+        reply = failure(call, code, message);
       } else {
         const encoded = encodeResult(value, settings.maxResultBytes);
         reply = encoded.ok
