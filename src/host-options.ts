@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectPositiveInteger, show, ToolHostError } from './errors.js';
+import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from './errors.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
 
@@ -127,15 +127,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
   ] as const) {
     expectPositiveInteger(key, options[key]);
   }
-  if (
-    options.timeoutGraceMs !== undefined &&
-    !(Number.isSafeInteger(options.timeoutGraceMs) && options.timeoutGraceMs >= 0)
-  ) {
-    throw new ToolHostError(
-      'INVALID_OPTION',
-      `Expected \`timeoutGraceMs\` to be a non-negative integer, got ${String(options.timeoutGraceMs)}`,
-    );
-  }
+  expectNonNegativeInteger('timeoutGraceMs', options.timeoutGraceMs);
   if (options.isolation !== undefined) expectTier('isolation', options.isolation);
   const delays = options.rereadDelaysMs;
   if (

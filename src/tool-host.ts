@@ -74,6 +74,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #draining = new Set<TrustDomainPool>();
   readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
   readonly #logged = new Set<string>();
+  /** What the host's own tools' calls share (made on the first such call). */
+  #inProcessSettings: CallSettings | undefined;
   /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
   readonly #tmpDirs = new Map<string, string>();
   /** Load order per module path, kept while the path stays known. */
@@ -446,7 +448,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
     if (tool.origin.kind === 'host') {
       reply = await runInProcess(tool.origin.tool, task, {
-        settings: this.#callSettings(''),
+        settings: this.#inProcessCallSettings(),
         signal: options.signal,
         closing: this.#closing.signal,
         onProgress,
@@ -533,6 +535,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       this.#tmpDirs.set(domain, path);
     }
     return path;
+  }
+
+  #inProcessCallSettings(): CallSettings {
+    this.#inProcessSettings ??= this.#callSettings('');
+    return this.#inProcessSettings;
   }
 
   #callSettings(domain: string): CallSettings {

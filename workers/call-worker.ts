@@ -24,6 +24,7 @@ import {
 } from '../src/protocol.js';
 import type { JsonValue, ToolContext } from '../src/tool-module.js';
 import { hardenWorker } from './harden.js';
+import { toolSource } from './tool-source.js';
 
 type CallWorkerData = CallSettings & { allowAddons: boolean; starts: CallStarts };
 
@@ -287,11 +288,7 @@ async function importEntry(task: CallTask): Promise<Entry | string> {
   } catch (error) {
     return `the tool module failed to load: ${describeThrown(error)}`;
   }
-  const fallback = namespace['default'];
-  const source =
-    typeof fallback === 'object' && fallback !== null && !('name' in namespace)
-      ? (fallback as Record<string, unknown>)
-      : namespace;
+  const source = toolSource(namespace);
   const entry = source[task.kind];
   if (typeof entry !== 'function') return `the tool module has no ${task.kind} function`;
   return (entry as Entry).bind(source);

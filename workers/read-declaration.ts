@@ -8,6 +8,7 @@ import { findNonJson } from '../src/encode-result.js';
 import { describeThrown } from '../src/errors.js';
 import type { FieldRead, RawDeclaration, ReadReply, ReadRequest } from '../src/protocol.js';
 import { hardenWorker } from './harden.js';
+import { toolSource } from './tool-source.js';
 
 hardenWorker({ allowAddons: false });
 
@@ -39,11 +40,7 @@ async function read(request: ReadRequest): Promise<ReadReply> {
     return { ok: false, error: { code: 'IMPORT_FAILED', message: describeThrown(error) } };
   }
   try {
-    const fallback = namespace['default'];
-    const source =
-      typeof fallback === 'object' && fallback !== null && !('name' in namespace)
-        ? (fallback as Record<string, unknown>)
-        : namespace;
+    const source = toolSource(namespace);
     const fields: Partial<Record<(typeof FIELDS)[number], FieldRead>> = {};
     for (const field of FIELDS) fields[field] = await readField(source, field);
     const declaration: RawDeclaration = {
