@@ -1,7 +1,7 @@
 /**
- * The tool module contract (what a third-party package ships) and the small, dependency-free helpers
- * tool authors use to build tagged results. This file has no imports so that it can be loaded cheaply
- * from `toolhost/tool` inside a tool's worker.
+ * The tool module contract (what a third-party package ships), `defineTool` for typed tools, and the
+ * small, dependency-free helpers tool authors use to build tagged results. This file has no imports,
+ * so that it loads cheaply from `toolhost/tool` inside a tool's worker and a tool package can copy it.
  */
 
 /** A JSON value: what crosses between the host, the workers and the model. */
@@ -9,6 +9,101 @@ export type JsonValue = string | number | boolean | null | JsonValue[] | { [key:
 
 /** A JSON object. */
 export type JsonObject = { [key: string]: JsonValue };
+
+/** A JSON value as a literal schema holds it: `as const` (or a `const` type parameter) makes arrays readonly. */
+export type JsonSchemaValue =
+  | string
+  | number
+  | boolean
+  | null
+  | readonly JsonSchemaValue[]
+  | { readonly [key: string]: JsonSchemaValue };
+
+/** A JSON Schema object: plain data. */
+export type JsonSchema = { readonly [key: string]: JsonSchemaValue };
+
+/** What the contract asks of `parameterSchema`: an object schema at the root. */
+export type ParameterSchema = JsonSchema & { readonly type: 'object' };
+
+/**
+ * The type of the values a literal JSON Schema accepts, for typing a tool's arguments (types only,
+ * nothing runs). It reads `type` (one or a list), `properties`, `required`, `additionalProperties`,
+ * `items`, `enum`, `const`, `anyOf` and `oneOf`. A keyword it does not read (`allOf`, `$ref`, `not`,
+ * `if`, `prefixItems`, `unevaluatedProperties`, ...) only leaves the type wider than the schema,
+ * never narrower: without a `type`, a value is any {@link JsonValue}. An object schema without
+ * `additionalProperties: false` accepts other keys, so its type has an index signature (`args.other`
+ * is then a `JsonValue`, and an error under `noPropertyAccessFromIndexSignature`).
+ */
+export type InferSchema<Schema> = Schema extends true
+  ? JsonValue
+  : Schema extends false
+    ? never
+    : Schema extends JsonSchema
+      ? FromKeywords<Schema>
+      : JsonValue;
+
+type FromKeywords<S extends JsonSchema> = S extends { readonly const: infer Value }
+  ? Writable<Value>
+  : S extends { readonly enum: readonly (infer Member)[] }
+    ? Writable<Member>
+    : S extends { readonly anyOf: readonly (infer Branch)[] }
+      ? Branches<Omit<S, 'anyOf'>, Branch>
+      : S extends { readonly oneOf: readonly (infer Branch)[] }
+        ? Branches<Omit<S, 'oneOf'>, Branch>
+        : S extends { readonly type: infer Type }
+          ? Type extends readonly (infer Name)[]
+            ? ByType<Name, S>
+            : ByType<Type, S>
+          : JsonValue;
+
+/** Each branch sees the keywords beside `anyOf`/`oneOf` too, as a validator applies both. */
+type Branches<Rest, Branch> = Branch extends JsonSchema
+  ? InferSchema<Rest & Branch>
+  : Branch extends boolean
+    ? InferSchema<Branch>
+    : never;
+
+type ByType<Name, S> = Name extends 'string'
+  ? string
+  : Name extends 'number' | 'integer'
+    ? number
+    : Name extends 'boolean'
+      ? boolean
+      : Name extends 'null'
+        ? null
+        : Name extends 'array'
+          ? ArrayOf<S>
+          : Name extends 'object'
+            ? ObjectOf<S>
+            : never;
+
+type ArrayOf<S> = S extends { readonly items: infer Items } ? InferSchema<Items>[] : JsonValue[];
+
+type PropertiesOf<S> = S extends { readonly properties: infer Properties }
+  ? Properties
+  : Record<never, never>;
+
+type RequiredOf<S> = S extends { readonly required: readonly (infer Key extends string)[] } ? Key : never;
+
+type OtherKeysOf<S> = S extends { readonly additionalProperties: false }
+  ? Record<never, never>
+  : S extends { readonly additionalProperties: infer Other extends JsonSchema }
+    ? { [key: string]: InferSchema<Other> }
+    : { [key: string]: JsonValue };
+
+type ObjectOf<S, P = PropertiesOf<S>, R = RequiredOf<S>> = Flatten<
+  { -readonly [K in keyof P as K extends R ? K : never]: InferSchema<P[K]> } & {
+    -readonly [K in keyof P as K extends R ? never : K]?: InferSchema<P[K]>;
+  } & { [K in Exclude<R & string, keyof P>]: JsonValue } & OtherKeysOf<S>
+>;
+
+/** One object type instead of an intersection, so editors show `{ city: string; days?: number }`. */
+type Flatten<T> = T extends infer O ? { [K in keyof O]: O[K] } : never;
+
+/** A `const` or `enum` value as `args` holds it: decoded JSON, whose arrays are not readonly. */
+type Writable<T> = T extends string | number | boolean | null
+  ? T
+  : { -readonly [K in keyof T]: Writable<T[K]> };
 
 /** How a call shares its turn with the other calls of the same model reply. */
 export type ToolConcurrency = 'parallel' | 'exclusive';
@@ -54,15 +149,59 @@ export type Declared<T> = T | (() => T);
 
 /**
  * One tool module: its declaration and behaviour, as named exports or one default-exported object.
+ * `run` gets a {@link JsonObject}; for arguments typed from the schema, see {@link defineTool} and
+ * {@link ToolDefinition}. In a JavaScript module, JSDoc gives the same: `@type
+ * {import('toolhost/tool').ToolModule}` on the default-exported object.
  */
 export interface ToolModule {
   name: Declared<string>;
   description: Declared<string>;
-  parameterSchema: Declared<JsonObject>;
+  parameterSchema: Declared<JsonSchema>;
   timeoutMs?: Declared<number>;
   concurrency?: Declared<ToolConcurrency>;
   run(args: JsonObject, ctx: ToolContext): unknown;
   selftest?(ctx: ToolContext): unknown;
+}
+
+/**
+ * A typed tool, as {@link defineTool} takes and returns it: plain values, `run`'s arguments inferred
+ * from `Schema`. JSDoc: `@type {import('toolhost/tool').ToolDefinition<typeof parameterSchema>}`,
+ * with the schema declared `@type {const}`.
+ */
+export interface ToolDefinition<Schema extends ParameterSchema> {
+  name: string;
+  description: string;
+  parameterSchema: Schema;
+  /** @default 30000 */
+  timeoutMs?: number;
+  /** @default 'parallel' */
+  concurrency?: ToolConcurrency;
+  run(args: InferSchema<Schema>, ctx: ToolContext): unknown;
+  selftest?(ctx: ToolContext): unknown;
+}
+
+/**
+ * Types a tool: `run`'s `args` are inferred from the literal `parameterSchema` (no `as const`
+ * needed in the call), so a misspelt or missing property fails to compile. At run time it only
+ * returns its argument, the same plain module shape the contract accepts: `export default
+ * defineTool({...})` is a tool module.
+ * @example
+ * export default defineTool({
+ *   name: 'weather',
+ *   description: 'Current weather for a city',
+ *   parameterSchema: {
+ *     type: 'object',
+ *     properties: { city: { type: 'string' }, days: { type: 'integer' } },
+ *     required: ['city'],
+ *     additionalProperties: false,
+ *   },
+ *   run({ city, days = 1 }) { return `${city}: sunny for ${days} days`; }, // city: string, days?: number
+ * });
+ */
+export function defineTool<const Schema extends ParameterSchema>(
+  definition: ToolDefinition<Schema>,
+): ToolDefinition<Schema> {
+  return definition;
 }
 
 /**
