@@ -123,14 +123,38 @@ describe('toolhost chat', () => {
     expect(api.body(0).stream).toBeUndefined();
   });
 
-  it('an API error ends the chat with exit 1 and one line on stderr', async () => {
+  it('an API error ends the chat with exit 1 and one plain line on stderr, the API’s message once', async () => {
     api.script(apiError(401, 'authentication_error', { message: 'invalid x-api-key' }));
     const result = await chat(['--tools', converter, '--model', 'claude-test', 'hello']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe('');
-    const lines = result.stderr.split('\n').filter((line) => line !== '');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^toolhost: chat failed: authentication_error: .*invalid x-api-key/);
+    expect(result.stderr).toBe('toolhost: authentication failed (401): invalid x-api-key\n');
+  });
+
+  it('an API error type without words of its own is named, still once', async () => {
+    api.script(apiError(418, 'teapot_error', { message: 'short and stout' }));
+    const result = await chat(['--model', 'claude-test', 'hello']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('toolhost: the Messages API answered teapot_error (418): short and stout\n');
+  });
+
+  it('shows a multi-line tool error as lines, not joined into one', async () => {
+    api.script(
+      reply([toolUse('convert_length', { value: '5', from: 'km' }, 'toolu_d')]),
+      reply([text('I sent bad input.')]),
+    );
+    const result = await chat(['-t', converter, '-m', 'claude-test', 'How far is 5 km?']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        '→ convert_length {"value":"5","from":"km"}',
+        "← convert_length failed: INVALID_INPUT: the input does not match the tool's parameterSchema:",
+        "    - the input must have required property 'to'",
+        '    - /value must be number',
+        'I sent bad input.',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('works without tools', async () => {

@@ -6,7 +6,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshDir, PACKAGES, REPO, runCli } from './support/cli-run.js';
+import { freshDir, PACKAGES, REPO, runCli, writePackage } from './support/cli-run.js';
 
 let tmp: ReturnType<typeof freshDir>;
 let work: ReturnType<typeof freshDir>;
@@ -96,6 +96,45 @@ describe('toolhost list', () => {
       '  ✗ tools/fetch-page.js  left out: DECLARATION_INVALID: name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"\n',
     );
     expect(result.stdout.endsWith('\n7 tools offered, 1 left out\n')).toBe(true);
+  });
+
+  it('names a package once in its header: by its name, with the path only when that says more', async () => {
+    const result = await runCli(['list', 'notes', './unit-converter/', join(PACKAGES, 'text-stats')], {
+      tmpDir: tmp.path,
+      cwd: PACKAGES,
+    });
+    expect(result.code).toBe(0);
+    const headers = result.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(' '));
+    expect(headers).toEqual([
+      'notes',
+      'unit-converter',
+      `text-stats  ${join(PACKAGES, 'text-stats')}`,
+      '5 tools offered, 0 left out',
+    ]);
+
+    writePackage(work.path, 'unnamed', {});
+    writeFileSync(join(work.path, 'unnamed', 'package.json'), '{"toolhost": {"tools": []}}');
+    writeFileSync(join(work.path, 'echo.js'), readFileSync(join(REPO, 'fixtures/modules/echo.js')));
+    const unnamed = await run(['list', 'unnamed', 'echo.js']);
+    expect(unnamed.stdout.split('\n').filter((line) => line !== '' && !line.startsWith(' '))).toEqual([
+      'unnamed',
+      'echo.js',
+      '1 tool offered, 0 left out',
+    ]);
+  });
+
+  it('shows a listed module outside the package by its absolute path, not as ../../..', async () => {
+    const outside = join(work.path, 'outside.js');
+    writeFileSync(outside, readFileSync(join(REPO, 'fixtures/modules/echo.js')));
+    const folder = writePackage(work.path, 'reaching', {});
+    writeFileSync(
+      join(folder, 'package.json'),
+      JSON.stringify({ name: 'reaching', type: 'module', toolhost: { tools: ['../outside.js'] } }),
+    );
+    const result = await run(['list', 'reaching']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`  ✗ ${outside}  left out: MODULE_OUTSIDE_PACKAGE: `);
+    expect(result.stdout).not.toContain('../outside.js  left out');
   });
 });
 
@@ -195,7 +234,7 @@ describe('toolhost call', () => {
     expect(result).toMatchObject({
       code: 1,
       stdout: '',
-      stderr: 'toolhost: convert_temperature failed: TOOL_THREW: -5 °K is below absolute zero\n',
+      stderr: 'toolhost: the tool "convert_temperature" failed: TOOL_THREW: -5 °K is below absolute zero\n',
     });
   });
 
@@ -224,7 +263,7 @@ export function run(_args, ctx) { void ctx.tmpDir; for (;;) {} }
     expect(result).toMatchObject({
       code: 1,
       stdout: '',
-      stderr: 'toolhost: hang failed: TOOL_TIMEOUT: tool timed out after 300 ms\n',
+      stderr: 'toolhost: the tool "hang" failed: TOOL_TIMEOUT: tool timed out after 300 ms\n',
     });
     expect(readdirSync(tmp.path)).toEqual([]);
   });

@@ -4,7 +4,7 @@
  * outside the tmpDirs detected and reported.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CLI, childEnv, freshDir, PACKAGES, runCli, startCli, writePackage } from './support/cli-run.js';
@@ -197,7 +197,7 @@ export async function selftest(ctx) {
 }
 `,
       'b-signals.js': `import { execFile, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 export const name = 'signals';
@@ -319,7 +319,7 @@ export function selftest() { const hoard = []; for (;;) hoard.push(new Array(100
 });
 
 describe('what counts as a pass', () => {
-  it('a tool without a selftest is "no selftest", not a pass; --require-selftests fails the run for it', async () => {
+  it('a tool without a selftest is "no selftest", not a pass; --require-selftests fails it, in the table and the counts alike', async () => {
     const folder = writePackage(work.path, 'untested', {
       'bare.js': `export const name = 'bare';
 export const description = 'No selftest';
@@ -334,7 +334,35 @@ export function run() { return 'ok'; }
 
     const strict = await run(['--require-selftests', '--json', folder]);
     expect(strict.code).toBe(1);
-    expect(JSON.parse(strict.stdout)).toMatchObject({ ok: false, counts: { passed: 0, noSelftest: 1 } });
+    const document = JSON.parse(strict.stdout);
+    expect(document).toMatchObject({
+      ok: false,
+      counts: { passed: 0, failed: 1, noSelftest: 0, leftOut: 0 },
+    });
+    expect(verdicts(document.results)).toEqual([['bare', 'failed', 'NO_SELFTEST']]);
+
+    const text = await run(['--require-selftests', folder]);
+    expect(text.code).toBe(1);
+    const reason = 'NO_SELFTEST: the tool has no selftest, and --require-selftests asks for one';
+    expect(text.stdout).toContain(`FAILED      bare (untested): ${reason}\n`);
+    expect(text.stdout).toMatch(new RegExp(`\\nbare +untested +FAILED +- +${reason}\\n`));
+    expect(text.stdout.endsWith('\n1 tool: 0 passed, 1 failed, 0 without a selftest, 0 left out\n')).toBe(
+      true,
+    );
+  });
+
+  it('a listed module outside its package fails the run, shown by its absolute path', async () => {
+    const outside = join(work.path, 'outside.js');
+    writeFileSync(outside, 'export const name = "far";');
+    const folder = writePackage(work.path, 'reaching', {});
+    writeFileSync(
+      join(folder, 'package.json'),
+      JSON.stringify({ name: 'reaching', type: 'module', toolhost: { tools: ['../outside.js'] } }),
+    );
+    const result = await run([folder]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain(`left out    ${outside} (reaching): MODULE_OUTSIDE_PACKAGE: `);
+    expect(result.stdout).toMatch(new RegExp(`\\n${outside.replaceAll('/', '\\/')} +reaching +left out `));
   });
 
   it('a module that could not be read fails the run', async () => {

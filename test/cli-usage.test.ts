@@ -1,6 +1,7 @@
 /**
  * The built `toolhost` command: help, and every user mistake answered with exit code 2 and exactly
- * one line on stderr (no stack trace), nothing on stdout, and no temp dir left behind.
+ * one line on stderr in the command's one voice (`toolhost: <lowercase sentence>`, no stack trace),
+ * nothing on stdout, and no temp dir left behind.
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +26,7 @@ function expectUsageError(result: CliResult, line: string): void {
   expect(result.code).toBe(2);
   expect(result.stdout).toBe('');
   expect(stderrLines(result)).toEqual([`toolhost: ${line}`]);
+  expect(stderrLines(result)[0]).toMatch(/^toolhost: [a-z][^\n]*[^.]$/);
   expect(readdirSync(tmp.path)).toEqual([]);
 }
 
@@ -38,7 +40,7 @@ describe('toolhost help', () => {
     expect(result.stdout).toContain('Exit codes: 0 ok, 1 a tool or selftest failed,');
   });
 
-  it.each(['list', 'call', 'selftest', 'chat'])(
+  it.each(['list', 'call', 'selftest', 'chat', 'init'])(
     '%s --help prints that command’s usage and exits 0',
     async (command) => {
       const result = await run(command, '--help');
@@ -62,20 +64,55 @@ describe('toolhost help', () => {
 
 describe('a user mistake is one line on stderr and exit code 2', () => {
   it('no command at all', async () => {
-    expectUsageError(await run(), 'expected a command: list, call, selftest or chat (see toolhost --help)');
+    expectUsageError(
+      await run(),
+      'expected a command: list, call, selftest, chat or init (see toolhost --help)',
+    );
   });
 
   it('an unknown command', async () => {
     expectUsageError(
       await run('frobnicate'),
-      'unknown command "frobnicate": expected list, call, selftest or chat (see toolhost --help)',
+      'unknown command "frobnicate": expected list, call, selftest, chat or init (see toolhost --help)',
     );
   });
 
-  it('an unknown option', async () => {
+  it('an option before the command', async () => {
+    expectUsageError(
+      await run('--json', 'list'),
+      'expected a command before --json: list, call, selftest, chat or init (see toolhost --help)',
+    );
+  });
+
+  it('an unknown option, named as typed', async () => {
     expectUsageError(
       await run('list', '--frob', join(PACKAGES, 'notes')),
-      "Unknown option '--frob' (see toolhost list --help)",
+      'unknown option --frob (see toolhost list --help)',
+    );
+    expectUsageError(
+      await run('selftest', '-x', join(PACKAGES, 'notes')),
+      'unknown option -x (see toolhost selftest --help)',
+    );
+  });
+
+  it('an option without its value', async () => {
+    expectUsageError(
+      await run('call', join(PACKAGES, 'notes'), 'notes_add', '--timeout'),
+      'expected a value after --timeout (see toolhost call --help)',
+    );
+  });
+
+  it('an option whose value looks like another option', async () => {
+    expectUsageError(
+      await run('chat', '-m', '--json', 'hello'),
+      'expected a value after -m, got --json (write --model=--json for a value that starts with "-")',
+    );
+  });
+
+  it('a value for an option that takes none', async () => {
+    expectUsageError(
+      await run('list', '--json=yes', join(PACKAGES, 'notes')),
+      'expected no value for --json, got "yes"',
     );
   });
 
@@ -83,6 +120,17 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     expectUsageError(
       await run('selftest', '--concurrency', '0', join(PACKAGES, 'notes')),
       'expected --concurrency to be a positive integer, got "0"',
+    );
+    expectUsageError(
+      await run('call', '--heap-mb=lots', join(PACKAGES, 'notes'), 'notes_add'),
+      'expected --heap-mb to be a positive integer, got "lots"',
+    );
+  });
+
+  it('an isolation tier that does not exist, named by its flag', async () => {
+    expectUsageError(
+      await run('selftest', '--isolation', 'iron', join(PACKAGES, 'notes')),
+      'expected --isolation to be worker or strict, got "iron"',
     );
   });
 
@@ -93,15 +141,40 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     );
   });
 
+  it('call without a tool name, or with more than one argument object', async () => {
+    expectUsageError(
+      await run('call', join(PACKAGES, 'notes')),
+      'call expects a package or module path and a tool name (see toolhost call --help)',
+    );
+    expectUsageError(
+      await run('call', join(PACKAGES, 'notes'), 'notes_add', '{"text":', '"x"}'),
+      'call takes one JSON argument object, got extra arguments: "x"} (quote the JSON)',
+    );
+  });
+
+  it('chat without a prompt', async () => {
+    expectUsageError(
+      await run('chat', '--model', 'claude-test'),
+      'chat expects a prompt (see toolhost chat --help)',
+    );
+  });
+
+  it('init with more than one folder', async () => {
+    expectUsageError(
+      await run('init', 'one', 'two'),
+      'init takes one folder, got extra arguments: two (see toolhost init --help)',
+    );
+  });
+
   it.each(['list', 'selftest'])('%s of a path that does not exist', async (command) => {
-    expectUsageError(await run(command, 'no/such/package'), 'No such file or directory: no/such/package');
+    expectUsageError(await run(command, 'no/such/package'), 'no such file or directory: no/such/package');
   });
 
   it('a folder without a package.json is not a tool package', async () => {
     mkdirSync(join(work.path, 'plain-folder'));
     expectUsageError(
       await run('selftest', 'plain-folder'),
-      'Not a tool package: plain-folder has no package.json',
+      'not a tool package: plain-folder has no package.json',
     );
   });
 
@@ -111,7 +184,7 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     const result = await run('list', 'app');
     expectUsageError(
       result,
-      `Not a tool package: ${join(work.path, 'app', 'package.json')} has no "toolhost": { "tools": [...] } list of module paths`,
+      `not a tool package: ${join(work.path, 'app', 'package.json')} has no "toolhost": { "tools": [...] } list of module paths`,
     );
   });
 
@@ -148,17 +221,6 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     );
   });
 
-  it('an isolation tier that does not exist', async () => {
-    const result = await run('selftest', '--isolation', 'iron', join(PACKAGES, 'notes'));
-    expect(result.code).toBe(2);
-    expect(result.stdout).toBe('');
-    expect(stderrLines(result)).toHaveLength(1);
-    expect(stderrLines(result)[0]).toMatch(
-      /^toolhost: Expected `isolation` to be one of 'worker'.*, got "iron"$/,
-    );
-    expect(readdirSync(tmp.path)).toEqual([]);
-  });
-
   it('chat without ANTHROPIC_API_KEY', async () => {
     expectUsageError(
       await run('chat', '--tools', join(PACKAGES, 'unit-converter'), 'How far is 5 km in miles?'),
@@ -167,6 +229,6 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
   });
 
   it('--json does not turn a usage error into JSON', async () => {
-    expectUsageError(await run('list', '--json', 'missing'), 'No such file or directory: missing');
+    expectUsageError(await run('list', '--json', 'missing'), 'no such file or directory: missing');
   });
 });

@@ -1,14 +1,19 @@
 /**
  * The command line, parsed with `node:util` parseArgs into one typed command. Every mistake is a
- * {@link UsageError} with one sentence that names the option or argument.
+ * {@link UsageError} with one sentence (from {@link messages}) that names the option as it was typed.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../isolation.js';
 import { UsageError } from './exit-codes.js';
+import { messages } from './messages.js';
 
-/** The model when neither --model nor ANTHROPIC_MODEL names one. */
-export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5-5';
+/**
+ * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README
+ * and the JSDoc examples use the same id (a test keeps them in step).
+ */
+export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';
 
-export const COMMANDS = ['list', 'call', 'selftest', 'chat'] as const;
+export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'init'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Options every command that hosts tools takes. */
@@ -18,8 +23,8 @@ export interface HostArgs {
   allowEnv: string[];
   /** `--heap-mb`: heap limit of each tool worker. */
   heapMb: number | undefined;
-  /** `--isolation`: the isolation tier, checked by the host. */
-  isolation: string | undefined;
+  /** `--isolation`: the isolation tier (checked here, so a mistake names the flag). */
+  isolation: IsolationTier | undefined;
 }
 
 export interface ListArgs extends HostArgs {
@@ -61,11 +66,19 @@ export interface ChatArgs extends HostArgs, DataDirArgs {
   timeoutMs: number | undefined;
 }
 
+export interface InitArgs {
+  command: 'init';
+  json: boolean;
+  /** The folder to create the package in, as typed. @default '.' */
+  dir: string;
+}
+
 export type ParsedCommandLine =
   | ListArgs
   | CallArgs
   | SelftestArgs
   | ChatArgs
+  | InitArgs
   | { command: 'help'; topic: CommandName | undefined }
   | { command: 'version' };
 
@@ -102,6 +115,10 @@ const COMMAND_OPTIONS = {
     'max-tokens': { type: 'string' },
     timeout: { type: 'string' },
   },
+  init: {
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  },
 } satisfies Record<CommandName, Options>;
 
 /** Parses `argv` (without node and the script). `env` supplies `TOOLHOST_DATA_DIR`. */
@@ -110,8 +127,7 @@ export function parseCommandLine(
   env: Readonly<Record<string, string | undefined>>,
 ): ParsedCommandLine {
   const [first, ...rest] = argv;
-  if (first === undefined)
-    throw new UsageError('expected a command: list, call, selftest or chat (see toolhost --help)');
+  if (first === undefined) throw new UsageError(messages.noCommand());
   if (first === '--help' || first === '-h') return { command: 'help', topic: undefined };
   if (first === '--version') return { command: 'version' };
   if (first === 'help') {
@@ -120,14 +136,20 @@ export function parseCommandLine(
     return { command: 'help', topic: commandName(topic) };
   }
   const command = commandName(first);
-  const { values, positionals } = parseFor(command, rest);
+  const { values, positionals, typed } = parseFor(command, rest);
   if (values['help'] === true) return { command: 'help', topic: command };
+  const positiveInteger = (name: string) => positiveIntegerOption(values, name, typed(name));
+  if (command === 'init') {
+    const [dir, ...extra] = positionals;
+    if (extra.length > 0) throw new UsageError(messages.initExtraArguments(extra));
+    return { command, json: values['json'] === true, dir: dir ?? '.' };
+  }
 
   const host: HostArgs = {
     json: values['json'] === true,
     allowEnv: stringList(values, 'allow-env'),
-    heapMb: positiveInteger(values, 'heap-mb'),
-    isolation: stringOption(values, 'isolation'),
+    heapMb: positiveInteger('heap-mb'),
+    isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
   };
 
   const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);
@@ -136,16 +158,8 @@ export function parseCommandLine(
       return { command, ...host, paths: atLeastOnePath(command, positionals) };
     case 'call': {
       const [path, tool, argsJson, ...extra] = positionals;
-      if (path === undefined || tool === undefined) {
-        throw new UsageError(
-          'call expects a package or module path and a tool name (see toolhost call --help)',
-        );
-      }
-      if (extra.length > 0) {
-        throw new UsageError(
-          `call takes one JSON argument object, got extra arguments: ${extra.join(' ')} (quote the JSON)`,
-        );
-      }
+      if (path === undefined || tool === undefined) throw new UsageError(messages.callArguments());
+      if (extra.length > 0) throw new UsageError(messages.callExtraArguments(extra));
       return {
         command,
         ...host,
@@ -153,7 +167,7 @@ export function parseCommandLine(
         path,
         tool,
         argsJson: argsJson ?? '{}',
-        timeoutMs: positiveInteger(values, 'timeout'),
+        timeoutMs: positiveInteger('timeout'),
         sessionId: stringOption(values, 'session'),
       };
     }
@@ -162,13 +176,13 @@ export function parseCommandLine(
         command,
         ...host,
         paths: atLeastOnePath(command, positionals),
-        timeoutMs: positiveInteger(values, 'timeout'),
-        concurrency: positiveInteger(values, 'concurrency'),
+        timeoutMs: positiveInteger('timeout'),
+        concurrency: positiveInteger('concurrency'),
         requireSelftests: values['require-selftests'] === true,
       };
     case 'chat': {
       const prompt = positionals.join(' ').trim();
-      if (prompt === '') throw new UsageError('chat expects a prompt (see toolhost chat --help)');
+      if (prompt === '') throw new UsageError(messages.chatPrompt());
       return {
         command,
         ...host,
@@ -176,9 +190,9 @@ export function parseCommandLine(
         toolPaths: stringList(values, 'tools'),
         model: stringOption(values, 'model'),
         prompt,
-        maxIterations: positiveInteger(values, 'max-iterations'),
-        maxTokens: positiveInteger(values, 'max-tokens'),
-        timeoutMs: positiveInteger(values, 'timeout'),
+        maxIterations: positiveInteger('max-iterations'),
+        maxTokens: positiveInteger('max-tokens'),
+        timeoutMs: positiveInteger('timeout'),
       };
     }
   }
@@ -186,38 +200,69 @@ export function parseCommandLine(
 
 function commandName(word: string): CommandName {
   if ((COMMANDS as readonly string[]).includes(word)) return word as CommandName;
-  if (word.startsWith('-')) {
-    throw new UsageError(
-      `expected a command before ${word}: list, call, selftest or chat (see toolhost --help)`,
-    );
-  }
-  throw new UsageError(
-    `unknown command "${word}": expected list, call, selftest or chat (see toolhost --help)`,
-  );
+  if (word.startsWith('-')) throw new UsageError(messages.optionBeforeCommand(word));
+  throw new UsageError(messages.unknownCommand(word));
 }
 
 type Values = Record<string, string | boolean | Array<string | boolean> | undefined>;
 
-function parseFor(command: CommandName, args: string[]): { values: Values; positionals: string[] } {
-  try {
-    const options: Options = COMMAND_OPTIONS[command];
-    const { values, positionals } = parseArgs({ args, options, allowPositionals: true, strict: true });
-    return { values, positionals };
-  } catch (error) {
-    // parseArgs explains itself in one or two sentences; the first names the problem.
-    const message = error instanceof Error ? error.message : String(error);
-    const sentence = message.split(/\.\s/)[0]?.replace(/\.$/, '') ?? message;
-    throw new UsageError(`${sentence} (see toolhost ${command} --help)`);
+interface Parsed {
+  values: Values;
+  positionals: string[];
+  /** How the user typed an option (`-m` or `--model`), for messages that name it. */
+  typed(name: string): string;
+}
+
+/**
+ * Parses leniently, then checks each option token itself: parseArgs' strict mode would do the same
+ * checks, but in sentences of its own style ("Unknown option '--frob'. To specify ...").
+ */
+function parseFor(command: CommandName, args: string[]): Parsed {
+  const options: Options = COMMAND_OPTIONS[command];
+  const { values, positionals, tokens } = parseArgs({
+    args,
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const typedAs = new Map<string, string>();
+  for (const token of tokens) {
+    if (token.kind !== 'option') continue;
+    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
+    if (option === undefined) throw new UsageError(messages.unknownOption(command, token.rawName));
+    if (option.type === 'boolean' && token.value !== undefined) {
+      throw new UsageError(messages.unexpectedValue(token.rawName, token.value));
+    }
+    if (option.type === 'string') {
+      if (token.value === undefined) throw new UsageError(messages.missingValue(command, token.rawName));
+      // `--model --json`: the next word is taken as the value only when it can't be an option.
+      if (!token.inlineValue && /^-./.test(token.value)) {
+        throw new UsageError(messages.optionLikeValue(token.rawName, token.value, token.name));
+      }
+    }
+    typedAs.set(token.name, token.rawName);
   }
+  return { values, positionals, typed: (name) => typedAs.get(name) ?? `--${name}` };
 }
 
 function atLeastOnePath(command: CommandName, positionals: string[]): string[] {
-  if (positionals.length === 0) {
-    throw new UsageError(
-      `${command} expects at least one package or module path (see toolhost ${command} --help)`,
-    );
-  }
+  if (positionals.length === 0) throw new UsageError(messages.missingPaths(command));
   return positionals;
+}
+
+function isolationTier(value: string | undefined, typed: string): IsolationTier | undefined {
+  if (value === undefined) return undefined;
+  if (!(ISOLATION_TIERS as readonly string[]).includes(value)) {
+    throw new UsageError(messages.unknownTier(typed, ISOLATION_TIERS, value));
+  }
+  const tier = value as IsolationTier;
+  try {
+    assertTierSupported(tier);
+  } catch {
+    throw new UsageError(messages.tierUnsupported(typed, process.version));
+  }
+  return tier;
 }
 
 function stringOption(values: Values, name: string): string | undefined {
@@ -230,12 +275,12 @@ function stringList(values: Values, name: string): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
-function positiveInteger(values: Values, name: string): number | undefined {
+function positiveIntegerOption(values: Values, name: string, typed: string): number | undefined {
   const value = stringOption(values, name);
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(number) || number <= 0) {
-    throw new UsageError(`expected --${name} to be a positive integer, got ${JSON.stringify(value)}`);
+    throw new UsageError(messages.notPositiveInteger(typed, value));
   }
   return number;
 }

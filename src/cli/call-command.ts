@@ -10,6 +10,7 @@ import type { JsonValue } from '../tool-module.js';
 import type { CallArgs } from './args.js';
 import { ExitCode, UsageError } from './exit-codes.js';
 import { createHost, loadAll } from './host-setup.js';
+import { messages, writeMessage } from './messages.js';
 import { type CliIo, oneLine, styleFor } from './terminal.js';
 
 /** The `--json` document. */
@@ -32,8 +33,9 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
     if (!host.list().some((info) => info.name === args.tool)) {
       const leftOut = host.status().find((status) => status.name === args.tool && status.state !== 'offered');
       if (leftOut !== undefined) {
-        io.stderr.write(
-          `toolhost: the tool "${args.tool}" is left out: ${leftOut.code ?? 'LEFT_OUT'}: ${oneLine(leftOut.reason ?? '')}\n`,
+        writeMessage(
+          io.stderr,
+          messages.toolLeftOut(args.tool, leftOut.code ?? 'LEFT_OUT', oneLine(leftOut.reason ?? '')),
         );
         return ExitCode.failed;
       }
@@ -41,10 +43,7 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
         .flatMap((status) => (status.state === 'offered' && status.name !== undefined ? [status.name] : []))
         .sort();
       const leftOutCount = (report?.modules ?? []).filter((status) => status.state !== 'offered').length;
-      const hint = leftOutCount === 0 ? '' : ` (${leftOutCount} left out: toolhost list shows why)`;
-      throw new UsageError(
-        `unknown tool "${args.tool}" in ${args.path}; it offers ${names.length === 0 ? 'no tools' : names.join(', ')}${hint}`,
-      );
+      throw new UsageError(messages.unknownTool(args.tool, args.path, names, leftOutCount));
     }
 
     const output: CapturedLog[] = [];
@@ -64,13 +63,11 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
       ...(args.sessionId === undefined ? {} : { sessionId: args.sessionId }),
     });
     if (outcome.error?.code === 'CALL_ABORTED' && signal.aborted) {
-      io.stderr.write('toolhost: interrupted; the call was stopped\n');
+      writeMessage(io.stderr, messages.callInterrupted());
       return ExitCode.interrupted;
     }
     if (outcome.error?.code === 'INVALID_INPUT') {
-      throw new UsageError(
-        `the arguments do not match ${args.tool}'s parameterSchema: ${validationErrors(outcome)}`,
-      );
+      throw new UsageError(messages.argumentsDontMatch(args.tool, validationErrors(outcome)));
     }
 
     if (args.json) {
@@ -81,7 +78,7 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
       const message =
         outcome.error?.message ??
         outcome.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
-      io.stderr.write(`toolhost: ${args.tool} failed: ${code}: ${oneLine(message)}\n`);
+      writeMessage(io.stderr, messages.toolFailed(args.tool, code, oneLine(message)));
       writeDetails(outcome, io, style.dim);
     } else {
       for (const block of outcome.content) {
@@ -107,11 +104,11 @@ async function readArguments(argsJson: string, io: CliIo): Promise<Record<string
   try {
     value = JSON.parse(source);
   } catch (error) {
-    throw new UsageError(`the arguments are not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(messages.argumentsNotJson((error as Error).message));
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     const kind = value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
-    throw new UsageError(`the arguments must be a JSON object, got ${kind}`);
+    throw new UsageError(messages.argumentsNotObject(kind));
   }
   return value as Record<string, unknown>;
 }

@@ -9,8 +9,10 @@ import { type LoopHost, runTools, ToolLoopError } from '../loop/index.js';
 import type { ToolOutcome } from '../outcome.js';
 import { type ChatArgs, DEFAULT_CHAT_MODEL } from './args.js';
 import { ChatDisplay } from './chat-display.js';
+import { chatFailureLines } from './chat-failure.js';
 import { ExitCode, UsageError } from './exit-codes.js';
 import { createHost, loadAll } from './host-setup.js';
+import { messages, writeMessage } from './messages.js';
 import { type CliIo, oneLine, styleFor } from './terminal.js';
 
 /** The `--json` document. */
@@ -32,8 +34,7 @@ export interface ChatToolCall {
 
 export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
   const apiKey = io.env['ANTHROPIC_API_KEY'];
-  if (apiKey === undefined || apiKey === '')
-    throw new UsageError('chat needs ANTHROPIC_API_KEY in the environment');
+  if (apiKey === undefined || apiKey === '') throw new UsageError(messages.chatNeedsKey());
   const model = args.model ?? nonEmpty(io.env['ANTHROPIC_MODEL']) ?? DEFAULT_CHAT_MODEL;
   const baseURL = nonEmpty(io.env['ANTHROPIC_BASE_URL']);
   const style = styleFor(io.stdout, io.env);
@@ -46,7 +47,10 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
     );
     for (const status of host.status()) {
       if (status.state === 'offered') continue;
-      io.stderr.write(`toolhost: left out ${status.path}: ${status.code}: ${oneLine(status.reason ?? '')}\n`);
+      writeMessage(
+        io.stderr,
+        messages.moduleLeftOut(status.path, status.code ?? 'LEFT_OUT', oneLine(status.reason ?? '')),
+      );
     }
     const display = args.json ? undefined : new ChatDisplay(io.stdout, style);
     const toolCalls: ChatToolCall[] = [];
@@ -92,7 +96,7 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
       if (!(error instanceof ToolLoopError)) throw error;
       display?.finish();
       if (error.type === 'aborted' && signal.aborted) {
-        io.stderr.write('toolhost: interrupted; the conversation was stopped\n');
+        writeMessage(io.stderr, messages.chatInterrupted());
         return ExitCode.interrupted;
       }
       if (args.json) {
@@ -104,7 +108,8 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
         };
         io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
       } else {
-        io.stderr.write(`toolhost: chat failed: ${error.type}: ${oneLine(error.message)}\n`);
+        const [first = '', ...rest] = chatFailureLines(error);
+        writeMessage(io.stderr, first, rest);
       }
       return ExitCode.failed;
     }

@@ -9,6 +9,9 @@ import { type OutputStream, oneLine, type Style, truncate } from './terminal.js'
 /** How much of a tool call's input or outcome a line shows. */
 const PREVIEW_CHARACTERS = 160;
 
+/** How many lines of a multi-line error (an input that fails several schema rules) are shown. */
+const ERROR_LINES = 8;
+
 export class ChatDisplay {
   readonly #stream: OutputStream;
   readonly #style: Style;
@@ -49,13 +52,20 @@ export class ChatDisplay {
     }
   }
 
-  /** A call's outcome, as the host answered it. */
+  /**
+   * A call's outcome, as the host answered it. An error's further lines (such as the schema rules an
+   * input broke) follow indented, as lines.
+   */
   toolFinished(name: string, outcome: ToolOutcome): void {
     if (outcome.isError) {
       const code = outcome.error?.code ?? 'TOOL_ERROR_RESULT';
-      this.#line(
-        this.#style.red(`← ${name} failed: ${code}: ${preview(outcome.error?.message ?? describe(outcome))}`),
-      );
+      const [first = '', ...rest] = (outcome.error?.message ?? describe(outcome))
+        .replace(/\n+$/, '')
+        .split('\n');
+      this.#line(this.#style.red(`← ${name} failed: ${code}: ${preview(first)}`));
+      for (const line of rest.slice(0, ERROR_LINES)) this.#line(this.#style.red(`    ${preview(line)}`));
+      if (rest.length > ERROR_LINES)
+        this.#line(this.#style.red(`    (${rest.length - ERROR_LINES} more lines)`));
     } else {
       this.#line(this.#style.dim(`← ${name}: ${preview(describe(outcome))}`));
     }

@@ -3,6 +3,7 @@
  * done": it becomes one clear line on stderr and exit code 2, never a stack trace.
  */
 import { ToolHostError } from '../errors.js';
+import { messages } from './messages.js';
 
 export const ExitCode = {
   /** Everything asked for ran and passed. */
@@ -29,9 +30,9 @@ export class UsageError extends Error {
 export function describeCliError(error: unknown): { exitCode: ExitCode; line: string } | undefined {
   if (error instanceof UsageError) return { exitCode: ExitCode.usage, line: error.message };
   if (error instanceof ToolHostError && error.code !== 'HOST_CLOSED') {
-    // The host throws these only for a caller's mistake (a missing path, not a package, a bad
-    // option): here, what the user typed.
-    return { exitCode: ExitCode.usage, line: firstLine(error.message) };
+    // The host throws these only for a caller's mistake (a missing path, not a package; options are
+    // checked by the command line first): here, what the user typed.
+    return { exitCode: ExitCode.usage, line: messages.fromLibrary(firstLine(error.message)) };
   }
   return undefined;
 }

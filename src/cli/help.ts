@@ -20,9 +20,11 @@ Usage:
   toolhost chat [--tools <package-or-module>]... [--model M] <prompt>
                                                   a conversation with Claude using the tools
                                                   (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL)
+  toolhost init [dir]                             a new tool package, with one tool that passes its selftest
 
 Every command takes --json and --help. Exit codes: 0 ok, 1 a tool or selftest failed,
-2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key).
+2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key,
+a file init would overwrite). Messages go to stderr as one line: toolhost: <what happened>.
 
 Run toolhost <command> --help for a command's options.
 `;
@@ -80,6 +82,17 @@ Options:
   --timeout MS           cap each tool call's time
 ${DATA_DIR_OPTION}
 ${HOST_OPTIONS}
+`,
+  init: `Usage: toolhost init [dir] [options]
+
+Creates a tool package in dir (default: the current folder; created if missing): package.json
+listing the tool, tools/count-words.js (one tool typed with defineTool, with a selftest),
+jsconfig.json and a README. The tool imports nothing, so "toolhost selftest dir" passes at once,
+with no npm install. init never overwrites a file: if one exists, it writes nothing and exits 2.
+
+Options:
+  --json                 print one JSON document on stdout instead of text
+  -h, --help             show this help
 `,
 };
 

@@ -7,10 +7,10 @@
 import { ToolHostError } from '../errors.js';
 import type { LoadReport } from '../host-events.js';
 import type { Logger, ToolHostOptions } from '../host-options.js';
-import type { IsolationTier } from '../isolation.js';
 import type { ModuleStatus } from '../registry.js';
 import { ToolHost } from '../tool-host.js';
 import type { DataDirArgs, HostArgs } from './args.js';
+import { messages, writeMessage } from './messages.js';
 import type { OutputStream } from './terminal.js';
 
 /**
@@ -21,7 +21,7 @@ export function commandLogger(stderr: OutputStream): Logger {
   return {
     info: () => {},
     warn: () => {},
-    error: (message) => stderr.write(`toolhost: ${message}\n`),
+    error: (message) => writeMessage(stderr, messages.hostError(message)),
   };
 }
 
@@ -40,8 +40,7 @@ export function hostOptions(
   };
   if (args.dataDir !== undefined) options.dataDir = args.dataDir;
   if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
-  // The host checks the tier and rejects an unknown one with INVALID_OPTION (a usage error here).
-  if (args.isolation !== undefined) options.isolation = args.isolation as IsolationTier;
+  if (args.isolation !== undefined) options.isolation = args.isolation;
   return options;
 }
 

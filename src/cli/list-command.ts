@@ -2,13 +2,13 @@
  * `toolhost list <package-or-module>...`: each source's offered tools (name, parameters,
  * description) and its left-out modules with their reasons. Exit 1 when a module was left out.
  */
-import { relative } from 'node:path';
 import type { ToolInfo } from '../declaration.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../declaration.js';
 import type { ModuleStatus } from '../registry.js';
 import type { ListArgs } from './args.js';
 import { ExitCode } from './exit-codes.js';
 import { createHost, inSourceOrder, loadAll } from './host-setup.js';
+import { pathInPackage, pathIsJustName } from './package-paths.js';
 import { type CliIo, oneLine, type Style, styleFor } from './terminal.js';
 
 /** The `--json` document. */
@@ -76,9 +76,13 @@ function leftOutEntry(status: ModuleStatus): ListJson['sources'][number]['leftOu
 
 function renderList(sources: ListJson['sources'], style: Style): string {
   const blocks = sources.map((source) => {
-    const title =
-      source.kind === 'package' ? (source.packageName ?? source.path) : relative('.', source.source);
-    const lines = [`${style.bold(title)}  ${style.dim(source.path)}`];
+    // A package by its name and the path it was given as (when that says more); a module by its path.
+    const name = source.kind === 'package' ? source.packageName : null;
+    const lines = [
+      name === null || pathIsJustName(source.path, name)
+        ? style.bold(name ?? source.path)
+        : `${style.bold(name)}  ${style.dim(source.path)}`,
+    ];
     for (const tool of source.tools) {
       const notes = [
         tool.concurrency === 'exclusive' ? 'exclusive' : '',
@@ -90,7 +94,7 @@ function renderList(sources: ListJson['sources'], style: Style): string {
       lines.push(`      ${oneLine(tool.description)}`);
     }
     for (const entry of source.leftOut) {
-      const module = source.kind === 'package' ? relative(source.source, entry.module) : entry.module;
+      const module = source.kind === 'package' ? pathInPackage(source.source, entry.module) : entry.module;
       const label = entry.name === null ? module : `${entry.name} (${module})`;
       lines.push(
         `  ${style.red('✗')} ${label}  ${style.red('left out')}: ${entry.code}: ${oneLine(entry.reason)}`,

@@ -5,10 +5,11 @@
  * interrupted. The first Ctrl-C stops the command and lets it clean up (end workers, remove temp
  * dirs); a second one ends the process at once.
  */
-import { readFileSync } from 'node:fs';
 import { parseCommandLine } from './args.js';
 import { describeCliError, ExitCode } from './exit-codes.js';
 import { helpText } from './help.js';
+import { writeMessage } from './messages.js';
+import { packageVersion } from './package-version.js';
 import { runCommand } from './run-command.js';
 import type { CliIo } from './terminal.js';
 
@@ -33,18 +34,11 @@ async function main(argv: readonly string[], io: CliIo): Promise<number> {
   } catch (error) {
     const known = describeCliError(error);
     if (known === undefined) throw error;
-    io.stderr.write(`toolhost: ${known.line}\n`);
+    writeMessage(io.stderr, known.line);
     return known.exitCode;
   } finally {
     process.off('SIGINT', onSigint);
   }
-}
-
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version?: unknown;
-  };
-  return String(manifest.version);
 }
 
 // A reader that goes away early (`toolhost list ... | head -1`) is not an error worth a stack trace.

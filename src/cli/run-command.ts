@@ -2,6 +2,7 @@
 import type { ChatArgs, ParsedCommandLine } from './args.js';
 import { callCommand } from './call-command.js';
 import type { ExitCode } from './exit-codes.js';
+import { initCommand } from './init-command.js';
 import { listCommand } from './list-command.js';
 import { selftestCommand } from './selftest-command.js';
 import type { CliIo } from './terminal.js';
@@ -20,6 +21,8 @@ export async function runCommand(
       return selftestCommand(parsed, io, signal);
     case 'chat':
       return chat(parsed, io, signal);
+    case 'init':
+      return initCommand(parsed, io);
   }
 }
 

@@ -12,6 +12,7 @@ import type { ToolHost } from '../tool-host.js';
 import type { SelftestArgs } from './args.js';
 import { ExitCode } from './exit-codes.js';
 import { hostOptions, inSourceOrder, loadAll } from './host-setup.js';
+import { messages, writeMessage } from './messages.js';
 import { createSelftestDisplay, renderSummary } from './selftest-display.js';
 import {
   applyWrites,
@@ -58,19 +59,14 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
   const concurrency = args.concurrency ?? availableParallelism();
   const outcome = await runInScratch(args, io, signal, concurrency, style);
   if (outcome.interrupted) {
-    io.stderr.write('toolhost: interrupted; the selftests were stopped and their temp dirs removed\n');
+    writeMessage(io.stderr, messages.selftestsInterrupted());
     return ExitCode.interrupted;
   }
   const { rows, findings, tmpDirsLeft, logs, faults } = outcome;
   applyWrites(rows, findings);
   const strays = findings.filter((finding) => finding.tool === null);
   const counts = countRows(rows);
-  const ok =
-    counts.failed === 0 &&
-    counts.leftOut === 0 &&
-    strays.length === 0 &&
-    tmpDirsLeft.length === 0 &&
-    (!args.requireSelftests || counts.noSelftest === 0);
+  const ok = counts.failed === 0 && counts.leftOut === 0 && strays.length === 0 && tmpDirsLeft.length === 0;
 
   if (args.json) {
     const document: SelftestJson = {
@@ -118,10 +114,7 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
     const text = output.map((log) => log.text).join('');
     for (const line of text.replace(/\n$/, '').split('\n')) io.stdout.write(`  ${style.dim('│')} ${line}\n`);
   }
-  for (const fault of faults) io.stderr.write(`toolhost: ${fault.source}: ${oneLine(fault.message)}\n`);
-  if (args.requireSelftests && counts.noSelftest > 0) {
-    io.stdout.write(`\n${counts.noSelftest} without a selftest: failed because of --require-selftests\n`);
-  }
+  for (const fault of faults) writeMessage(io.stderr, messages.fault(fault.source, oneLine(fault.message)));
   return ok ? ExitCode.ok : ExitCode.failed;
 }
 
@@ -201,7 +194,7 @@ async function runInScratch(
         onFinish: ({ job, report }) => {
           const status = offered.get(job.tool);
           if (status === undefined) return;
-          const row = reportRow(status, report);
+          const row = reportRow(status, report, { requireSelftest: args.requireSelftests });
           rowsByPath.set(status.path, row);
           shown?.finished(row);
         },

@@ -3,9 +3,10 @@
  * left out, in load order; writes outside tmpDirs traced back to the selftest that ran when the file
  * changed; and the run's verdict.
  */
-import { basename, relative, sep } from 'node:path';
+import { basename, sep } from 'node:path';
 import type { SelftestReport } from '../host-events.js';
 import type { ModuleStatus } from '../registry.js';
+import { pathInPackage } from './package-paths.js';
 import type { DetectedWrite } from './write-watch.js';
 
 export type SelftestResult = 'passed' | 'failed' | 'no-selftest' | 'left-out';
@@ -34,15 +35,17 @@ export interface WriteFinding extends DetectedWrite {
 /** The error code of a selftest that wrote outside its tmpDir. */
 export const WROTE_OUTSIDE_TMPDIR = 'WROTE_OUTSIDE_TMPDIR';
 
+/** The error code of a tool without a selftest when `--require-selftests` asks for one. */
+export const NO_SELFTEST = 'NO_SELFTEST';
+
 export function packageLabel(status: ModuleStatus): string {
   return status.packageName ?? basename(status.source);
 }
 
-/** How a row names its tool: the name, or the module's path inside its package. */
+/** How a row names its tool: the name, or the module's path inside its package (absolute outside it). */
 export function rowLabel(row: SelftestRow): string {
   if (row.tool !== null) return row.tool;
-  const inside = relative(row.source, row.module);
-  return inside === '' ? basename(row.module) : inside;
+  return row.source === row.module ? basename(row.module) : pathInPackage(row.source, row.module);
 }
 
 export function leftOutRow(status: ModuleStatus): SelftestRow {
@@ -57,7 +60,26 @@ export function leftOutRow(status: ModuleStatus): SelftestRow {
   };
 }
 
-export function reportRow(status: ModuleStatus, report: SelftestReport): SelftestRow {
+/**
+ * A selftest's row. With `requireSelftest`, a tool without one is a failure in its own row, so the
+ * table, the counts and the exit code all say the same.
+ */
+export function reportRow(
+  status: ModuleStatus,
+  report: SelftestReport,
+  options: { requireSelftest: boolean },
+): SelftestRow {
+  if (report.status === 'no-selftest' && options.requireSelftest) {
+    return {
+      tool: report.name,
+      package: packageLabel(status),
+      source: status.source,
+      module: status.path,
+      status: 'failed',
+      durationMs: null,
+      error: { code: NO_SELFTEST, message: 'the tool has no selftest, and --require-selftests asks for one' },
+    };
+  }
   const row: SelftestRow = {
     tool: report.name,
     package: packageLabel(status),

@@ -1,0 +1,100 @@
+/**
+ * Every message the `toolhost` command writes on its own behalf, in one voice: a line on stderr,
+ * `toolhost: <sentence>`, where the sentence starts with a lowercase word of toolhost's own (never a
+ * name, a path or a flag), has no closing period, names options as the user typed them (`--isolation`,
+ * `-m`) and quotes values the user gave (`"iron"`). Text from elsewhere (a tool's error message, a
+ * module's left-out reason, the API's message) comes last, after a colon, as it is.
+ *
+ * The sentences live here, and only here, so the whole list can be read (and tested) in one place.
+ * What a command prints as its *result* (tables, tool output, the chat transcript) is not a message.
+ */
+import type { OutputStream } from './terminal.js';
+
+const COMMAND_LIST = 'list, call, selftest, chat or init';
+
+/** `see toolhost <command> --help`, the hint a usage error ends with. */
+function seeHelp(command?: string): string {
+  return command === undefined ? '(see toolhost --help)' : `(see toolhost ${command} --help)`;
+}
+
+/** The sentences, by what they say. Each returns the sentence without the `toolhost: ` prefix. */
+export const messages = {
+  // The command line.
+  noCommand: () => `expected a command: ${COMMAND_LIST} ${seeHelp()}`,
+  optionBeforeCommand: (option: string) =>
+    `expected a command before ${option}: ${COMMAND_LIST} ${seeHelp()}`,
+  unknownCommand: (word: string) =>
+    `unknown command ${JSON.stringify(word)}: expected ${COMMAND_LIST} ${seeHelp()}`,
+  unknownOption: (command: string, option: string) => `unknown option ${option} ${seeHelp(command)}`,
+  missingValue: (command: string, option: string) => `expected a value after ${option} ${seeHelp(command)}`,
+  optionLikeValue: (option: string, value: string, longName: string) =>
+    `expected a value after ${option}, got ${value} (write --${longName}=${value} for a value that starts with "-")`,
+  unexpectedValue: (option: string, value: string) =>
+    `expected no value for ${option}, got ${JSON.stringify(value)}`,
+  notPositiveInteger: (option: string, value: string) =>
+    `expected ${option} to be a positive integer, got ${JSON.stringify(value)}`,
+  unknownTier: (option: string, tiers: readonly string[], value: string) =>
+    `expected ${option} to be ${tiers.join(' or ')}, got ${JSON.stringify(value)}`,
+  tierUnsupported: (option: string, version: string) =>
+    `this Node.js (${version}) can't run ${option} strict: its permission model covers WASI from Node.js 20.16 on`,
+  missingPaths: (command: string) =>
+    `${command} expects at least one package or module path ${seeHelp(command)}`,
+  callArguments: () => `call expects a package or module path and a tool name ${seeHelp('call')}`,
+  callExtraArguments: (extra: readonly string[]) =>
+    `call takes one JSON argument object, got extra arguments: ${extra.join(' ')} (quote the JSON)`,
+  chatPrompt: () => `chat expects a prompt ${seeHelp('chat')}`,
+  initExtraArguments: (extra: readonly string[]) =>
+    `init takes one folder, got extra arguments: ${extra.join(' ')} ${seeHelp('init')}`,
+
+  // A caller's mistake the library reports (a missing path, not a tool package), in this voice.
+  fromLibrary: (sentence: string) => lowerFirst(sentence),
+
+  // call
+  argumentsNotJson: (reason: string) => `the arguments are not valid JSON: ${reason}`,
+  argumentsNotObject: (kind: string) => `the arguments must be a JSON object, got ${kind}`,
+  argumentsDontMatch: (tool: string, errors: string) =>
+    `the arguments do not match ${tool}'s parameterSchema: ${errors}`,
+  unknownTool: (tool: string, path: string, offered: readonly string[], leftOut: number) =>
+    `unknown tool ${JSON.stringify(tool)} in ${path}; it offers ${offered.length === 0 ? 'no tools' : offered.join(', ')}${leftOut === 0 ? '' : ` (${leftOut} left out: toolhost list shows why)`}`,
+  toolLeftOut: (tool: string, code: string, reason: string) =>
+    `the tool ${JSON.stringify(tool)} is left out: ${code}: ${reason}`,
+  toolFailed: (tool: string, code: string, message: string) =>
+    `the tool ${JSON.stringify(tool)} failed: ${code}: ${message}`,
+  callInterrupted: () => 'interrupted; the call was stopped',
+
+  // selftest
+  selftestsInterrupted: () => 'interrupted; the selftests were stopped and their temp dirs removed',
+  fault: (source: string, message: string) => `fault in ${source}: ${message}`,
+
+  // chat
+  chatNeedsKey: () => 'chat needs ANTHROPIC_API_KEY in the environment',
+  moduleLeftOut: (path: string, code: string, reason: string) => `left out ${path}: ${code}: ${reason}`,
+  apiFailed: (what: string, status: number, message: string) => `${what} (${status}): ${message}`,
+  chatFailed: (type: string, message: string) => `chat failed: ${type}: ${message}`,
+  chatInterrupted: () => 'interrupted; the conversation was stopped',
+
+  // init
+  initWouldOverwrite: (path: string) => `refusing to overwrite ${path}, which exists; nothing was written`,
+  initNotAFolder: (path: string) => `cannot create a tool package in ${path}: it is a file, not a folder`,
+  initFailed: (path: string, reason: string) => `could not write ${path}: ${reason}; nothing was written`,
+
+  // The host's own log (a fault of toolhost, not of a tool).
+  hostError: (message: string) => `the host reported an error: ${message}`,
+} satisfies Record<string, (...args: never[]) => string>;
+
+/**
+ * Writes one message: `toolhost: <sentence>` and a line break, then the lines that continue it (a
+ * multi-line error's rest, already indented) as they are.
+ */
+export function writeMessage(
+  stream: OutputStream,
+  sentence: string,
+  continuation: readonly string[] = [],
+): void {
+  stream.write(`toolhost: ${sentence}\n`);
+  for (const line of continuation) stream.write(`${line}\n`);
+}
+
+function lowerFirst(sentence: string): string {
+  return sentence.charAt(0).toLowerCase() + sentence.slice(1);
+}
