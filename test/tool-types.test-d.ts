@@ -4,6 +4,7 @@
  * plain tool module.
  */
 import { expectTypeOf } from 'vitest';
+import type { defineTool as DefineTool } from '../dist/src/tool-module.js';
 import {
   defineTool,
   type InferSchema,
@@ -139,3 +140,14 @@ const untyped: ToolModule = {
   },
 };
 void untyped;
+
+// The README's way to stay free of a run-time import: toolhost's type on a local identity function.
+const localDefineTool: typeof DefineTool = (tool) => tool;
+localDefineTool({
+  name: 'local',
+  description: 'Typed by toolhost, defined locally',
+  parameterSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  run({ text }) {
+    expectTypeOf(text).toBeString();
+  },
+});

@@ -145,9 +145,9 @@ Tools for LLM agents, hosted with toolhost. Each module in \`tools/\` is one too
 ## Try it
 
 \`\`\`sh
-toolhost selftest .                                          # every tool's selftest, in a temp dir
-toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'   # one call, as a model makes it
-toolhost list .                                              # what a host offers, or why it leaves a tool out
+toolhost selftest .   # every tool's selftest, in a temp dir
+toolhost list .       # what a host offers, or why it leaves a tool out
+toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
 \`\`\`
 
 ## Types
