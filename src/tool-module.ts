@@ -30,7 +30,7 @@ export type ParameterSchema = JsonSchema & { readonly type: 'object' };
  * nothing runs). It reads `type` (one or a list), `properties`, `required`, `additionalProperties`,
  * `items`, `enum`, `const`, `anyOf` and `oneOf`. A keyword it does not read (`allOf`, `$ref`, `not`,
  * `if`, `prefixItems`, `unevaluatedProperties`, ...) only leaves the type wider than the schema,
- * never narrower: without a `type`, a value is any {@link JsonValue}. An object schema without
+ * never narrower: a schema with none of these is any {@link JsonValue}. An object schema without
  * `additionalProperties: false` accepts other keys, so its type has an index signature (`args.other`
  * is then a `JsonValue`, and an error under `noPropertyAccessFromIndexSignature`).
  */
