@@ -3,10 +3,10 @@
  * rejection with a reason. Required fields decide whether a tool is offered; a bad `timeoutMs` or
  * `concurrency` only means the default.
  */
-import { findNonJson } from './encode-result.js';
 import type { LeftOutCode } from './errors.js';
-import { compileParameterSchema, type InputValidator } from './json-schema.js';
-import type { FieldRead, RawDeclaration } from './protocol.js';
+import { compileParameterSchema, type InputValidator, type SchemaLimits } from './json-schema.js';
+import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
+import { type FieldRead, MAX_FIELD_BYTES, type RawDeclaration } from './protocol.js';
 import type { JsonObject, ToolConcurrency } from './tool-module.js';
 
 /** A tool's checked declaration. */
@@ -30,7 +30,10 @@ export type CheckedDeclaration =
   | { ok: true; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
   | { ok: false; code: LeftOutCode; reason: string };
 
-export function checkDeclaration(raw: RawDeclaration): CheckedDeclaration {
+/** The longest timeout Node's timers take (a larger one fires at once, with a warning, every time). */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+export function checkDeclaration(raw: RawDeclaration, schemaLimits: SchemaLimits): CheckedDeclaration {
   const name = requiredField('name', raw.name);
   if (!name.ok) return name;
   if (typeof name.value !== 'string' || !TOOL_NAME_PATTERN.test(name.value)) {
@@ -43,7 +46,7 @@ export function checkDeclaration(raw: RawDeclaration): CheckedDeclaration {
   }
   const schema = requiredField('parameterSchema', raw.parameterSchema);
   if (!schema.ok) return schema;
-  const compiled = compileParameterSchema(schema.value);
+  const compiled = compileParameterSchema(schema.value, schemaLimits);
   if (!compiled.ok) return invalid(compiled.message);
   if (!raw.hasRun) return invalid('the module exports no run function');
 
@@ -61,9 +64,9 @@ export function checkDeclaration(raw: RawDeclaration): CheckedDeclaration {
   };
 }
 
-/** A positive safe integer, or the default for anything else. */
+/** A positive integer a timer can wait for (up to 2^31 - 1 ms), or the default for anything else. */
 export function checkTimeoutMs(value: unknown): number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 && value <= MAX_TIMEOUT_MS
     ? value
     : DEFAULT_TOOL_TIMEOUT_MS;
 }
@@ -85,9 +88,17 @@ function requiredField(
       };
     case 'value': {
       // The value crossed a structured clone; check again on this side of the boundary.
-      const problem = findNonJson(read.value, field);
-      if (problem !== undefined) {
-        return { ok: false, code: 'DECLARATION_NOT_PLAIN', reason: `${field} is not plain data: ${problem}` };
+      const check = checkPlainData(
+        read.value,
+        { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_FIELD_BYTES },
+        field,
+      );
+      if (!check.ok) {
+        return {
+          ok: false,
+          code: 'DECLARATION_NOT_PLAIN',
+          reason: `${field} is not plain data: ${check.problem}`,
+        };
       }
       return { ok: true, value: read.value };
     }

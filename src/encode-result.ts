@@ -1,10 +1,14 @@
 /**
  * Turns whatever a tool returned into content for the model. Used inside call workers (for loaded,
- * untrusted tools, so nothing unsafe crosses to the host) and in the host (for its own in-process
- * tools), so both follow one encoding. Depends only on `node:util` and the contract types.
+ * untrusted tools, so nothing unsafe or oversized crosses to the host) and in the host (for its own
+ * in-process tools), so both follow one encoding. Everything it reads of a tool's value may run tool
+ * code (getters, `toJSON`, custom inspection): it never throws, and what it calls of its own was taken
+ * when it loaded, before any tool code ran.
  */
 import { inspect, types } from 'node:util';
 import type { ToolErrorCode } from './errors.js';
+import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
+import { ENTRY_OVERHEAD_BYTES, IMAGE_MEDIA_TYPES, shareTextBudget } from './reply-size.js';
 import {
   type ImageMediaType,
   isTaggedResult,
@@ -13,29 +17,36 @@ import {
   text,
 } from './tool-module.js';
 
+const isProxy = types.isProxy;
+const stringifyJson = JSON.stringify;
+const byteLength = Buffer.byteLength;
+
 export type EncodedResult =
   | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
   | { ok: false; error: { code: ToolErrorCode; message: string } };
 
-const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set<ImageMediaType>([
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-]);
+/** Room kept for the marker a cut text gets (its byte count and wording). */
+const MARKER_ROOM_BYTES = 64;
 
-/** Encodes a tool's return value, cutting text over `maxResultBytes` (head + tail, UTF-8 safe). */
-export function encodeResult(value: unknown, maxResultBytes: number): EncodedResult {
-  if (typeof value === 'string') return encoded([text(value)], false, undefined, maxResultBytes);
-  if (value === undefined) return encoded([], false, undefined, maxResultBytes);
-  if (isTaggedResult(value)) return encodeTagged(value, maxResultBytes);
-
-  const unsafe = findUnclonable(value);
-  if (unsafe !== undefined) return badResult(`the tool returned ${unsafe}, which can't be sent to the model`);
-  return encoded([text(stringify(value))], false, undefined, maxResultBytes);
+/**
+ * Encodes a tool's return value. `budgetBytes` caps everything the result holds (text, images,
+ * details): text over it is cut head + tail, UTF-8 safe; images and details over it fail the result.
+ */
+export function encodeResult(value: unknown, budgetBytes: number): EncodedResult {
+  try {
+    if (typeof value === 'string') return encoded([text(value)], false, undefined, 0, budgetBytes);
+    if (value === undefined) return encoded([], false, undefined, 0, budgetBytes);
+    if (isTaggedResult(value)) return encodeTagged(value, budgetBytes);
+    const unsafe = findUnclonable(value);
+    if (unsafe !== undefined)
+      return badResult(`the tool returned ${unsafe}, which can't be sent to the model`);
+    return encoded([text(stringify(value))], false, undefined, 0, budgetBytes);
+  } catch (error) {
+    return badResult(`the tool's result could not be read: ${describe(error)}`);
+  }
 }
 
-function encodeTagged(value: object, maxResultBytes: number): EncodedResult {
+function encodeTagged(value: object, budgetBytes: number): EncodedResult {
   const { content, isError, details } = value as Record<string, unknown>;
   if (!Array.isArray(content)) return badResult('a tagged result needs a `content` array');
   const blocks: ToolContentBlock[] = [];
@@ -47,11 +58,13 @@ function encodeTagged(value: object, maxResultBytes: number): EncodedResult {
   if (isError !== undefined && typeof isError !== 'boolean') {
     return badResult('a tagged result has a non-boolean `isError`');
   }
+  let detailsBytes = 0;
   if (details !== undefined) {
-    const problem = findNonJson(details);
-    if (problem !== undefined) return badResult(`the result's details are not plain data: ${problem}`);
+    const check = checkPlainData(details, { maxDepth: MAX_DATA_DEPTH, maxBytes: budgetBytes }, 'details');
+    if (!check.ok) return badResult(`the result's details are not plain data: ${check.problem}`);
+    detailsBytes = check.bytes;
   }
-  return encoded(blocks, isError === true, details as JsonValue | undefined, maxResultBytes);
+  return encoded(blocks, isError === true, details as JsonValue | undefined, detailsBytes, budgetBytes);
 }
 
 function checkBlock(block: unknown): ToolContentBlock | string {
@@ -70,29 +83,50 @@ function checkBlock(block: unknown): ToolContentBlock | string {
     }
     return { type: 'image', source: { type: 'base64', media_type: mediaType as ImageMediaType, data } };
   }
-  return `a content block has an unknown type ${JSON.stringify(String(type))}`;
+  return `a content block has an unknown type ${describeType(type)}`;
 }
 
 function encoded(
   content: ToolContentBlock[],
   isError: boolean,
   details: JsonValue | undefined,
-  maxResultBytes: number,
+  detailsBytes: number,
+  budgetBytes: number,
 ): EncodedResult {
-  let cutBytes = 0;
-  let imageBytes = 0;
-  const kept = content.map((block) => {
-    if (block.type === 'image') {
-      imageBytes += block.source.data.length;
-      return block;
-    }
-    const cut = cutHeadTail(block.text, maxResultBytes);
-    cutBytes += cut.omittedBytes;
-    return cut.omittedBytes === 0 ? block : text(cut.text);
-  });
-  if (imageBytes > maxResultBytes) {
-    return badResult(`the tool returned ${imageBytes} bytes of images, over the ${maxResultBytes}-byte cap`);
+  let fixedBytes = detailsBytes;
+  let textAtMost = 0;
+  for (const block of content) {
+    fixedBytes += ENTRY_OVERHEAD_BYTES;
+    if (block.type === 'image') fixedBytes += block.source.data.length;
+    else textAtMost += block.text.length * 3;
   }
+  if (fixedBytes > budgetBytes) {
+    return badResult(
+      `the tool returned ${fixedBytes} bytes of images and details, over the ${budgetBytes}-byte cap`,
+    );
+  }
+  const room = budgetBytes - fixedBytes;
+  // Most results are far below the budget: three bytes per UTF-16 unit is the most they can take.
+  if (textAtMost <= room) {
+    const result: EncodedResult = { ok: true, content, isError, cutBytes: 0 };
+    if (details !== undefined) result.details = details;
+    return result;
+  }
+  const texts = content.filter((block) => block.type === 'text');
+  const limits = shareTextBudget(
+    texts.map((block) => byteLength(block.text)),
+    room,
+  );
+  let cutBytes = 0;
+  let textIndex = 0;
+  const kept = content.map((block) => {
+    if (block.type === 'image') return block;
+    const limit = limits[textIndex++] ?? Number.POSITIVE_INFINITY;
+    if (limit === Number.POSITIVE_INFINITY) return block;
+    const cut = cutHeadTail(block.text, Math.max(0, limit - MARKER_ROOM_BYTES));
+    cutBytes += cut.omittedBytes;
+    return text(cut.text);
+  });
   const result: EncodedResult = { ok: true, content: kept, isError, cutBytes };
   if (details !== undefined) result.details = details;
   return result;
@@ -102,11 +136,27 @@ function badResult(message: string): EncodedResult {
   return { ok: false, error: { code: 'TOOL_BAD_RESULT', message } };
 }
 
+function describe(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an unreadable error';
+  }
+}
+
+function describeType(type: unknown): string {
+  try {
+    return stringifyJson(String(type)).slice(0, 80);
+  } catch {
+    return 'that can not be shown';
+  }
+}
+
 /** JSON when it can be; `util.inspect` when JSON fails (a BigInt, a cycle). */
 function stringify(value: unknown): string {
   try {
-    const json = JSON.stringify(value);
-    if (json !== undefined) return json;
+    const json = stringifyJson(value);
+    if (typeof json === 'string') return json;
   } catch {
     // Falls through to inspect: BigInt and cyclic values are still worth showing to the model.
   }
@@ -120,7 +170,7 @@ function findUnclonable(value: unknown): string | undefined {
     if (typeof current === 'function') return 'a function';
     if (typeof current === 'symbol') return 'a symbol';
     if (typeof current !== 'object' || current === null) return undefined;
-    if (types.isProxy(current)) return 'a Proxy';
+    if (isProxy(current)) return 'a Proxy';
     if (seen.has(current) || depth > 64) return undefined;
     seen.add(current);
     for (const key of Reflect.ownKeys(current)) {
@@ -133,40 +183,6 @@ function findUnclonable(value: unknown): string | undefined {
     return undefined;
   };
   return visit(value, 0);
-}
-
-/**
- * Why `value` is not plain JSON data (a path and what was found there), or undefined when it is.
- * Plain means: null, booleans, finite numbers, strings, arrays and objects whose prototype is
- * `Object.prototype` or null; no accessors, proxies, symbols or cycles.
- */
-export function findNonJson(value: unknown, path = '$'): string | undefined {
-  const onPath = new Set<object>();
-  const visit = (current: unknown, at: string): string | undefined => {
-    if (current === null || typeof current === 'string' || typeof current === 'boolean') return undefined;
-    if (typeof current === 'number') return Number.isFinite(current) ? undefined : `${at} is ${current}`;
-    if (typeof current !== 'object') return `${at} is a ${typeof current}`;
-    if (types.isProxy(current)) return `${at} is a Proxy`;
-    if (onPath.has(current)) return `${at} is a cycle`;
-    const isArray = Array.isArray(current);
-    const prototype = Object.getPrototypeOf(current);
-    if (!isArray && prototype !== Object.prototype && prototype !== null) {
-      return `${at} is an instance of ${prototype?.constructor?.name ?? 'a class'}`;
-    }
-    onPath.add(current);
-    for (const key of Reflect.ownKeys(current)) {
-      if (typeof key === 'symbol') return `${at} has a symbol key`;
-      if (isArray && key === 'length') continue;
-      const descriptor = Object.getOwnPropertyDescriptor(current, key);
-      if (descriptor === undefined) continue;
-      if (!('value' in descriptor)) return `${at}.${key} is a getter`;
-      const found = visit(descriptor.value, isArray ? `${at}[${key}]` : `${at}.${key}`);
-      if (found !== undefined) return found;
-    }
-    onPath.delete(current);
-    return undefined;
-  };
-  return visit(value, path);
 }
 
 /** The marker put where output was cut. */

@@ -63,20 +63,24 @@ export class ToolHostError extends Error {
   }
 }
 
-/** Renders a thrown value readably: `throw null` or `throw {}` never turns into silence. */
+/**
+ * Renders a thrown value readably: `throw null` or `throw {}` never turns into silence. Reading a
+ * thrown value may run the tool's code (a getter on `message`), so this never throws itself.
+ */
 export function describeThrown(value: unknown): string {
-  if (value instanceof Error) return value.message === '' ? value.name : value.message;
-  if (value === null) return 'the tool threw null';
-  if (value === undefined) return 'the tool threw undefined';
-  if (typeof value === 'string') return value === '' ? 'the tool threw an empty string' : value;
-  if (typeof value === 'object') {
-    try {
-      return `the tool threw ${JSON.stringify(value)}`;
-    } catch {
-      return `the tool threw an object that can't be shown`;
+  try {
+    if (value instanceof Error) {
+      const message = value.message;
+      return typeof message === 'string' && message !== '' ? message : String(value.name);
     }
+    if (value === null) return 'the tool threw null';
+    if (value === undefined) return 'the tool threw undefined';
+    if (typeof value === 'string') return value === '' ? 'the tool threw an empty string' : value;
+    if (typeof value === 'object') return `the tool threw ${JSON.stringify(value)}`;
+    return `the tool threw ${String(value)}`;
+  } catch {
+    return "the tool threw something that can't be shown";
   }
-  return `the tool threw ${String(value)}`;
 }
 
 /** Checks an option while an object is built, with a message in p-retry's style. */

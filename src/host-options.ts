@@ -7,6 +7,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from './errors.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
+import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from './json-schema.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
 
 /** Anything with these methods: `console` and pino both fit. */
@@ -55,6 +56,15 @@ export interface ToolHostOptions {
   selftestConcurrency?: number;
   /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
   isolation?: IsolationTier;
+  /** A parameter schema larger than this (about its JSON size, in bytes) is left out. @default 65536 */
+  maxSchemaBytes?: number;
+  /** A parameter schema nested deeper than this (objects and arrays) is left out. @default 32 */
+  maxSchemaDepth?: number;
+  /**
+   * A schema of 8 KiB or more is first compiled in a trusted worker; one that takes longer than this
+   * there is left out, since compiling it on the host would stop the host as long. @default 250
+   */
+  schemaCompileBudgetMs?: number;
 }
 
 export interface LoadOptions {
@@ -109,6 +119,8 @@ export interface Settings {
   readTimeoutMs: number;
   cores: number;
   logger: Logger;
+  schemaLimits: SchemaLimits;
+  schemaCompileBudgetMs: number;
 }
 
 /** Checks every option and fills in the defaults. */
@@ -124,6 +136,9 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'maxResultBytes',
     'maxLogBytes',
     'selftestConcurrency',
+    'maxSchemaBytes',
+    'maxSchemaDepth',
+    'schemaCompileBudgetMs',
   ] as const) {
     expectPositiveInteger(key, options[key]);
   }
@@ -183,6 +198,11 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     readTimeoutMs: options.readTimeoutMs ?? 5_000,
     cores,
     logger: options.logger ?? stderrLogger,
+    schemaLimits: {
+      maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
+      maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
+    },
+    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
   };
 }
 

@@ -29,6 +29,9 @@ export type ReadReply =
   | { ok: true; declaration: RawDeclaration }
   | { ok: false; error: { code: 'IMPORT_FAILED' | 'DECLARATION_THREW'; message: string } };
 
+/** The most a declaration field may hold (about its JSON size); the schema has its own, lower bound. */
+export const MAX_FIELD_BYTES = 1024 * 1024;
+
 /** What the declaration reader gets as `workerData`. */
 export interface ReadRequest {
   moduleUrl: string;
@@ -50,50 +53,11 @@ export interface CallTask {
   args: unknown;
   withheld: readonly string[];
   timeoutMs: number;
-  /** The call's slot in the pool's {@link CallStarts}; the pool assigns it when it dispatches. */
-  slot: number;
-  /**
-   * What the worker stamps into the slot: unique per dispatch (never 0), so a worker ended late
-   * can't mark the slot's next call as started.
-   */
-  stamp: number;
-}
-
-/**
- * When each dispatched call started running, shared between a pool and its workers: the worker
- * stamps its call's slot as it starts, so the host counts a call's timeout from then without a
- * message per call. `stamped[slot]` holding the call's stamp (set with Atomics, after the time is
- * written) says that `times[slot]` holds its start, in ms of {@link now}.
- */
-export interface CallStarts {
-  stamped: Int32Array;
-  times: Float64Array;
-}
-
-export function createCallStarts(slots: number): CallStarts {
-  return {
-    stamped: new Int32Array(new SharedArrayBuffer(4 * slots)),
-    times: new Float64Array(new SharedArrayBuffer(8 * slots)),
-  };
 }
 
 /** A clock that reads the same in every thread of the process (ms). */
 export function now(): number {
   return performance.timeOrigin + performance.now();
-}
-
-export function stampCallStart(starts: CallStarts, task: CallTask): void {
-  starts.times[task.slot] = now();
-  // The atomic store publishes the time written before it.
-  Atomics.store(starts.stamped, task.slot, task.stamp);
-}
-
-export function clearCallStart(starts: CallStarts, slot: number): void {
-  Atomics.store(starts.stamped, slot, 0);
-}
-
-export function readCallStart(starts: CallStarts, task: CallTask): number | undefined {
-  return Atomics.load(starts.stamped, task.slot) === task.stamp ? starts.times[task.slot] : undefined;
 }
 
 /** What every call of one pool shares (a call worker's `workerData`). */
@@ -128,11 +92,39 @@ export interface CapturedLog {
   text: string;
 }
 
-/** Marks messages that our call worker posts on `parentPort` (piscina re-emits them as `message`). */
+/** Marks messages that our workers post on `parentPort`. */
 export const WORKER_MESSAGE_TAG = 'toolhost:worker';
 
-/** Out-of-band messages from a call worker to the host, routed by `taskId`. */
+/** At most this many progress messages per call cross (each side enforces it). */
+export const MAX_PROGRESS_MESSAGES = 1000;
+
+/** At most this many bytes (about the size of its JSON) per progress message. */
+export const MAX_PROGRESS_BYTES = 65_536;
+
+/** The codes a call worker may put in a reply's error (anything else is a bad reply). */
+export const REPLY_ERROR_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
+  'TOOL_THREW',
+  'TOOL_ACCESS_DENIED',
+  'TOOL_STACK_OVERFLOW',
+  'TOOL_TIMEOUT',
+  'TOOL_BAD_RESULT',
+  'TOOL_LOAD_FAILED',
+]);
+
+/** The codes a call worker may report in a fault (a fault ends the worker). */
+export const FAULT_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
+  'TOOL_CRASHED',
+  'TOOL_UNHANDLED_REJECTION',
+  'TOOL_EXITED',
+]);
+
+/**
+ * Out-of-band messages from a call worker to the host. `hello` is posted once, while the worker
+ * starts and before any tool code has run in it: it names the worker's OS thread, so the host can end
+ * child processes that keep a terminated worker's thread from ending.
+ */
 export type WorkerMessage =
+  | { tag: typeof WORKER_MESSAGE_TAG; type: 'hello'; threadId: number; osThreadId: number | null }
   | { tag: typeof WORKER_MESSAGE_TAG; type: 'progress'; taskId: string; data: JsonValue }
   | {
       tag: typeof WORKER_MESSAGE_TAG;

@@ -32,7 +32,7 @@ import {
 } from './host-options.js';
 import { runInProcess } from './in-process-tool.js';
 import { findEscapingSymlink, type IsolationTier, workerExecArgv } from './isolation.js';
-import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
+import { compileParameterSchema, validateInput } from './json-schema.js';
 import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
 import type { CallSettings, CallTask } from './protocol.js';
@@ -45,6 +45,7 @@ import {
   type OfferedTool,
 } from './registry.js';
 import { RereadSchedule } from './reread-schedule.js';
+import { escapeControl, sanitizingLogger, truncate } from './sanitize.js';
 import {
   listDirectory,
   listFromSource,
@@ -90,9 +91,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   constructor(options: ToolHostOptions = {}) {
     super();
     this.#settings = resolveSettings(options);
-    this.#logger = this.#settings.logger;
+    // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
+    this.#logger = sanitizingLogger(this.#settings.logger);
     this.#reader = new DeclarationReader(
-      { heapMb: this.#settings.readHeapMb, timeoutMs: this.#settings.readTimeoutMs },
+      {
+        heapMb: this.#settings.readHeapMb,
+        timeoutMs: this.#settings.readTimeoutMs,
+        schema: this.#settings.schemaLimits,
+        schemaCompileBudgetMs: this.#settings.schemaCompileBudgetMs,
+      },
       this.#settings.cores,
     );
   }
@@ -283,7 +290,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     if (this.#hostTools.has(tool.name)) {
       throw new ToolHostError('NAME_TAKEN', `A host tool named "${tool.name}" is already registered`);
     }
-    const compiled = compileParameterSchema(tool.parameterSchema);
+    const compiled = compileParameterSchema(tool.parameterSchema, this.#settings.schemaLimits);
     if (!compiled.ok) throw new ToolHostError('INVALID_OPTION', `Tool "${tool.name}": ${compiled.message}`);
     this.#hostTools.set(tool.name, {
       info: {
@@ -430,7 +437,12 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   ): Promise<ToolOutcome> {
     const sequence = ++this.#callSequence;
     const callId = options.callId ?? `call_${sequence}`;
-    const timeoutMs = Math.min(tool.info.timeoutMs, options.timeoutMs ?? Number.POSITIVE_INFINITY);
+    // A caller's cap that is not a positive number is no cap; the tool's own timeout always holds.
+    const cap = options.timeoutMs;
+    const timeoutMs =
+      typeof cap === 'number' && cap >= 1
+        ? Math.min(tool.info.timeoutMs, Math.floor(cap))
+        : tool.info.timeoutMs;
     const task: CallTask = {
       kind,
       taskId: String(sequence),
@@ -440,8 +452,6 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       args,
       withheld: options.withheld ?? [],
       timeoutMs,
-      slot: -1,
-      stamp: 0,
     };
     const onProgress = (data: JsonValue) => this.emit('progress', { toolName: tool.info.name, callId, data });
 
@@ -552,8 +562,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   }
 
   #fault(source: string, message: string): void {
-    this.#logger.warn(`${source}: ${message}`);
-    this.emit('fault', { source, message });
+    const safe = escapeControl(truncate(message));
+    this.#logger.warn(`${source}: ${safe}`);
+    this.emit('fault', { source, message: safe });
   }
 
   #setRecord(
@@ -586,16 +597,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#orderOf.delete(path);
   }
 
-  /** Lets go of what a module version held: its re-read schedule, its compiled schema. */
+  /** Lets go of what a module version held: its re-read schedule. */
   #retire(record: ModuleRecord): void {
     if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
-    if (record.read.kind === 'read') forgetSchema(record.read.info.parameterSchema);
   }
 
   #applyRead(record: ModuleRecord, outcome: ReadOutcome): void {
     if (this.#records.get(record.path) !== record) return;
     if (outcome.state === 'read') {
-      const checked = checkDeclaration(outcome.declaration);
+      const checked = checkDeclaration(outcome.declaration, this.#settings.schemaLimits);
       record.read = checked.ok
         ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
         : { kind: 'failed', code: checked.code, reason: checked.reason };

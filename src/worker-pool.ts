@@ -1,29 +1,20 @@
 /**
  * One piscina pool per trust domain (a tool package, or a single module). Workers start lazily and
  * exit when idle. Every way a call can end (a reply, a timeout, an exit, running out of memory, a
- * crash, a caller's abort, the host closing) becomes exactly one {@link PoolReply}; a fault ends only
- * the worker it happened in and piscina replaces it.
+ * crash, a caller's abort, the host closing) becomes exactly one {@link PoolReply} (see
+ * {@link PoolCall}); a fault ends only the worker it happened in and piscina replaces it. Nothing a
+ * worker sends is read before it is parsed, and no listener or promise chain here can throw.
  */
-import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import type { ToolErrorCode } from './errors.js';
-import {
-  type CallReply,
-  type CallSettings,
-  type CallStarts,
-  type CallTask,
-  type CapturedLog,
-  callTmpDir,
-  clearCallStart,
-  createCallStarts,
-  now,
-  readCallStart,
-  WORKER_MESSAGE_TAG,
-  type WorkerMessage,
-} from './protocol.js';
+import { failure, PoolCall, type PoolCallLimits, type PoolReply } from './pool-call.js';
+import { PoolThreads, tagTask } from './pool-threads.js';
+import { type CallSettings, type CallTask, callTmpDir } from './protocol.js';
+import { ensureEnded } from './thread-reaper.js';
 import type { JsonValue } from './tool-module.js';
+
+export type { PoolReply } from './pool-call.js';
 
 const CALL_WORKER = fileURLToPath(new URL('../workers/call-worker.js', import.meta.url));
 
@@ -38,24 +29,6 @@ export interface PoolLimits {
   allowAddons: boolean;
   /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
   call: CallSettings;
-}
-
-/** A failure the host saw without a reply from the worker. */
-export type PoolReply =
-  | CallReply
-  | {
-      ok: false;
-      error: { code: ToolErrorCode; message: string };
-      logs: CapturedLog[];
-      droppedLogBytes: number;
-    };
-
-interface InFlight {
-  onProgress(data: JsonValue): void;
-  progressReceived: number;
-  /** A reply that arrived before all the progress the tool sent ahead of it. */
-  heldReply: CallReply | undefined;
-  fault: (WorkerMessage & { type: 'fault' }) | undefined;
 }
 
 export interface PoolCallHooks {
@@ -73,16 +46,14 @@ const WAKE_TASK: CallTask = {
   args: null,
   withheld: [],
   timeoutMs: 1,
-  slot: -1,
-  stamp: 0,
 };
 
 export class TrustDomainPool {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
-  readonly #inFlight = new Map<string, InFlight>();
-  readonly #closers = new Set<(reply: PoolReply) => void>();
-  readonly #onFault: (message: string) => void;
+  readonly #callLimits: PoolCallLimits;
+  readonly #threads: PoolThreads;
+  readonly #calls = new Set<PoolCall>();
   /**
    * piscina gets at most two calls per thread: one running and one ready to start the moment the
    * thread is free (handing it over from here, a promise later, leaves the thread asleep in between).
@@ -92,10 +63,6 @@ export class TrustDomainPool {
   readonly #waiting: Array<() => void> = [];
   #dispatched = 0;
   readonly #idleWaiters: Array<() => void> = [];
-  /** When each dispatched call started running (see {@link CallStarts}); one slot per dispatched call. */
-  readonly #starts: CallStarts;
-  readonly #freeSlots: number[];
-  #stamps = 0;
   /** No new calls (draining or destroyed). */
   #closed = false;
   /** Workers ended: nothing may start any more. */
@@ -103,10 +70,14 @@ export class TrustDomainPool {
 
   constructor(limits: PoolLimits, onFault: (message: string) => void) {
     this.#limits = limits;
-    this.#onFault = onFault;
+    this.#callLimits = {
+      heapMb: limits.heapMb,
+      timeoutGraceMs: limits.timeoutGraceMs,
+      maxResultBytes: limits.call.maxResultBytes,
+      maxLogBytes: limits.call.maxLogBytes,
+    };
     this.#capacity = limits.maxThreads * 2;
-    this.#starts = createCallStarts(this.#capacity);
-    this.#freeSlots = Array.from({ length: this.#capacity }, (_, slot) => slot);
+    this.#threads = new PoolThreads({ maxLogBytes: limits.call.maxLogBytes, onFault });
     this.#piscina = new Piscina({
       filename: CALL_WORKER,
       minThreads: 0,
@@ -119,125 +90,85 @@ export class TrustDomainPool {
       },
       env: limits.env,
       execArgv: limits.execArgv,
-      workerData: { allowAddons: limits.allowAddons, starts: this.#starts, ...limits.call },
+      workerData: { allowAddons: limits.allowAddons, ...limits.call },
       recordTiming: false,
+      loadBalancer: this.#threads.balance as never,
     });
-    this.#piscina.on('message', (message: WorkerMessage) => this.#onWorkerMessage(message));
-    // Unheard, a pool 'error' (a worker failing between tasks) would crash the host.
-    this.#piscina.on('error', (error: Error) =>
-      onFault(`a worker failed outside any call: ${error.message}`),
+    this.#threads.attach(this.#piscina);
+    // Unheard, a pool 'error' (a worker failing between tasks, or a message piscina didn't expect)
+    // would crash the host.
+    this.#piscina.on('error', (error: unknown) =>
+      onFault(`a worker failed outside any call: ${error instanceof Error ? error.message : String(error)}`),
     );
   }
 
   /** Calls waiting for a worker or running now. */
   get pendingCalls(): number {
-    return this.#inFlight.size;
+    return this.#calls.size;
   }
 
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
     if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
     return new Promise<PoolReply>((resolve) => {
-      const kill = new KillSwitch();
-      let answered = false;
-      let deadline: NodeJS.Timeout | undefined;
-      let grace: NodeJS.Timeout | undefined;
-
-      const answer = (reply: PoolReply) => {
-        if (answered) return;
-        answered = true;
-        clearTimeout(deadline);
-        hooks.signal?.removeEventListener('abort', onCallerAbort);
-        this.#closers.delete(answer);
-        resolve(reply);
-      };
-      const onCallerAbort = () => {
-        answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
-        kill.abort();
-      };
-      const timeOut = () => {
-        answer(failure('TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`));
-        // The worker aborted ctx.signal at the same moment; give the tool a short grace to
-        // finish, then end the worker (piscina replaces it).
-        grace = setTimeout(() => kill.abort(), this.#limits.timeoutGraceMs);
-      };
-      // The timeout counts from when the call starts running in a worker, not while it waits for
-      // one. Checked at the deadline counted from dispatch: a call that started since is given the
-      // rest of its time; one still waiting is checked again a timeout later.
-      const checkDeadline = () => {
-        if (answered) return;
-        const startedAt = readCallStart(this.#starts, task);
-        const left = startedAt === undefined ? task.timeoutMs : startedAt + task.timeoutMs - now();
-        if (left <= 0) timeOut();
-        else deadline = setTimeout(checkDeadline, Math.ceil(left));
-      };
-
-      const inFlight: InFlight = {
-        onProgress: (data) => {
-          inFlight.progressReceived += 1;
-          if (!answered) hooks.onProgress?.(data);
-          const held = inFlight.heldReply;
-          if (held !== undefined && inFlight.progressReceived >= held.progressSent) {
-            answer(held);
-            this.#inFlight.delete(task.taskId);
-          }
+      const onCallerAbort = () => call.callerAborted();
+      const call: PoolCall = new PoolCall({
+        task,
+        limits: this.#callLimits,
+        onProgress: hooks.onProgress,
+        resolve,
+        onAnswered: () => {
+          hooks.signal?.removeEventListener('abort', onCallerAbort);
+          this.#calls.delete(call);
+          this.#threads.forget(call, call.worker);
         },
-        progressReceived: 0,
-        heldReply: undefined,
-        fault: undefined,
-      };
-      this.#inFlight.set(task.taskId, inFlight);
-      this.#closers.add(answer);
-      if (hooks.signal?.aborted) {
-        onCallerAbort();
-      } else {
-        hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
-      }
-
-      this.#whenDispatchable(() => {
-        if (answered) {
-          // Aborted by its caller or the host closed while it waited: it never reaches a worker.
-          this.#inFlight.delete(task.taskId);
-          this.#release();
-          return;
-        }
-        task.slot = this.#takeSlot();
-        this.#stamps = this.#stamps >= 0x7fffffff ? 1 : this.#stamps + 1;
-        task.stamp = this.#stamps;
-        deadline = setTimeout(checkDeadline, task.timeoutMs);
-        let lost = false;
-        this.#piscina
-          .run(task, { signal: kill })
-          .then(
-            (reply: CallReply) => {
-              clearTimeout(deadline);
-              // Progress travels on another port than piscina's reply and may arrive after it:
-              // the reply waits until everything the tool emitted before it has been delivered.
-              if (inFlight.progressReceived >= reply.progressSent) answer(reply);
-              else inFlight.heldReply = reply;
-            },
-            (error: Error & { code?: string }) => {
-              lost = true;
-              answer(this.#explain(error, inFlight));
-              this.#unstrand();
-            },
-          )
-          .finally(() => {
-            clearTimeout(grace);
-            if (inFlight.heldReply === undefined || answered) this.#inFlight.delete(task.taskId);
-            // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
-            // temp dir itself.
-            if (lost || kill.aborted || inFlight.fault !== undefined) {
-              void rm(callTmpDir(this.#limits.call, task), {
-                recursive: true,
-                force: true,
-                maxRetries: 2,
-              }).catch(() => {});
-            }
-            this.#freeSlots.push(task.slot);
-            this.#release();
-          });
       });
+      this.#calls.add(call);
+      if (hooks.signal?.aborted) call.callerAborted();
+      else hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      this.#whenDispatchable(() => this.#dispatch(call));
     });
+  }
+
+  #dispatch(call: PoolCall): void {
+    if (call.answered) {
+      // Aborted by its caller or the host closed while it waited: it never reaches a worker.
+      this.#release();
+      return;
+    }
+    this.#threads.expect(call);
+    let lost = false;
+    let running: Promise<unknown>;
+    try {
+      running = this.#piscina.run(tagTask(call.task), { signal: call.kill });
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running
+      .then(
+        (value) => call.replied(value),
+        (error: unknown) => {
+          lost = true;
+          call.rejected(error);
+          this.#unstrand();
+        },
+      )
+      .catch((error: unknown) =>
+        call.answer(failure('TOOL_CRASHED', `toolhost failed to handle the reply: ${String(error)}`)),
+      )
+      .finally(() => {
+        call.settled();
+        // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
+        // temp dir itself.
+        if (lost || call.kill.aborted) {
+          void rm(callTmpDir(this.#limits.call, call.task), {
+            recursive: true,
+            force: true,
+            maxRetries: 2,
+          }).catch(() => {});
+        }
+        this.#release();
+      })
+      .catch(() => {});
   }
 
   #whenDispatchable(dispatch: () => void): void {
@@ -260,14 +191,6 @@ export class TrustDomainPool {
     if (this.#dispatched === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
-  #takeSlot(): number {
-    const slot = this.#freeSlots.pop();
-    // At most #capacity calls are dispatched, and each holds one slot until it leaves piscina.
-    if (slot === undefined) throw new Error('toolhost: no free call slot (a bug)');
-    clearCallStart(this.#starts, slot);
-    return slot;
-  }
-
   /**
    * piscina 5 with `minThreads: 0` replaces a removed worker (terminated at a timeout, exited, out of
    * memory) only up to `minThreads`: calls queued behind it would wait for the next `run`. A wake
@@ -279,67 +202,26 @@ export class TrustDomainPool {
     this.#piscina.run(WAKE_TASK).catch(() => {});
   }
 
-  /** Ends every worker; calls still pending answer `HOST_CLOSED`. */
+  /**
+   * Ends every worker; calls still pending answer `HOST_CLOSED`. Resolves once the workers have
+   * ended, or been let go (a worker blocked in a system call can't be ended; see thread-reaper).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     this.#destroyed = true;
-    for (const answer of [...this.#closers])
-      answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
-    await this.#piscina.destroy();
+    for (const call of [...this.#calls]) call.hostClosed();
+    const workers = this.#threads.workers;
+    const destroyed = this.#piscina.destroy().catch(() => {});
+    await Promise.race([destroyed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
   }
 
   /** Stops taking calls and ends the workers once the calls already running have answered. */
   async drain(): Promise<void> {
     this.#closed = true;
     if (this.#dispatched > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
-    if (!this.#destroyed) await this.#piscina.close();
+    if (this.#destroyed) return;
+    const workers = this.#threads.workers;
+    const closed = this.#piscina.close().catch(() => {});
+    await Promise.race([closed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
   }
-
-  #onWorkerMessage(message: WorkerMessage): void {
-    if (typeof message !== 'object' || message === null || message.tag !== WORKER_MESSAGE_TAG) return;
-    if (message.type === 'fault' && message.taskId === null) {
-      this.#onFault(`a worker failed outside any call: ${message.error.message}`);
-      return;
-    }
-    const inFlight = message.taskId === null ? undefined : this.#inFlight.get(message.taskId);
-    if (inFlight === undefined) return;
-    if (message.type === 'progress') inFlight.onProgress(message.data);
-    else inFlight.fault = message;
-  }
-
-  /** Explains why piscina rejected a call: what the worker reported before it ended, or how it ended. */
-  #explain(error: Error & { code?: string }, inFlight: InFlight): PoolReply {
-    if (inFlight.fault !== undefined) {
-      return { ok: false, error: inFlight.fault.error, logs: inFlight.fault.logs, droppedLogBytes: 0 };
-    }
-    if (error.code === 'ERR_WORKER_OUT_OF_MEMORY') {
-      return failure(
-        'TOOL_OUT_OF_MEMORY',
-        `the tool ran out of memory (heap limit ${this.#limits.heapMb} MB)`,
-      );
-    }
-    if (/worker exited with code/i.test(error.message)) {
-      return failure('TOOL_EXITED', `the tool's worker ${error.message.replace(/^worker /i, '')}`);
-    }
-    return failure('TOOL_CRASHED', `the tool's worker crashed: ${error.message}`);
-  }
-}
-
-/**
- * Ends one task's worker (piscina terminates the worker of an aborted task). piscina takes an
- * emitter as well as an AbortSignal; an AbortController per call costs more than the rest of the
- * host's bookkeeping, and this one is aborted only on a timeout or a caller's abort.
- */
-class KillSwitch extends EventEmitter<{ abort: [] }> {
-  aborted = false;
-
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
-}
-
-function failure(code: ToolErrorCode, message: string): PoolReply {
-  return { ok: false, error: { code, message }, logs: [], droppedLogBytes: 0 };
 }

@@ -170,10 +170,11 @@ describe('output over the budget', () => {
     expect(path.startsWith(join(dataDir, 'outputs'))).toBe(true);
     // What crossed from the worker (and was written whole) is the hard-capped text, never 50 MB.
     const kept = await readFile(path, 'utf8');
-    const workerMarker = `\n\n[... ${totalBytes - maxResultBytes} bytes cut by toolhost ...]\n\n`;
-    expect(kept).toBe(
-      `HEAD${'x'.repeat(maxResultBytes / 2 - 4)}${workerMarker}${'x'.repeat(maxResultBytes / 2 - 4)}TAIL`,
-    );
+    // The cap covers the whole reply: the text block's overhead and room for the marker come off it.
+    const half = Math.floor((maxResultBytes - 16 - 64) / 2);
+    const workerMarker = `\n\n[... ${totalBytes - 2 * half} bytes cut by toolhost ...]\n\n`;
+    expect(kept).toBe(`HEAD${'x'.repeat(half - 4)}${workerMarker}${'x'.repeat(half - 4)}TAIL`);
+    expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(maxResultBytes);
 
     const keptBytes = Buffer.byteLength(kept);
     const modelMarker = `\n\n[... ${keptBytes - outputBudgetBytes} bytes cut by toolhost; full output: ${path} ...]\n\n`;

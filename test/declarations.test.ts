@@ -56,7 +56,7 @@ const LEFT_OUT: Array<{ behaviour: string; file: string; code: string; reason: s
     file: 'decl-schema-invalid.js',
     code: 'DECLARATION_INVALID',
     reason:
-      'parameterSchema does not compile: schema is invalid: data/properties/where/type must be equal to one of the allowed values, data/properties/where/type must be array, data/properties/where/type must match a schema in anyOf',
+      'parameterSchema is not valid JSON Schema: schema/properties/where/type must be equal to one of the allowed values, schema/properties/where/type must be array, schema/properties/where/type must match a schema in anyOf',
   },
   {
     behaviour: 'a schema that contains a function',

@@ -1,16 +1,29 @@
 /**
  * The throwaway declaration reader: one worker per module read. Imports the tool module, reads each
  * declaration field (a value or a zero-argument function), checks it is plain data and posts a
- * {@link ReadReply}. The host bounds its heap and its time and terminates it after.
+ * {@link ReadReply}. The host bounds its heap and its time, checks the reply again (the module ran
+ * here and could have changed anything) and terminates the worker after.
  */
-import { parentPort, workerData } from 'node:worker_threads';
-import { findNonJson } from '../src/encode-result.js';
+import { threadId, workerData } from 'node:worker_threads';
 import { describeThrown } from '../src/errors.js';
-import type { FieldRead, RawDeclaration, ReadReply, ReadRequest } from '../src/protocol.js';
+import { checkPlainData, MAX_DATA_DEPTH } from '../src/plain-data.js';
+import {
+  type FieldRead,
+  MAX_FIELD_BYTES,
+  type RawDeclaration,
+  type ReadReply,
+  type ReadRequest,
+  WORKER_MESSAGE_TAG,
+} from '../src/protocol.js';
 import { hardenWorker } from './harden.js';
+import { lockdown, takePrivateChannel } from './lockdown.js';
 import { toolSource } from './tool-source.js';
 
+const channel = takePrivateChannel();
+channel.post({ tag: WORKER_MESSAGE_TAG, type: 'hello', threadId, osThreadId: channel.osThreadId });
+const request = { moduleUrl: String((workerData as ReadRequest).moduleUrl) };
 hardenWorker({ allowAddons: false });
+lockdown();
 
 // A module whose top-level await never settles would otherwise let this worker's event loop run
 // dry and exit quietly; keeping it alive turns that case into a read that runs over its time bound.
@@ -27,12 +40,12 @@ async function readField(source: Record<string, unknown>, field: string): Promis
     return { state: 'threw', message: describeThrown(error) };
   }
   if (value === undefined) return { state: 'missing' };
-  const problem = findNonJson(value, field);
-  if (problem !== undefined) return { state: 'not-plain', message: problem };
+  const check = checkPlainData(value, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_FIELD_BYTES }, field);
+  if (!check.ok) return { state: 'not-plain', message: check.problem };
   return { state: 'value', value: value as never };
 }
 
-async function read(request: ReadRequest): Promise<ReadReply> {
+async function read(): Promise<ReadReply> {
   let namespace: Record<string, unknown>;
   try {
     namespace = (await import(request.moduleUrl)) as Record<string, unknown>;
@@ -58,6 +71,11 @@ async function read(request: ReadRequest): Promise<ReadReply> {
   }
 }
 
-const reply = await read(workerData as ReadRequest);
-parentPort?.postMessage(reply);
+const reply = await read();
+try {
+  channel.post(reply);
+} catch (error) {
+  // A value that passed the plain-data check but still can't be cloned (the module changed it since).
+  channel.post({ ok: false, error: { code: 'DECLARATION_THREW', message: describeThrown(error) } });
+}
 clearInterval(keepAlive);

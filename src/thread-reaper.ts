@@ -1,0 +1,77 @@
+/**
+ * Ending a worker that won't end. `worker.terminate()` stops JavaScript, but not a thread blocked in
+ * a system call: a tool's `execFileSync('sleep', ['600'])` keeps its thread (and, at exit, the whole
+ * process) waiting for the child. On Linux the kernel lists the child processes each thread started
+ * (`/proc/self/task/<tid>/children`), so once a terminated worker has not ended within a bound, its
+ * children are killed, which lets the blocking call return and the thread end. Elsewhere, or for a
+ * thread blocked on something else (a read from a pipe nobody writes), the worker is let go: the
+ * caller moves on, the thread may keep the process from exiting until its call returns.
+ */
+import { readFileSync } from 'node:fs';
+import type { Worker } from 'node:worker_threads';
+
+/** How long a terminated worker gets to end before its child processes are killed. */
+export const END_BOUND_MS = 500;
+
+/** A worker and what the host knows to end it with. */
+export interface TrackedWorker {
+  worker: Worker;
+  /** `worker.threadId`, kept (Node resets it once the worker has exited). */
+  threadId: number;
+  /** The worker's OS thread id, as it reported before any tool code ran; null when unknown. */
+  osThreadId: number | null;
+  /** Settles when the worker has exited. */
+  exited: Promise<void>;
+  hasExited(): boolean;
+}
+
+export function trackWorker(worker: Worker, osThreadId: number | null = null): TrackedWorker {
+  let done = false;
+  const exited = new Promise<void>((resolve) => {
+    worker.once('exit', () => {
+      done = true;
+      resolve();
+    });
+  });
+  return { worker, threadId: worker.threadId, osThreadId, exited, hasExited: () => done };
+}
+
+function bound(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/** Kills the child processes a thread of this process started (Linux); returns how many. */
+export function killChildrenOf(osThreadId: number | null): number {
+  // The main thread's children are the host's own, never a tool's.
+  if (osThreadId === null || osThreadId === process.pid) return 0;
+  let listed: string;
+  try {
+    listed = readFileSync(`/proc/self/task/${osThreadId}/children`, 'utf8');
+  } catch {
+    return 0;
+  }
+  let killed = 0;
+  for (const pid of listed.split(/\s+/).filter((part) => /^\d+$/.test(part))) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+      killed += 1;
+    } catch {
+      // Gone already.
+    }
+  }
+  return killed;
+}
+
+/**
+ * Waits (at most about 2 × `boundMs`) for a worker that has been asked to terminate to end, killing
+ * the child processes that block it after the first `boundMs`. Never rejects.
+ */
+export async function ensureEnded(tracked: TrackedWorker, boundMs = END_BOUND_MS): Promise<void> {
+  if (tracked.hasExited()) return;
+  await Promise.race([tracked.exited, bound(boundMs)]);
+  if (tracked.hasExited()) return;
+  killChildrenOf(tracked.osThreadId);
+  await Promise.race([tracked.exited, bound(boundMs)]);
+  // Still there: let it go, so at least it doesn't hold the event loop open.
+  if (!tracked.hasExited()) tracked.worker.unref();
+}

@@ -1,0 +1,86 @@
+/**
+ * A tool's printing never reaches the host's stdout (which may be a protocol channel): what it
+ * writes through `process.stdout`/`process.stderr`, `console`, `process._rawDebug` or `node:fs` on
+ * file descriptors 1 and 2 is kept, up to `maxLogBytes` characters per call, and handed to the host
+ * with the call's reply. Writes that get around this (`Writable.prototype.write.call(process.stdout)`)
+ * reach the worker's own stdio stream, which the host reads and drops: it is not piped to the host's.
+ */
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
+import { format } from 'node:util';
+import { activeCall } from './active-call.js';
+
+type Stream = 'stdout' | 'stderr';
+
+const decode = (chunk: unknown): string => {
+  if (typeof chunk === 'string') return chunk;
+  try {
+    return Buffer.from(chunk as Uint8Array).toString('utf8');
+  } catch {
+    return '';
+  }
+};
+
+function keep(stream: Stream, value: string, maxLogChars: number): void {
+  const call = activeCall();
+  if (call === undefined || value === '') return;
+  const room = maxLogChars - call.logChars;
+  const kept = room >= value.length ? value : value.slice(0, Math.max(room, 0));
+  call.droppedLogBytes += value.length - kept.length;
+  if (kept === '') return;
+  call.logChars += kept.length;
+  // Consecutive writes to one stream share an entry, so a million one-byte writes stay one entry.
+  const last = call.logs[call.logs.length - 1];
+  if (last !== undefined && last.stream === stream) last.text += kept;
+  else call.logs.push({ stream, text: kept });
+}
+
+export function installCapture(maxLogChars: number): void {
+  const capture = (stream: Stream) =>
+    ((chunk: unknown, ...rest: unknown[]): boolean => {
+      keep(stream, decode(chunk), maxLogChars);
+      const callback = rest.find((item) => typeof item === 'function') as (() => void) | undefined;
+      callback?.();
+      return true;
+    }) as typeof process.stdout.write;
+  process.stdout.write = capture('stdout');
+  process.stderr.write = capture('stderr');
+
+  // `_rawDebug` writes to the process's stderr file descriptor, past every stream.
+  Object.defineProperty(process, '_rawDebug', {
+    value: (...args: unknown[]) => keep('stderr', `${format(...args)}\n`, maxLogChars),
+    writable: false,
+    configurable: false,
+  });
+
+  // File descriptors 1 and 2 are the whole process's: what a tool writes there through node:fs is
+  // captured like its other printing (sync loggers such as pino's destination(1) do this).
+  const streamOf = (fd: unknown): Stream | undefined =>
+    fd === 1 ? 'stdout' : fd === 2 ? 'stderr' : undefined;
+  const original = { writeSync: fs.writeSync, write: fs.write, writeFileSync: fs.writeFileSync };
+  const lengthOf = (data: unknown) =>
+    typeof data === 'string' ? Buffer.byteLength(data) : ((data as Uint8Array | undefined)?.byteLength ?? 0);
+  fs.writeSync = ((fd: unknown, data: unknown, ...rest: unknown[]) => {
+    const stream = streamOf(fd);
+    if (stream === undefined)
+      return (original.writeSync as (...args: unknown[]) => number)(fd, data, ...rest);
+    keep(stream, decode(data), maxLogChars);
+    return lengthOf(data);
+  }) as typeof fs.writeSync;
+  fs.write = ((fd: unknown, data: unknown, ...rest: unknown[]) => {
+    const stream = streamOf(fd);
+    if (stream === undefined) return (original.write as (...args: unknown[]) => void)(fd, data, ...rest);
+    keep(stream, decode(data), maxLogChars);
+    const callback = rest.find((item) => typeof item === 'function') as
+      | ((error: null, written: number, data: unknown) => void)
+      | undefined;
+    if (callback !== undefined) queueMicrotask(() => callback(null, lengthOf(data), data));
+  }) as typeof fs.write;
+  fs.writeFileSync = ((file: unknown, data: unknown, ...rest: unknown[]) => {
+    const stream = streamOf(file);
+    if (stream === undefined)
+      return (original.writeFileSync as (...args: unknown[]) => void)(file, data, ...rest);
+    keep(stream, decode(data), maxLogChars);
+  }) as typeof fs.writeFileSync;
+  syncBuiltinESMExports();
+}
