@@ -13,6 +13,9 @@
  * - `process.report.getReport()` lists the whole process's environment (the host's secrets) even in
  *   a worker started with an empty `env`, and strict does not refuse it: reports are given without
  *   the environment, the command line and the libuv handles, and are never written to files.
+ * - OpenSSL engines are shared libraries: `crypto.setEngine(path)` and the `privateKeyEngine` /
+ *   `clientCertEngine` options of TLS contexts load native code into the host process even with
+ *   `--no-addons`. With addons off, the three are refused.
  *
  * This is defence in depth, not a boundary: see the README's table of isolation tiers.
  */
@@ -44,6 +47,7 @@ export function hardenWorker(options: HardenOptions): void {
 
   hardenReport(target);
   hardenInspector();
+  if (!options.allowAddons) hardenEngines();
   const v8 = require('node:v8') as Record<string, unknown>;
   replace(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
   replace(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
@@ -91,4 +95,15 @@ function hardenInspector(): void {
     replace(inspector.Session.prototype, method, refuse(`inspector.Session#${method}`));
   }
   for (const key of ['open', 'waitForDebugger']) replace(inspector, key, refuse(`inspector.${key}`));
+}
+
+function hardenEngines(): void {
+  const crypto = require('node:crypto') as Record<string, unknown>;
+  replace(crypto, 'setEngine', refuse('crypto.setEngine'));
+  // The TLS options reach OpenSSL through methods of the native SecureContext, whatever path the
+  // options took (tls.connect, https.Agent, createSecureContext).
+  const tls = require('node:tls') as { createSecureContext(): { context: object } };
+  const secureContext = Object.getPrototypeOf(tls.createSecureContext().context) as object;
+  replace(secureContext, 'setEngineKey', refuse('the privateKeyEngine TLS option'));
+  replace(secureContext, 'setClientCertEngine', refuse('the clientCertEngine TLS option'));
 }
