@@ -1,0 +1,166 @@
+/**
+ * fast-check arbitraries for the boundary fuzz suites: JSON descriptions of hostile values (built by
+ * fixtures/fuzz/hostile-values.js, inside a worker or here), forged call replies, and declarations.
+ * `FUZZ_RUNS` raises the number of cases (e.g. `FUZZ_RUNS=10000 npx vitest run test/fuzz-*`).
+ */
+import fc from 'fast-check';
+
+/** How many cases an end-to-end property runs; unit properties run ten times as many. */
+export const FUZZ_RUNS = Number(process.env['FUZZ_RUNS'] ?? 20);
+
+export type Spec = unknown;
+
+/** Sizes around the caps the fuzz hosts use (1 MiB results, 64 KiB progress). */
+const sizes = fc.oneof(fc.nat(64), fc.constantFrom(65_535, 65_537, 300_000, 1_048_000, 1_048_600, 3_000_000));
+
+const leaf: fc.Arbitrary<Spec> = fc.oneof(
+  fc.jsonValue({ maxDepth: 3 }).map((value) => ({ kind: 'json', value })),
+  fc.constant({ kind: 'null' }),
+  fc.constant({ kind: 'undefined' }),
+  fc.record({
+    kind: fc.constant('string'),
+    length: sizes,
+    unit: fc.constantFrom('x', 'é', '😀', '\u001b[31m'),
+  }),
+  fc.record({
+    kind: fc.constant('deep'),
+    depth: fc.oneof(fc.nat(70), fc.constantFrom(200, 5000)),
+    arrays: fc.boolean(),
+    leaf: fc.constant({ kind: 'json', value: 1 }),
+  }),
+  fc.constant({ kind: 'date' }),
+  fc.constant({ kind: 'bigint' }),
+  fc.record({ kind: fc.constant('typed'), length: fc.nat(1000) }),
+  fc.record({ kind: fc.constant('sparse'), length: fc.constantFrom(0, 10, 1_000_000) }),
+  fc.record({ kind: fc.constant('error'), message: fc.string() }),
+  fc.record({ kind: fc.constant('proto'), value: fc.jsonValue({ maxDepth: 2 }) }),
+);
+
+/** Any hostile value. */
+export const hostileValue: fc.Arbitrary<Spec> = fc.letrec<{ value: Spec }>((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    leaf,
+    fc.record({ kind: fc.constant('map'), value: tie('value') }),
+    fc.record({ kind: fc.constant('set'), value: tie('value') }),
+    fc.record({
+      kind: fc.constant('list'),
+      count: fc.oneof(fc.nat(8), fc.constant(70_000)),
+      item: tie('value'),
+    }),
+    fc
+      .dictionary(
+        fc.constantFrom('a', 'type', 'text', 'content', '__proto__', 'constructor', 'then'),
+        tie('value'),
+        {
+          maxKeys: 4,
+        },
+      )
+      .map((fields) => ({ kind: 'record', fields })),
+  ),
+})).value;
+
+const json = (value: unknown) => ({ kind: 'json', value });
+const text = (length: number) => ({
+  kind: 'record',
+  fields: { type: json('text'), text: { kind: 'string', length } },
+});
+
+/** One field of a forged reply: mostly plausible, sometimes hostile. */
+const field = (plausible: fc.Arbitrary<Spec>) =>
+  fc.oneof({ weight: 3, arbitrary: plausible }, { weight: 1, arbitrary: hostileValue });
+
+/** A reply as toolhost's worker would send it, with its fields forged, dropped or made hostile. */
+export const forgedReply: fc.Arbitrary<Spec> = fc
+  .record(
+    {
+      ok: field(fc.constantFrom(json(true), json(false))),
+      content: field(
+        fc.oneof(
+          fc.constant(json([{ type: 'text', text: 'forged' }])),
+          fc.record({
+            kind: fc.constant('list'),
+            count: fc.integer({ min: 1, max: 8 }),
+            item: sizes.map(text),
+          }),
+          fc.constant(
+            json([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }]),
+          ),
+          fc.constant(json([{ type: 'image', source: { type: 'url', url: 'https://x' } }])),
+        ),
+      ),
+      isError: field(fc.constantFrom(json(false), json(true))),
+      cutBytes: field(fc.constantFrom(json(0), json(-1), json(1.5))),
+      logs: field(
+        fc.oneof(
+          fc.constant(json([])),
+          fc.constant(json([{ stream: 'stdout', text: 'hi' }])),
+          fc.constant({ kind: 'list', count: 70_000, item: json({ stream: 'stderr', text: '' }) }),
+          fc.constant(json([{ stream: 'fd3', text: 'x' }])),
+        ),
+      ),
+      droppedLogBytes: field(fc.constantFrom(json(0), json(-5), json(2 ** 60))),
+      progressSent: field(fc.constantFrom(json(0), json(1), json(1000), json(1_000_000_000))),
+      error: field(
+        fc
+          .constantFrom('TOOL_THREW', 'TOOL_TIMEOUT', 'HOST_CLOSED', 'UNKNOWN_TOOL', 'INVALID_INPUT', 'NOPE')
+          .map((code) => json({ code, message: '\u001b[2Jforged' })),
+      ),
+      details: field(
+        fc.oneof(fc.constant(json({ a: 1 })), fc.record({ kind: fc.constant('string'), length: sizes })),
+      ),
+    },
+    { requiredKeys: [] },
+  )
+  .map((fields) => ({ kind: 'record', fields }));
+
+/** What the forger does in one call. */
+export const forgerCase = fc.oneof(
+  fc.record({ mode: fc.constant('return'), value: hostileValue, reply: forgedReply }),
+  fc.record({
+    mode: fc.constant('emit'),
+    progress: fc.array(hostileValue, { maxLength: 5 }),
+    value: hostileValue,
+    reply: forgedReply,
+  }),
+  fc.record({ mode: fc.constant('throw'), value: hostileValue, reply: forgedReply }),
+);
+
+/** Source text for one declaration field: a literal, a function, a getter that throws, or nothing. */
+const fieldSource = (plausible: fc.Arbitrary<string>) =>
+  fc.oneof(
+    { weight: 3, arbitrary: plausible },
+    { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('undefined', 'null', 'NaN', 'Symbol("s")', '() => { throw null }'),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.nat(6000).map((depth) => `JSON.parse('${'['.repeat(depth)}${']'.repeat(depth)}')`),
+    },
+  );
+
+/** A tool module's source with fuzzed declaration fields. */
+export const declarationSource: fc.Arbitrary<string> = fc
+  .record({
+    name: fieldSource(fc.constantFrom('"fuzzed"', '"bad name"', '"x".repeat(65)', '() => "fuzzed"')),
+    description: fieldSource(fc.constantFrom('"d"', '"\\u001b[31m red"')),
+    parameterSchema: fieldSource(
+      fc.constantFrom(
+        '{ type: "object" }',
+        '{ type: "object", $async: true }',
+        '{ type: "object", $id: "https://json-schema.org/draft/2020-12/schema" }',
+        '{ type: "string" }',
+        '{ type: "object", properties: { a: { type: "nope" } } }',
+      ),
+    ),
+    timeoutMs: fieldSource(fc.constantFrom('1000', '2 ** 40', '-1', '1.5')),
+    concurrency: fieldSource(fc.constantFrom('"exclusive"', '"parallel"', '"both"')),
+  })
+  .map(
+    (fields) =>
+      `${Object.entries(fields)
+        .map(([key, source]) => `export const ${key} = ${source};`)
+        .join('\n')}\nexport function run() { return 'ran'; }\n`,
+  );
