@@ -29,9 +29,12 @@ export interface ThreadListener {
   lostMessage(): void;
 }
 
-/** Marks a piscina task as one of ours, so the balancer can tell which call it is handing out. */
+/**
+ * Marks a piscina task as one of ours, so the balancer can tell which call it is handing out. A
+ * symbol key: structured cloning leaves it out, so it never reaches the worker.
+ */
 export function tagTask(task: CallTask): CallTask {
-  Object.defineProperty(task, queueOptionsSymbol, { value: { taskId: task.taskId }, enumerable: false });
+  (task as CallTask & { [queueOptionsSymbol]?: unknown })[queueOptionsSymbol] = { taskId: task.taskId };
   return task;
 }
 

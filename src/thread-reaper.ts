@@ -7,7 +7,7 @@
  * thread blocked on something else (a read from a pipe nobody writes), the worker is let go: the
  * caller moves on, the thread may keep the process from exiting until its call returns.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 
 /** How long a terminated worker gets to end before its child processes are killed. */
@@ -40,20 +40,49 @@ function bound(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** Kills the child processes a thread of this process started (Linux); returns how many. */
+/** The processes a task (a thread, or a process's threads) started, from /proc (Linux); [] elsewhere. */
+function childrenOf(taskDirs: string[]): number[] {
+  const pids: number[] = [];
+  for (const dir of taskDirs) {
+    let listed = '';
+    try {
+      listed = readFileSync(`${dir}/children`, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const part of listed.split(/\s+/)) if (/^\d+$/.test(part)) pids.push(Number(part));
+  }
+  return pids;
+}
+
+function threadsOf(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).map((tid) => `/proc/${pid}/task/${tid}`);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Kills the processes a thread of this process started, and theirs in turn (a shell's `sleep &` keeps
+ * the pipe the blocking call reads from open), on Linux; returns how many.
+ */
 export function killChildrenOf(osThreadId: number | null): number {
   // The main thread's children are the host's own, never a tool's.
   if (osThreadId === null || osThreadId === process.pid) return 0;
-  let listed: string;
-  try {
-    listed = readFileSync(`/proc/self/task/${osThreadId}/children`, 'utf8');
-  } catch {
-    return 0;
+  const found: number[] = [];
+  const seen = new Set<number>();
+  const queue = childrenOf([`/proc/self/task/${osThreadId}`]);
+  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
+    if (seen.has(pid) || seen.size > 10_000) continue;
+    seen.add(pid);
+    found.push(pid);
+    queue.push(...childrenOf(threadsOf(pid)));
   }
   let killed = 0;
-  for (const pid of listed.split(/\s+/).filter((part) => /^\d+$/.test(part))) {
+  for (const pid of found) {
     try {
-      process.kill(Number(pid), 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
       killed += 1;
     } catch {
       // Gone already.
