@@ -55,6 +55,15 @@ export interface ToolHostOptions {
   selftestConcurrency?: number;
   /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
   isolation?: IsolationTier;
+  /**
+   * Which packages that ask for the network in their manifest (`"toolhost": { "permissions": { "net":
+   * true } }`) get it in the strict tier: `true` for every package that asks, or a list of package
+   * names (`package.json` `name`). A package that doesn't ask never gets it. Only Node 25 and later
+   * can deny the network to a strict worker; the worker tier never denies it.
+   * @default false
+   * @example new ToolHost({ isolation: 'strict', allowNetwork: ['weather-tools'] })
+   */
+  allowNetwork?: boolean | readonly string[];
 }
 
 export interface LoadOptions {
@@ -109,6 +118,7 @@ export interface Settings {
   readTimeoutMs: number;
   cores: number;
   logger: Logger;
+  allowNetwork: boolean | readonly string[];
 }
 
 /** Checks every option and fills in the defaults. */
@@ -152,6 +162,16 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`',
     );
   }
+  const allowNetwork = options.allowNetwork ?? false;
+  if (
+    typeof allowNetwork !== 'boolean' &&
+    !(Array.isArray(allowNetwork) && allowNetwork.every((name) => typeof name === 'string' && name !== ''))
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
+    );
+  }
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
@@ -183,6 +203,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     readTimeoutMs: options.readTimeoutMs ?? 5_000,
     cores,
     logger: options.logger ?? stderrLogger,
+    allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
   };
 }
 

@@ -31,7 +31,7 @@ import {
   type ToolHostOptions,
 } from './host-options.js';
 import { runInProcess } from './in-process-tool.js';
-import { findEscapingSymlink, type IsolationTier, workerExecArgv } from './isolation.js';
+import { findEscapingSymlink, type IsolationTier } from './isolation.js';
 import { compileParameterSchema, forgetSchema, validateInput } from './json-schema.js';
 import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
@@ -57,6 +57,7 @@ import {
 } from './sources.js';
 import type { JsonValue } from './tool-module.js';
 import { moduleUrl, moduleVersion, resolveSource } from './tool-source.js';
+import { type DomainManifest, NO_MANIFEST, WorkerFlags } from './worker-flags.js';
 import { TrustDomainPool } from './worker-pool.js';
 
 export class ToolHost extends EventEmitter<ToolHostEvents> {
@@ -65,14 +66,19 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #reader: DeclarationReader;
   readonly #hostTools = new Map<string, OfferedTool>();
   readonly #records = new Map<string, ModuleRecord>();
-  /** Per loaded source: its module paths (so loading it again drops what it no longer lists) and tier. */
-  readonly #sources = new Map<string, { modules: string[]; isolation: IsolationTier }>();
+  /** Per loaded source: its module paths (so loading it again drops what it no longer lists), tier and manifest. */
+  readonly #sources = new Map<
+    string,
+    { modules: string[]; isolation: IsolationTier; manifest: DomainManifest }
+  >();
   /** The real root each path given to `load` resolved to, so `unload` finds it by either. */
   readonly #rootByPath = new Map<string, string>();
   readonly #problems = new Map<string, { path: string; reason: string }>();
   readonly #served = new Set<ServedSource>();
   readonly #draining = new Set<TrustDomainPool>();
-  readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
+  /** `flags`: what the pool's workers were started with besides the versions (see WorkerFlags.key). */
+  readonly #pools = new Map<string, { version: string; flags: string; pool: TrustDomainPool }>();
+  readonly #workerFlags: WorkerFlags;
   readonly #logged = new Set<string>();
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcessSettings: CallSettings | undefined;
@@ -91,6 +97,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     super();
     this.#settings = resolveSettings(options);
     this.#logger = this.#settings.logger;
+    this.#workerFlags = new WorkerFlags(this.#settings);
     this.#reader = new DeclarationReader(
       { heapMb: this.#settings.readHeapMb, timeoutMs: this.#settings.readTimeoutMs },
       this.#settings.cores,
@@ -112,7 +119,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       if (!listed.includes(previous)) this.#dropRecord(previous);
     }
     const isolation = options.isolation ?? this.#settings.isolation;
-    this.#sources.set(source.root, { modules: listed, isolation });
+    const manifest = { packageName: source.packageName, permissions: source.permissions };
+    this.#sources.set(source.root, { modules: listed, isolation, manifest });
     // Load order decides name clashes: hand it out in listed order, before any read finishes.
     for (const path of listed) if (!this.#orderOf.has(path)) this.#orderOf.set(path, ++this.#order);
 
@@ -479,9 +487,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     // Workers of a domain hold the module versions they imported; a domain whose modules changed
     // gets a new pool (see #rebuild), so no call that starts after a change runs old code.
     const version = this.#generation.domainVersions.get(record.domain) ?? record.version;
-    const tier = this.#tierOf(record.domain);
+    const flags = this.#flagsOf(record.domain);
     const current = this.#pools.get(record.domain);
-    if (current !== undefined && current.version === version && current.tier === tier) return current.pool;
+    if (current !== undefined && current.version === version && current.flags === flags) return current.pool;
     if (current !== undefined) this.#drain(current.pool);
     const pool = new TrustDomainPool(
       {
@@ -497,7 +505,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       },
       (message) => this.#fault(record.domain, message),
     );
-    this.#pools.set(record.domain, { version, tier, pool });
+    this.#pools.set(record.domain, { version, flags, pool });
     return pool;
   }
 
@@ -518,11 +526,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     return this.#sources.get(domain)?.isolation ?? this.#settings.isolation;
   }
 
+  #flagsOf(domain: string): string {
+    return this.#workerFlags.key(this.#tierOf(domain), this.#sources.get(domain)?.manifest ?? NO_MANIFEST);
+  }
+
   #execArgvFor(domain: string): string[] {
-    return workerExecArgv(
+    return this.#workerFlags.execArgv(
       this.#tierOf(domain),
       { domain, tmpDir: this.#domainTmpDir(domain) },
-      { allowAddons: this.#settings.allowAddons },
+      this.#sources.get(domain)?.manifest ?? NO_MANIFEST,
     );
   }
 
@@ -642,7 +654,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     for (const [domain, entry] of this.#pools) {
       if (
         this.#generation.domainVersions.get(domain) !== entry.version ||
-        this.#tierOf(domain) !== entry.tier
+        this.#flagsOf(domain) !== entry.flags
       ) {
         this.#pools.delete(domain);
         this.#drain(entry.pool);

@@ -125,6 +125,22 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     );
   });
 
+  it.each([
+    ['"yes"', '... } that is not an object'],
+    ['{ "net": "yes" }', '{ "net": ... } } that is not true or false'],
+  ])('a manifest whose "permissions" are %s is not a tool package', async (permissions, problem) => {
+    mkdirSync(join(work.path, 'app'));
+    writeFileSync(
+      join(work.path, 'app', 'package.json'),
+      `{ "name": "app", "toolhost": { "tools": [], "permissions": ${permissions} } }`,
+    );
+    const result = await run('list', 'app');
+    expectUsageError(
+      result,
+      `Not a tool package: ${join(work.path, 'app', 'package.json')} has "toolhost": { "permissions": ${problem}`,
+    );
+  });
+
   it('call arguments that are not JSON', async () => {
     // The reason is Node's own parse error, whose wording changes between Node lines (Node 26 adds
     // "(line 1 column 2)"): the child runs this same Node, so ask it.
