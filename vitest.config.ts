@@ -10,9 +10,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     fileParallelism: true,
     maxWorkers: 2,
-    // In CI a JSON report lets .ci/run print one plain "N passed, N failed" closing line.
-    reporters: process.env['CI']
-      ? ['default', ['json', { outputFile: '.ci/vitest-report.json' }]]
-      : ['default'],
+    // In CI a JSON report lets .ci/run print one plain "N passed, N failed" closing line; it runs the
+    // suite once per Node version, each with a report file of its own.
+    reporters:
+      process.env['CI'] || process.env['VITEST_JSON_REPORT']
+        ? ['default', ['json', { outputFile: process.env['VITEST_JSON_REPORT'] ?? '.ci/vitest-report.json' }]]
+        : ['default'],
   },
 });

@@ -65,6 +65,15 @@ export interface ToolHostOptions {
    * there is left out, since compiling it on the host would stop the host as long. @default 250
    */
   schemaCompileBudgetMs?: number;
+  /**
+   * Which packages that ask for the network in their manifest (`"toolhost": { "permissions": { "net":
+   * true } }`) get it in the strict tier: `true` for every package that asks, or a list of package
+   * names (`package.json` `name`). A package that doesn't ask never gets it. Only Node 25 and later
+   * can deny the network to a strict worker; the worker tier never denies it.
+   * @default false
+   * @example new ToolHost({ isolation: 'strict', allowNetwork: ['weather-tools'] })
+   */
+  allowNetwork?: boolean | readonly string[];
 }
 
 export interface LoadOptions {
@@ -121,6 +130,7 @@ export interface Settings {
   logger: Logger;
   schemaLimits: SchemaLimits;
   schemaCompileBudgetMs: number;
+  allowNetwork: boolean | readonly string[];
 }
 
 /** Checks every option and fills in the defaults. */
@@ -167,6 +177,16 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`',
     );
   }
+  const allowNetwork = options.allowNetwork ?? false;
+  if (
+    typeof allowNetwork !== 'boolean' &&
+    !(Array.isArray(allowNetwork) && allowNetwork.every((name) => typeof name === 'string' && name !== ''))
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
+    );
+  }
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
@@ -203,6 +223,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
     },
     schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+    allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
   };
 }
 

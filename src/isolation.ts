@@ -9,6 +9,9 @@
  *   the tool's domain and what the worker code itself needs; file writes only inside the domain's
  *   tmp folder; no child processes, no nested workers, no addons, no WASI, no inspector.
  *
+ * Node 25 and later also deny the network unless `--allow-net` is given, which strict gives only to a
+ * package that asks for it and that the host allows ({@link grantsNetwork}).
+ *
  * Node's documentation says the permission model "does not protect against malicious code": strict
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
  * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
@@ -34,6 +37,23 @@ const nodeFlags = process.allowedNodeEnvironmentFlags;
 
 /** Node 22 renamed `--experimental-permission` to `--permission`; use whichever this Node knows. */
 const PERMISSION_FLAG = nodeFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
+/** Node 25 added the network to the permission model: without `--allow-net` a worker has none. */
+export const STRICT_DENIES_NETWORK = nodeFlags.has('--allow-net');
+
+/**
+ * Whether strict workers can give back the read access Node grants them to the host's working
+ * directory (see `workers/strict-preload.cts`): that takes `process.permission.drop`, which Node
+ * added in 24.20 and 26.3. It can't be asked for on the host's thread (`process.permission` exists
+ * only under the permission model), hence the versions.
+ */
+export const STRICT_HIDES_WORKING_DIRECTORY = ((): boolean => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major >= 27 || (major === 26 && minor >= 3) || (major === 24 && minor >= 20);
+})();
+
+/** Preloaded into every strict worker: see `workers/strict-preload.cts`. */
+const STRICT_PRELOAD = fileURLToPath(new URL('../workers/strict-preload.cjs', import.meta.url));
 
 /**
  * What the worker code itself reads: toolhost's compiled `dist/src` and `dist/workers` folders (the
@@ -81,7 +101,7 @@ export function assertTierSupported(tier: IsolationTier): void {
 export function workerExecArgv(
   tier: IsolationTier,
   paths: DomainPaths,
-  options: { allowAddons: boolean },
+  options: { allowAddons: boolean; allowNetwork?: boolean },
 ): string[] {
   const addons = options.allowAddons ? [] : ['--no-addons'];
   if (tier === 'worker') return addons;
@@ -99,10 +119,44 @@ export function workerExecArgv(
     ...reads.map((path) => `--allow-fs-read=${path}`),
     ...writes.map((path) => `--allow-fs-write=${path}`),
     ...(options.allowAddons ? ['--allow-addons'] : addons),
+    ...(options.allowNetwork === true && STRICT_DENIES_NETWORK ? ['--allow-net'] : []),
+    // Runs before piscina's worker code and before any tool (dist/workers is granted above).
+    `--require=${STRICT_PRELOAD}`,
     // Node 20 prints an ExperimentalWarning for the permission model in every worker, before the
     // worker can capture its stderr: it would land on the host's stderr.
     ...(nodeFlags.has('--disable-warning') ? ['--disable-warning=ExperimentalWarning'] : []),
   ];
+}
+
+/**
+ * Whether a package's workers get the network: it asks for it in its manifest and the host's
+ * `allowNetwork` allows it (`true`, or a list naming the package). A single module file has no
+ * manifest, so it never asks.
+ */
+export function grantsNetwork(
+  allowNetwork: boolean | readonly string[],
+  source: { packageName: string | undefined; permissions: { net: boolean } },
+): boolean {
+  if (!source.permissions.net) return false;
+  if (allowNetwork === true) return true;
+  return (
+    allowNetwork !== false && source.packageName !== undefined && allowNetwork.includes(source.packageName)
+  );
+}
+
+/**
+ * What strict can't contain on this Node, beyond what no Node contains (README): said once per host
+ * that uses strict. Empty on Node 26.3 and later.
+ */
+export function strictTierGaps(): string[] {
+  const gaps: string[] = [];
+  if (!STRICT_DENIES_NETWORK) gaps.push('the network (Node 25 and later deny it)');
+  // Node 20's permission model grants workers nothing implicitly; 22 and later grant the working
+  // directory, and only some releases can take it back.
+  if (PERMISSION_FLAG === '--permission' && !STRICT_HIDES_WORKING_DIRECTORY) {
+    gaps.push("reads of the host's working directory (Node 24.20 and 26.3 and later deny them)");
+  }
+  return gaps;
 }
 
 /**

@@ -31,7 +31,7 @@ import {
   type ToolHostOptions,
 } from './host-options.js';
 import { runInProcess } from './in-process-tool.js';
-import { findEscapingSymlink, type IsolationTier, workerExecArgv } from './isolation.js';
+import { findEscapingSymlink, type IsolationTier } from './isolation.js';
 import { compileParameterSchema, validateInput } from './json-schema.js';
 import { toRunnableTools } from './loop/runnable-tools.js';
 import { errorOutcome, outcomeText, successOutcome, type ToolOutcome } from './outcome.js';
@@ -58,6 +58,7 @@ import {
 } from './sources.js';
 import type { JsonValue } from './tool-module.js';
 import { moduleUrl, moduleVersion, resolveSource } from './tool-source.js';
+import { type DomainManifest, NO_MANIFEST, WorkerFlags } from './worker-flags.js';
 import { TrustDomainPool } from './worker-pool.js';
 
 export class ToolHost extends EventEmitter<ToolHostEvents> {
@@ -66,14 +67,19 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #reader: DeclarationReader;
   readonly #hostTools = new Map<string, OfferedTool>();
   readonly #records = new Map<string, ModuleRecord>();
-  /** Per loaded source: its module paths (so loading it again drops what it no longer lists) and tier. */
-  readonly #sources = new Map<string, { modules: string[]; isolation: IsolationTier }>();
+  /** Per loaded source: its module paths (so loading it again drops what it no longer lists), tier and manifest. */
+  readonly #sources = new Map<
+    string,
+    { modules: string[]; isolation: IsolationTier; manifest: DomainManifest }
+  >();
   /** The real root each path given to `load` resolved to, so `unload` finds it by either. */
   readonly #rootByPath = new Map<string, string>();
   readonly #problems = new Map<string, { path: string; reason: string }>();
   readonly #served = new Set<ServedSource>();
   readonly #draining = new Set<TrustDomainPool>();
-  readonly #pools = new Map<string, { version: string; tier: IsolationTier; pool: TrustDomainPool }>();
+  /** `flags`: what the pool's workers were started with besides the versions (see WorkerFlags.key). */
+  readonly #pools = new Map<string, { version: string; flags: string; pool: TrustDomainPool }>();
+  readonly #workerFlags: WorkerFlags;
   readonly #logged = new Set<string>();
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcessSettings: CallSettings | undefined;
@@ -93,6 +99,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#settings = resolveSettings(options);
     // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
     this.#logger = sanitizingLogger(this.#settings.logger);
+    this.#workerFlags = new WorkerFlags({ ...this.#settings, logger: this.#logger });
     this.#reader = new DeclarationReader(
       {
         heapMb: this.#settings.readHeapMb,
@@ -119,7 +126,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       if (!listed.includes(previous)) this.#dropRecord(previous);
     }
     const isolation = options.isolation ?? this.#settings.isolation;
-    this.#sources.set(source.root, { modules: listed, isolation });
+    const manifest = { packageName: source.packageName, permissions: source.permissions };
+    this.#sources.set(source.root, { modules: listed, isolation, manifest });
     // Load order decides name clashes: hand it out in listed order, before any read finishes.
     for (const path of listed) if (!this.#orderOf.has(path)) this.#orderOf.set(path, ++this.#order);
 
@@ -489,9 +497,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     // Workers of a domain hold the module versions they imported; a domain whose modules changed
     // gets a new pool (see #rebuild), so no call that starts after a change runs old code.
     const version = this.#generation.domainVersions.get(record.domain) ?? record.version;
-    const tier = this.#tierOf(record.domain);
+    const flags = this.#flagsOf(record.domain);
     const current = this.#pools.get(record.domain);
-    if (current !== undefined && current.version === version && current.tier === tier) return current.pool;
+    if (current !== undefined && current.version === version && current.flags === flags) return current.pool;
     if (current !== undefined) this.#drain(current.pool);
     const pool = new TrustDomainPool(
       {
@@ -507,7 +515,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       },
       (message) => this.#fault(record.domain, message),
     );
-    this.#pools.set(record.domain, { version, tier, pool });
+    this.#pools.set(record.domain, { version, flags, pool });
     return pool;
   }
 
@@ -528,11 +536,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     return this.#sources.get(domain)?.isolation ?? this.#settings.isolation;
   }
 
+  #flagsOf(domain: string): string {
+    return this.#workerFlags.key(this.#tierOf(domain), this.#sources.get(domain)?.manifest ?? NO_MANIFEST);
+  }
+
   #execArgvFor(domain: string): string[] {
-    return workerExecArgv(
+    return this.#workerFlags.execArgv(
       this.#tierOf(domain),
       { domain, tmpDir: this.#domainTmpDir(domain) },
-      { allowAddons: this.#settings.allowAddons },
+      this.#sources.get(domain)?.manifest ?? NO_MANIFEST,
     );
   }
 
@@ -652,7 +664,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     for (const [domain, entry] of this.#pools) {
       if (
         this.#generation.domainVersions.get(domain) !== entry.version ||
-        this.#tierOf(domain) !== entry.tier
+        this.#flagsOf(domain) !== entry.flags
       ) {
         this.#pools.delete(domain);
         this.#drain(entry.pool);

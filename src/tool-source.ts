@@ -14,12 +14,26 @@ export type ListedModule =
   | { ok: true; path: string }
   | { ok: false; path: string; code: 'MODULE_NOT_FOUND' | 'MODULE_OUTSIDE_PACKAGE'; reason: string };
 
+/**
+ * What a package asks for in its manifest (`"toolhost": { "permissions": { "net": true } }`). Asking
+ * is not having: the host grants each only when its own options allow it.
+ */
+export interface PackagePermissions {
+  /** Network access (the strict tier denies it on Node 25 and later unless granted). */
+  net: boolean;
+}
+
+/** What a package asks for when its manifest says nothing, and what a single module file gets. */
+export const NO_PERMISSIONS: PackagePermissions = Object.freeze({ net: false });
+
 export interface ResolvedSource {
   /** The real path of the package folder or the module file. */
   root: string;
   kind: 'package' | 'module';
   /** The package's `name`, when it has one. */
   packageName: string | undefined;
+  /** What the package's manifest asks for; a single module file asks for nothing. */
+  permissions: PackagePermissions;
   modules: ListedModule[];
 }
 
@@ -28,19 +42,21 @@ export async function resolveSource(path: string): Promise<ResolvedSource> {
   const info = await stat(absolute).catch(() => undefined);
   if (info === undefined) throw new ToolHostError('PATH_NOT_FOUND', `No such file or directory: ${path}`);
   const root = await realpath(absolute);
-  if (info.isFile())
-    return { root, kind: 'module', packageName: undefined, modules: [{ ok: true, path: root }] };
+  if (info.isFile()) {
+    const modules: ListedModule[] = [{ ok: true, path: root }];
+    return { root, kind: 'module', packageName: undefined, permissions: NO_PERMISSIONS, modules };
+  }
   if (!info.isDirectory()) throw new ToolHostError('NOT_A_PACKAGE', `Not a file or a folder: ${path}`);
 
   const manifest = await readManifest(root, path);
   const modules = await Promise.all(manifest.tools.map((entry) => resolveListed(root, entry)));
-  return { root, kind: 'package', packageName: manifest.name, modules };
+  return { root, kind: 'package', packageName: manifest.name, permissions: manifest.permissions, modules };
 }
 
 async function readManifest(
   root: string,
   shown: string,
-): Promise<{ name: string | undefined; tools: string[] }> {
+): Promise<{ name: string | undefined; tools: string[]; permissions: PackagePermissions }> {
   const file = join(root, 'package.json');
   let text: string;
   try {
@@ -59,14 +75,39 @@ async function readManifest(
   }
   const section = isRecord(manifest) ? manifest['toolhost'] : undefined;
   const tools = isRecord(section) ? section['tools'] : undefined;
-  if (!Array.isArray(tools) || !tools.every((entry) => typeof entry === 'string')) {
+  if (!isRecord(section) || !Array.isArray(tools) || !tools.every((entry) => typeof entry === 'string')) {
     throw new ToolHostError(
       'NOT_A_PACKAGE',
       `Not a tool package: ${file} has no "toolhost": { "tools": [...] } list of module paths`,
     );
   }
   const name = isRecord(manifest) && typeof manifest['name'] === 'string' ? manifest['name'] : undefined;
-  return { name, tools };
+  return { name, tools, permissions: readPermissions(section, file) };
+}
+
+/**
+ * `toolhost.permissions`: absent means nothing is asked. A malformed entry is the package author's
+ * mistake and is said so, rather than read as asking for nothing (the tools would then fail in ways
+ * that don't name the manifest). Keys this version does not know are ignored, so a package written
+ * for a later toolhost still loads.
+ */
+function readPermissions(section: Record<string, unknown>, file: string): PackagePermissions {
+  const permissions = section['permissions'];
+  if (permissions === undefined) return NO_PERMISSIONS;
+  if (!isRecord(permissions)) {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} has "toolhost": { "permissions": ... } that is not an object`,
+    );
+  }
+  const net = permissions['net'];
+  if (net !== undefined && typeof net !== 'boolean') {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} has "toolhost": { "permissions": { "net": ... } } that is not true or false`,
+    );
+  }
+  return net === true ? { net: true } : NO_PERMISSIONS;
 }
 
 async function resolveListed(root: string, entry: string): Promise<ListedModule> {

@@ -89,6 +89,21 @@ describe('toolhost list', () => {
     ]);
   });
 
+  it('shows what each package asks for in its manifest, in text and in --json', async () => {
+    const networked = join(REPO, 'fixtures/strict/networked');
+    const text = await run(['list', networked, join(PACKAGES, 'notes')]);
+    expect(text.code).toBe(0);
+    expect(text.stdout.split('\n')).toContain(`strict-networked  ${networked}  [asks for the network]`);
+    expect(text.stdout.split('\n')).toContain(`notes  ${join(PACKAGES, 'notes')}`);
+
+    const json = await run(['list', '--json', networked, join(PACKAGES, 'notes')]);
+    const sources = JSON.parse(json.stdout).sources;
+    expect(sources.map((source: { permissions: unknown }) => source.permissions)).toEqual([
+      { net: true },
+      { net: false },
+    ]);
+  });
+
   it('shows a left-out module with its reason in text too', async () => {
     const result = await run(['list', join(PACKAGES, 'mixed-bag')]);
     expect(result.code).toBe(1);

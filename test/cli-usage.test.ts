@@ -22,6 +22,16 @@ afterEach(() => {
 
 const run = (...args: string[]) => runCli(args, { tmpDir: tmp.path, cwd: work.path });
 
+/** The message this Node's `JSON.parse` gives for `text`. */
+function jsonParseError(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error(`${text} parsed`);
+}
+
 function expectUsageError(result: CliResult, line: string): void {
   expect(result.code).toBe(2);
   expect(result.stdout).toBe('');
@@ -188,10 +198,28 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
     );
   });
 
+  it.each([
+    ['"yes"', '... } that is not an object'],
+    ['{ "net": "yes" }', '{ "net": ... } } that is not true or false'],
+  ])('a manifest whose "permissions" are %s is not a tool package', async (permissions, problem) => {
+    mkdirSync(join(work.path, 'app'));
+    writeFileSync(
+      join(work.path, 'app', 'package.json'),
+      `{ "name": "app", "toolhost": { "tools": [], "permissions": ${permissions} } }`,
+    );
+    const result = await run('list', 'app');
+    expectUsageError(
+      result,
+      `not a tool package: ${join(work.path, 'app', 'package.json')} has "toolhost": { "permissions": ${problem}`,
+    );
+  });
+
   it('call arguments that are not JSON', async () => {
+    // The reason is Node's own parse error, whose wording changes between Node lines (Node 26 adds
+    // "(line 1 column 2)"): the child runs this same Node, so ask it.
     expectUsageError(
       await run('call', join(PACKAGES, 'notes'), 'notes_add', '{text: 1}'),
-      "the arguments are not valid JSON: Expected property name or '}' in JSON at position 1",
+      `the arguments are not valid JSON: ${jsonParseError('{text: 1}')}`,
     );
   });
 

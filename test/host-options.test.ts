@@ -19,6 +19,19 @@ describe('ToolHost options', () => {
     [{ clock: 42 }, 'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`'],
     [{ envAllowList: 'HOME' }, 'Expected `envAllowList` to be an array of variable names'],
     [{ isolation: 'vm' }, `Expected \`isolation\` to be one of 'worker', 'strict', got "vm"`],
+    [{ allowNetwork: 5 }, 'Expected `allowNetwork` to be a boolean or an array of package names, got 5'],
+    [
+      { allowNetwork: 'weather-tools' },
+      'Expected `allowNetwork` to be a boolean or an array of package names, got "weather-tools"',
+    ],
+    [
+      { allowNetwork: ['weather-tools', 7] },
+      'Expected `allowNetwork` to be a boolean or an array of package names, got ["weather-tools",7]',
+    ],
+    [
+      { allowNetwork: [''] },
+      'Expected `allowNetwork` to be a boolean or an array of package names, got [""]',
+    ],
   ])('rejects %j when the host is built, with an exact message', (options, message) => {
     expect(() => new ToolHost(options as ToolHostOptions)).toThrow(
       expect.objectContaining({ code: 'INVALID_OPTION', message }),
@@ -43,6 +56,7 @@ describe('ToolHost options', () => {
       selftestConcurrency: 1,
       isolation: 'worker',
       envAllowList: ['HOME'],
+      allowNetwork: ['weather-tools'],
     });
     expect(host.list()).toEqual([]);
     expect(host.status()).toEqual([]);

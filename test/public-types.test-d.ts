@@ -3,6 +3,7 @@
  */
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
+import type Anthropic039 from 'anthropic-sdk-0.39';
 import { expectTypeOf } from 'vitest';
 import {
   errorResult,
@@ -24,6 +25,7 @@ import {
 
 declare const host: ToolHost;
 declare const client: Anthropic;
+declare const olderClient: Anthropic039;
 
 // The host: calls resolve to outcomes (never a rejection type to handle), loads to reports.
 expectTypeOf(host.call('weather', { city: 'Oslo' })).toEqualTypeOf<Promise<ToolOutcome>>();
@@ -50,6 +52,12 @@ expectTypeOf(runTools(client, 'hello', { host, model: 'claude-test' })).toEqualT
   Promise<ToolLoopResult>
 >();
 expectTypeOf<ToolLoopResult['messages']>().toEqualTypeOf<MessageParam[]>();
+// A client of another SDK version (an app pins its own) fits as it is.
+expectTypeOf(runTools(olderClient, 'hello', { host, model: 'claude-test' })).toEqualTypeOf<
+  Promise<ToolLoopResult>
+>();
+// @ts-expect-error: something without messages.create is no client
+runTools({ messages: {} }, 'hello', { host, model: 'claude-test' });
 expectTypeOf<ToolLoopError>().toMatchTypeOf<ToolHostError>();
 expectTypeOf<ToolLoopError['messages']>().toEqualTypeOf<MessageParam[]>();
 

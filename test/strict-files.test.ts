@@ -10,13 +10,22 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
-import { workerExecArgv } from '../dist/src/isolation.js';
+import { strictTierGaps, workerExecArgv } from '../dist/src/isolation.js';
+import { runCli } from './support/cli-run.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
 const HOST_SOURCE = fileURLToPath(new URL('../src/tool-host.ts', import.meta.url));
+/**
+ * Node 22 and later let every worker under the permission model read its process's working
+ * directory (here the repository, which holds the host's sources); strict takes it back where Node
+ * can (24.20 and 26.3 and later), and says so where it can't.
+ */
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+const WORKING_DIRECTORY_READABLE = strictTierGaps().some((gap) => gap.includes('working directory'));
+const WORKING_DIRECTORY_GAP = `Node ${process.version} grants workers the host's working directory and can't take it back (README)`;
 /** The error result of an operation the strict tier's permission model refused. */
 const denied = (permission: string, resource?: string) => ({
   code: 'TOOL_ACCESS_DENIED',
@@ -73,7 +82,10 @@ describe("isolation: 'strict'", () => {
     await expectNextCallWorks();
   });
 
-  it("a tool that reads the host's own sources gets an error result without their contents", async () => {
+  it("a tool that reads the host's own sources (in the host's working directory) gets an error result without their contents", async ({
+    skip,
+  }) => {
+    skip(WORKING_DIRECTORY_READABLE, WORKING_DIRECTORY_GAP);
     await hostWith('strict');
     const outcome = await host.call('strict_read_file', { path: HOST_SOURCE });
     expect(outcome.error).toEqual(denied('FileSystemRead', HOST_SOURCE));
@@ -91,16 +103,74 @@ describe("isolation: 'strict'", () => {
     await expectNextCallWorks();
   });
 
-  it('a module that reads outside its package while its declaration is read is left out', async () => {
+  it('a module that reads outside its package while its declaration is read is left out', async ({
+    skip,
+  }) => {
+    skip(WORKING_DIRECTORY_READABLE, WORKING_DIRECTORY_GAP);
     host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
     const report = await host.load(LOAD_TIME_READ);
     expect(report.modules).toHaveLength(1);
     expect(report.modules[0]).toMatchObject({
       state: 'left-out',
       code: 'IMPORT_FAILED',
-      reason: 'Access to this API has been restricted',
+      // Node's own message; Node 22.23.5 and later add a hint ("Use --allow-fs-read to …").
+      reason: expect.stringMatching(/^Access to this API has been restricted\b/),
     });
     expect(host.list()).toEqual([]);
+  });
+
+  it("on Node 22 a tool can read the host's working directory, where the host's sources are (the documented gap)", async ({
+    skip,
+  }) => {
+    skip(!WORKING_DIRECTORY_READABLE, `Node ${process.version} takes the working directory back`);
+    await hostWith('strict');
+    const outcome = await host.call('strict_read_file', { path: HOST_SOURCE });
+    expect(outcome.isError).toBe(false);
+    // The head: a long output is cut for the model in the middle.
+    expect(outcomeText(outcome).slice(0, 200)).toBe((await readFile(HOST_SOURCE, 'latin1')).slice(0, 200));
+    const report = await host.load(LOAD_TIME_READ);
+    expect(report.modules[0]?.state).toBe('offered');
+  });
+
+  it('a tool that asks where a path outside its grants leads (fs.realpathSync) gets an error result', async ({
+    skip,
+  }) => {
+    skip(NODE_MAJOR === 20, 'Node 20 answers it (the next test)');
+    await hostWith('strict');
+    const secrets = join(root, 'secrets.env');
+    await writeFile(secrets, 'API_TOKEN=sk-fake-secret-for-strict-test\n');
+    const outcome = await host.call('strict_probe_path', { path: secrets });
+    expect(outcome.error).toEqual(denied('FileSystemRead', secrets));
+    await expectNextCallWorks();
+  });
+
+  it('on Node 20 a tool can find out whether files exist outside its grants (the documented gap)', async ({
+    skip,
+  }) => {
+    skip(NODE_MAJOR !== 20, `Node ${process.version} refuses it (the test before)`);
+    await hostWith('strict');
+    const secrets = join(root, 'secrets.env');
+    await writeFile(secrets, 'API_TOKEN=sk-fake-secret-for-strict-test\n');
+    const outcome = await host.call('strict_probe_path', { path: secrets });
+    expect(outcomeText(outcome)).toBe(await realpath(secrets));
+  });
+
+  it('a host started inside the package folder still lets its strict tools read the package', async () => {
+    // The working directory is inside a grant there: taking it back would take the package too.
+    const result = await runCli(
+      [
+        'call',
+        '--isolation',
+        'strict',
+        HOSTILE,
+        'strict_read_file',
+        JSON.stringify({ path: 'package.json' }),
+      ],
+      { tmpDir: root, cwd: HOSTILE },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).name).toBe('strict-hostile');
   });
 
   it.skipIf(process.platform !== 'linux')(

@@ -1,6 +1,6 @@
 /**
  * What neither tier contains, run to show it (the README's table of isolation tiers is built from
- * these): the network (Node's permission model has none before Node 25), file descriptors the host
+ * these): the network (strict denies it only on Node 25 and later), file descriptors the host
  * already has open (permissions check paths, not descriptors), and memory outside the JS heap
  * (resourceLimits bound the heap, not ArrayBuffers). If one of these starts failing, Node contains
  * more than it did: update the README.
@@ -46,22 +46,24 @@ for (const isolation of ['worker', 'strict'] as const) {
       expect(report.modules.every((module) => module.state === 'offered')).toBe(true);
     });
 
-    // Node 25 added network to the permission model (`--allow-net`): strict would refuse this there.
-    it.skipIf(isolation === 'strict' && process.allowedNodeEnvironmentFlags.has('--allow-net'))(
-      'a tool can make network requests',
-      async () => {
-        const requests: string[] = [];
-        server = createServer((request, response) => {
-          requests.push(request.url ?? '');
-          response.end('reached a local server');
-        });
-        await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
-        const { port } = server.address() as AddressInfo;
-        const outcome = await host.call('strict_fetch', { url: `http://127.0.0.1:${port}/exfiltrate` });
-        expect(outcomeText(outcome)).toBe('reached a local server');
-        expect(requests).toEqual(['/exfiltrate']);
-      },
-    );
+    // Node 25 added network to the permission model (`--allow-net`): strict refuses this there
+    // (strict-network.test.ts).
+    it('a tool can make network requests', async ({ skip }) => {
+      skip(
+        isolation === 'strict' && process.allowedNodeEnvironmentFlags.has('--allow-net'),
+        `strict on Node ${process.version} denies the network (strict-network.test.ts)`,
+      );
+      const requests: string[] = [];
+      server = createServer((request, response) => {
+        requests.push(request.url ?? '');
+        response.end('reached a local server');
+      });
+      await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const outcome = await host.call('strict_fetch', { url: `http://127.0.0.1:${port}/exfiltrate` });
+      expect(outcomeText(outcome)).toBe('reached a local server');
+      expect(requests).toEqual(['/exfiltrate']);
+    });
 
     it('a tool can read a file through a descriptor the host has open', async () => {
       const secrets = join(root, 'secrets.txt');

@@ -19,6 +19,8 @@ const PISCINA_DIST = dirname(createRequire(import.meta.url).resolve('piscina'));
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
   ? '--permission'
   : '--experimental-permission';
+/** Node 25 added the network to the permission model. */
+const NODE_DENIES_NETWORK = process.allowedNodeEnvironmentFlags.has('--allow-net');
 const QUIET = process.allowedNodeEnvironmentFlags.has('--disable-warning')
   ? ['--disable-warning=ExperimentalWarning']
   : [];
@@ -117,11 +119,37 @@ describe('workerExecArgv', () => {
       `--allow-fs-read=${PISCINA_DIST}`,
       `--allow-fs-write=${tmpDir}/*`,
       '--no-addons',
+      `--require=${join(DIST_WORKERS, 'strict-preload.cjs')}`,
       ...QUIET,
     ]);
     expect(workerExecArgv('strict', { domain: HOSTILE, tmpDir }, { allowAddons: true })).toContain(
       '--allow-addons',
     );
+  });
+
+  it('strict on Node 25 and later gives the network only when asked to', ({ skip }) => {
+    skip(!NODE_DENIES_NETWORK, `Node ${process.version} has no --allow-net (Node 25 and later have)`);
+    const paths = { domain: HOSTILE, tmpDir: join(root, 'tmp') };
+    expect(workerExecArgv('strict', paths, { allowAddons: false })).not.toContain('--allow-net');
+    expect(workerExecArgv('strict', paths, { allowAddons: false, allowNetwork: true })).toContain(
+      '--allow-net',
+    );
+    expect(workerExecArgv('worker', paths, { allowAddons: false, allowNetwork: true })).toEqual([
+      '--no-addons',
+    ]);
+  });
+
+  it('strict before Node 25 never passes --allow-net (a worker would refuse to start with it)', async ({
+    skip,
+  }) => {
+    skip(NODE_DENIES_NETWORK, `Node ${process.version} knows --allow-net`);
+    const execArgv = workerExecArgv(
+      'strict',
+      { domain: HOSTILE, tmpDir: join(root, 'tmp') },
+      { allowAddons: false, allowNetwork: true },
+    );
+    expect(execArgv).not.toContain('--allow-net');
+    await expect(startWorker(execArgv)).resolves.toBe('started');
   });
 
   it('a grant is never repeated, however it is written (Node 20 aborts the whole process on a repeat)', async () => {

@@ -22,6 +22,7 @@ import {
 } from '../src/protocol.js';
 import { logBytes } from '../src/reply-size.js';
 import type { JsonValue, ToolContext } from '../src/tool-module.js';
+import { accessDenied } from './access-denied.js';
 import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-call.js';
 import { installCapture } from './call-capture.js';
 import { clearCallTimers, installTimerTracking, original, trackTimeout } from './call-timers.js';
@@ -146,17 +147,7 @@ function thrownFailure(error: unknown): { code: ToolErrorCode; message: string }
   if (error instanceof RangeError && error.message.includes('Maximum call stack size exceeded')) {
     return { code: 'TOOL_STACK_OVERFLOW', message: describeThrown(error) };
   }
-  const { code, permission, resource } = (error ?? {}) as {
-    code?: unknown;
-    permission?: unknown;
-    resource?: unknown;
-  };
-  if (code === 'ERR_ACCESS_DENIED' && typeof permission === 'string') {
-    // Node's own message ("Access to this API has been restricted") doesn't say what was refused.
-    const what = typeof resource === 'string' && resource !== '' ? ` on ${resource}` : '';
-    return { code: 'TOOL_ACCESS_DENIED', message: `the strict isolation tier refused ${permission}${what}` };
-  }
-  return { code: 'TOOL_THREW', message: describeThrown(error) };
+  return accessDenied(error) ?? { code: 'TOOL_THREW', message: describeThrown(error) };
 }
 
 type Entry = (...args: unknown[]) => unknown;

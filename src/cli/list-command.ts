@@ -1,10 +1,12 @@
 /**
  * `toolhost list <package-or-module>...`: each source's offered tools (name, parameters,
- * description) and its left-out modules with their reasons. Exit 1 when a module was left out.
+ * description), its left-out modules with their reasons, and what its manifest asks for (the
+ * network). Exit 1 when a module was left out.
  */
 import type { ToolInfo } from '../declaration.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../declaration.js';
 import type { ModuleStatus } from '../registry.js';
+import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../tool-source.js';
 import type { ListArgs } from './args.js';
 import { ExitCode } from './exit-codes.js';
 import { createHost, inSourceOrder, loadAll } from './host-setup.js';
@@ -21,6 +23,8 @@ export interface ListJson {
     source: string;
     kind: 'package' | 'module';
     packageName: string | null;
+    /** What the package's manifest asks for (`toolhost.permissions`); a module file asks for nothing. */
+    permissions: PackagePermissions;
     tools: ToolInfo[];
     leftOut: Array<{ module: string; name: string | null; code: string; reason: string }>;
   }>;
@@ -38,13 +42,18 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
       host.status(),
       reports.map((report) => report.source),
     );
-    const sources: ListJson['sources'] = reports.map((report) => {
+    // The host grants permissions per its own options; what the manifest asks for is read here.
+    const permissions = await Promise.all(
+      reports.map(async (report) => (await resolveSource(report.source)).permissions),
+    );
+    const sources: ListJson['sources'] = reports.map((report, index) => {
       const own = statuses.filter((status) => status.source === report.source);
       return {
         path: report.shown,
         source: report.source,
         kind: report.kind,
         packageName: own[0]?.packageName ?? null,
+        permissions: permissions[index] ?? NO_PERMISSIONS,
         tools: own.flatMap((status) => {
           const info =
             status.state === 'offered' && status.name !== undefined ? offered.get(status.name) : undefined;
@@ -78,10 +87,11 @@ function renderList(sources: ListJson['sources'], style: Style): string {
   const blocks = sources.map((source) => {
     // A package by its name and the path it was given as (when that says more); a module by its path.
     const name = source.kind === 'package' ? source.packageName : null;
+    const asks = source.permissions.net ? style.dim('  [asks for the network]') : '';
     const lines = [
-      name === null || pathIsJustName(source.path, name)
+      (name === null || pathIsJustName(source.path, name)
         ? style.bold(name ?? source.path)
-        : `${style.bold(name)}  ${style.dim(source.path)}`,
+        : `${style.bold(name)}  ${style.dim(source.path)}`) + asks,
     ];
     for (const tool of source.tools) {
       const notes = [

@@ -3,10 +3,10 @@
  * resend it. A tool's fault never ends the loop (it is an `is_error` result the model sees); only the
  * API, the network, an abort, the iteration cap, a throwing callback or a failing host do.
  */
-import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ErrorType } from '@anthropic-ai/sdk/resources/shared';
 import { ToolHostError } from '../errors.js';
+import { classifyApiFailure } from './api-failure.js';
 
 /**
  * Why the loop stopped without a final answer:
@@ -81,7 +81,10 @@ export function toLoopError(
   signal: AbortSignal | undefined,
 ): ToolLoopError {
   if (error instanceof ToolLoopError) return error;
-  if (signal?.aborted === true || error instanceof APIUserAbortError) {
+  // Errors of the caller's client are read by what they carry: its SDK may be another copy or
+  // version than toolhost's own (see api-failure.ts).
+  const failure = error instanceof LoopFault ? undefined : classifyApiFailure(error);
+  if (signal?.aborted === true || failure?.kind === 'aborted') {
     return new ToolLoopError('aborted', 'the tool loop was aborted', {
       messages,
       cause: signal?.reason ?? error,
@@ -90,20 +93,20 @@ export function toLoopError(
   if (error instanceof LoopFault) {
     return new ToolLoopError(error.type, error.message, { messages, cause: error.cause });
   }
-  if (error instanceof APIConnectionError) {
-    return new ToolLoopError('connection_error', `the Messages API could not be reached: ${error.message}`, {
-      messages,
-      cause: error,
-    });
-  }
-  if (error instanceof APIError) {
-    const type = apiErrorType(error);
-    return new ToolLoopError(type, `the Messages API answered ${type}: ${error.message}`, {
-      messages,
-      cause: error,
-    });
-  }
   const message = error instanceof Error ? error.message : String(error);
+  if (failure?.kind === 'connection') {
+    return new ToolLoopError('connection_error', `the Messages API could not be reached: ${message}`, {
+      messages,
+      cause: error,
+    });
+  }
+  if (failure?.kind === 'api') {
+    const type = apiErrorType(failure.type, failure.status);
+    return new ToolLoopError(type, `the Messages API answered ${type}: ${message}`, {
+      messages,
+      cause: error,
+    });
+  }
   return new ToolLoopError('client_error', `the request could not be made: ${message}`, {
     messages,
     cause: error,
@@ -111,9 +114,10 @@ export function toLoopError(
 }
 
 /** The API's own error type, or the one its status stands for when the body had none. */
-function apiErrorType(error: APIError): ErrorType {
-  if (error.type !== null) return error.type;
-  switch (error.status) {
+function apiErrorType(type: string | null, status: number | undefined): ErrorType {
+  // The API's own word, even one this SDK version's type doesn't list yet.
+  if (type !== null) return type as ErrorType;
+  switch (status) {
     case 400:
       return 'invalid_request_error';
     case 401:

@@ -3,8 +3,8 @@
  * (`maxRetries: 0`), so a request is attempted at most `retries + 1` times, not that times the SDK's.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { APIConnectionError, APIError } from '@anthropic-ai/sdk';
 import pRetry from 'p-retry';
+import { classifyApiFailure } from './api-failure.js';
 import { LoopFault } from './loop-error.js';
 
 /** How the loop retries a request that failed for a transient reason. */
@@ -91,25 +91,33 @@ export function withRetries<T>(
   });
 }
 
-/** Overloaded (529), rate limited (429), a server error (5xx), or the connection failed. */
+/**
+ * Overloaded (529), rate limited (429), a server error (5xx), or the connection failed. Read from what
+ * the error carries, so errors of any SDK client count (see `api-failure.ts`).
+ */
 export function isTransient(error: unknown): boolean {
-  if (error instanceof APIConnectionError) return true;
-  if (!(error instanceof APIError)) return false;
-  if (error.status !== undefined) return error.status === 429 || error.status >= 500;
+  if (error instanceof LoopFault) return false;
+  const failure = classifyApiFailure(error);
+  if (failure?.kind === 'connection') return true;
+  if (failure?.kind !== 'api') return false;
+  if (failure.status !== undefined) return failure.status === 429 || failure.status >= 500;
   // An `error` event inside a stream has no status of its own, only the API's error type.
-  return error.type === 'overloaded_error' || error.type === 'rate_limit_error' || error.type === 'api_error';
+  return (
+    failure.type === 'overloaded_error' || failure.type === 'rate_limit_error' || failure.type === 'api_error'
+  );
 }
 
 /** The wait the API asked for, in milliseconds: `retry-after-ms`, else `retry-after` (seconds or a date). */
 export function retryAfterMs(error: Error): number | undefined {
-  if (!(error instanceof APIError) || error.headers === undefined) return undefined;
-  const milliseconds = error.headers.get('retry-after-ms');
-  if (milliseconds !== null) {
+  const failure = classifyApiFailure(error);
+  if (failure?.kind !== 'api') return undefined;
+  const milliseconds = failure.header('retry-after-ms');
+  if (milliseconds !== undefined) {
     const value = Number.parseFloat(milliseconds);
     if (Number.isFinite(value) && value >= 0) return value;
   }
-  const header = error.headers.get('retry-after');
-  if (header === null) return undefined;
+  const header = failure.header('retry-after');
+  if (header === undefined) return undefined;
   const seconds = Number.parseFloat(header);
   if (Number.isFinite(seconds)) return seconds >= 0 ? seconds * 1000 : undefined;
   const date = Date.parse(header);
