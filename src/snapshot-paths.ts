@@ -3,7 +3,7 @@
  * where a link of the package points in the copy.
  */
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Snapshot } from './package-snapshot.js';
@@ -79,4 +79,25 @@ export async function nearestPackageScope(folder: string): Promise<{ type?: stri
 
 export function slug(root: string): string {
   return createHash('sha256').update(root).digest('hex').slice(0, 12);
+}
+
+/**
+ * The version folders of `root`'s snapshots at `version` that hosts made under `tmpDir` (their
+ * `tmpDir` option): where a tool writing beside its own module file writes. For tools that watch
+ * what a selftest writes (the `toolhost selftest` command).
+ */
+export async function snapshotFoldersOf(tmpDir: string, root: string, version: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const host of await readdir(tmpDir).catch(() => [] as string[])) {
+    if (!/^toolhost-\d+-[0-9a-f]{8}$/.test(host)) continue;
+    const domain = join(tmpDir, host, 'snapshots', slug(root));
+    for (const tree of await readdir(domain).catch(() => [] as string[])) {
+      if (!tree.startsWith('nm-') || tree.includes('.tmp-')) continue;
+      for (const entry of await readdir(join(domain, tree)).catch(() => [] as string[])) {
+        if (entry.startsWith(`v-${version}-`) && !entry.includes('.tmp-'))
+          found.push(join(domain, tree, entry));
+      }
+    }
+  }
+  return found;
 }
