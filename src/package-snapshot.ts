@@ -15,8 +15,14 @@
  * folder, never one that is still being removed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { link, mkdir, realpath, rename, rm, symlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
+import {
+  type Dependencies,
+  type DependencyTree,
+  DependencyTrees,
+  listDependencies,
+} from './dependency-trees.js';
 import { FileStore } from './file-store.js';
 import {
   dependencyFingerprint,
@@ -27,9 +33,8 @@ import {
   ownFingerprint,
   placeOwnFiles,
   skipOwn,
-  type TreeEntry,
 } from './package-scan.js';
-import { linkTarget, nearestPackageScope, slug } from './snapshot-paths.js';
+import { linkTarget, nearestPackageScope } from './snapshot-paths.js';
 
 /** One version of a package (or of a module loaded on its own), frozen. */
 export interface Snapshot {
@@ -44,15 +49,6 @@ export interface Snapshot {
   readonly grant: string;
 }
 
-interface Tree {
-  folder: string;
-  refs: number;
-  /** Store copies it links (dependency files copied across file systems). */
-  hashes: string[];
-  /** Settles once the tree is built (or failed to be). */
-  ready: Promise<void>;
-}
-
 /** A file changed between a snapshot's scan and its copy. */
 class ChangedWhileCopied extends Error {}
 
@@ -60,8 +56,7 @@ interface Live {
   snapshot: Snapshot;
   refs: number;
   hashes: string[];
-  tree: Tree;
-  treeKey: string;
+  tree: DependencyTree;
 }
 
 export class Snapshots {
@@ -70,7 +65,7 @@ export class Snapshots {
   readonly #cache = new HashCache();
   readonly #closing = new AbortController();
   readonly #live = new Map<string, Live>();
-  readonly #trees = new Map<string, Tree>();
+  readonly #trees: DependencyTrees;
   readonly #building = new Map<string, Promise<unknown>>();
   /** Builds and removals in flight: `close()` waits for them before the folder is removed. */
   readonly #work = new Set<Promise<unknown>>();
@@ -79,6 +74,7 @@ export class Snapshots {
   constructor(folder: string) {
     this.#folder = folder;
     this.#store = new FileStore(join(folder, 'files'));
+    this.#trees = new DependencyTrees(folder, this.#store, (work) => this.#track(work));
   }
 
   /**
@@ -155,13 +151,13 @@ export class Snapshots {
     kind: 'package' | 'module';
     id: string;
     own: OwnEntry[];
-    dependencies: { base: string; entries: TreeEntry[] } | undefined;
+    dependencies: Dependencies | undefined;
     dependencyPrint: string;
     signal: AbortSignal;
   }): Promise<Live> {
     const { root, id, own, signal } = plan;
-    const treeKey = `${root}\0${plan.dependencyPrint}`;
-    const tree = await this.#tree(treeKey, plan.dependencyPrint, root, plan.dependencies, signal);
+    signal.throwIfAborted();
+    const tree = await this.#trees.take(root, plan.dependencyPrint, plan.dependencies, signal);
     try {
       const folder = join(tree.folder, `v-${id}-${++this.#counter}`);
       const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
@@ -171,17 +167,18 @@ export class Snapshots {
       await forEachLimit(own, 16, async (entry) => {
         const destination = join(building, entry.rel);
         if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'own'), destination);
-        else if (entry.type === 'file') await this.#linkOwn(join(root, entry.rel), entry.hash, destination);
+        else if (entry.type === 'file')
+          await this.#linkOwn(sourceOf(plan, entry.rel), entry.hash, destination);
       });
       // The version appears whole or not at all.
       await rename(building, folder);
       const snapshot: Snapshot = { id, root, kind: plan.kind, folder, grant: tree.folder };
       const hashes = own.flatMap((entry) => (entry.type === 'file' ? [entry.hash] : []));
-      const live: Live = { snapshot, refs: 0, hashes, tree, treeKey };
+      const live: Live = { snapshot, refs: 0, hashes, tree };
       this.#live.set(`${root}\0${id}`, live);
       return live;
     } catch (error) {
-      this.#releaseTree(treeKey, tree);
+      this.#trees.release(tree);
       throw error;
     }
   }
@@ -191,99 +188,13 @@ export class Snapshots {
    * the scan named it (its link count said nobody else used it): the file is copied again, and if
    * its content moved on meanwhile, the scan starts over.
    */
-  async #linkOwn(source: string, hash: string, destination: string): Promise<void> {
+  async #linkOwn(source: string | undefined, hash: string, destination: string): Promise<void> {
     if (await this.#store.linkTo(hash, destination)) return;
-    const again = await this.#store.place(source, this.#closing.signal).catch(() => undefined);
+    const again =
+      source === undefined
+        ? undefined
+        : await this.#store.place(source, this.#closing.signal).catch(() => undefined);
     if (again !== hash || !(await this.#store.linkTo(hash, destination))) throw new ChangedWhileCopied();
-  }
-
-  /** The dependency tree for this fingerprint, linked once and shared by every version that uses it. */
-  async #tree(
-    key: string,
-    print: string,
-    root: string,
-    dependencies: { base: string; entries: TreeEntry[] } | undefined,
-    signal: AbortSignal,
-  ): Promise<Tree> {
-    const known = this.#trees.get(key);
-    if (known !== undefined) {
-      known.refs += 1;
-      try {
-        await known.ready;
-        return known;
-      } catch (error) {
-        this.#releaseTree(key, known);
-        throw error;
-      }
-    }
-    const folder = join(this.#folder, slug(root), `nm-${print.slice(0, 16)}-${++this.#counter}`);
-    let ready: () => void = () => {};
-    let failed: (error: unknown) => void = () => {};
-    const tree: Tree = {
-      folder,
-      refs: 1,
-      hashes: [],
-      ready: new Promise<void>((resolve, reject) => {
-        ready = resolve;
-        failed = reject;
-      }),
-    };
-    // Registered before it is built: a version taken meanwhile waits for the same tree.
-    tree.ready.catch(() => {});
-    this.#trees.set(key, tree);
-    try {
-      const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
-      await mkdir(building, { recursive: true });
-      if (dependencies !== undefined) {
-        const modules = join(building, 'node_modules');
-        await mkdir(modules);
-        const layout = { root, version: '', dependencies: modules };
-        for (const entry of dependencies.entries)
-          if (entry.type === 'dir') await mkdir(join(modules, entry.rel));
-        await forEachLimit(dependencies.entries, 16, async (entry) => {
-          signal.throwIfAborted();
-          const destination = join(modules, entry.rel);
-          if (entry.type === 'link') {
-            await symlink(
-              linkTarget({ ...layout, base: dependencies.base }, entry, 'dependency'),
-              destination,
-            );
-          } else if (entry.type === 'file') {
-            await this.#linkDependency(join(dependencies.base, entry.rel), destination, tree, signal);
-          }
-        });
-      }
-      await rename(building, folder);
-      ready();
-      return tree;
-    } catch (error) {
-      if (this.#trees.get(key) === tree) this.#trees.delete(key);
-      failed(error);
-      this.#releaseTree(key, tree);
-      throw error;
-    }
-  }
-
-  /**
-   * Installed files are hard-linked, not copied: package managers replace a file rather than edit
-   * it, so the link keeps the version that was read. Across file systems (or where links are
-   * refused) the file is copied into the store instead.
-   */
-  async #linkDependency(source: string, destination: string, tree: Tree, signal: AbortSignal): Promise<void> {
-    try {
-      await link(source, destination);
-      return;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
-      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
-    }
-    for (let attempt = 1; ; attempt++) {
-      const hash = await this.#store.place(source, signal);
-      tree.hashes.push(hash);
-      // False only when another release collected the copy in between: place it again.
-      if ((await this.#store.linkTo(hash, destination)) || attempt >= 3) return;
-    }
   }
 
   async #ownFiles(root: string, signal: AbortSignal): Promise<OwnEntry[]> {
@@ -312,17 +223,11 @@ export class Snapshots {
   async #remove(live: Live): Promise<void> {
     await rm(live.snapshot.folder, { recursive: true, force: true, maxRetries: 2 });
     await this.#store.collect(live.hashes);
-    this.#releaseTree(live.treeKey, live.tree);
-  }
-
-  #releaseTree(key: string, tree: Tree): void {
-    if (--tree.refs > 0) return;
-    if (this.#trees.get(key) === tree) this.#trees.delete(key);
-    void this.#track(
-      rm(tree.folder, { recursive: true, force: true, maxRetries: 2 }).then(() =>
-        this.#store.collect(tree.hashes),
-      ),
-    );
+    this.#trees.release(live.tree);
+    const { root } = live.snapshot;
+    // A package no longer held at all: its files' hashes need not be remembered.
+    if (![...this.#live.values()].some((other) => other.snapshot.root === root))
+      this.#cache.forget(`${root}${sep}`);
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -335,11 +240,8 @@ export class Snapshots {
   }
 }
 
-async function listDependencies(
-  root: string,
-  signal: AbortSignal,
-): Promise<{ base: string; entries: TreeEntry[] } | undefined> {
-  const base = await realpath(join(root, 'node_modules')).catch(() => undefined);
-  if (base === undefined) return undefined;
-  return { base, entries: await listTree(base, () => false, signal) };
+/** The file an own entry was copied from (none for the package.json a lone module's copy gets). */
+function sourceOf(plan: { root: string; kind: 'package' | 'module' }, rel: string): string | undefined {
+  if (plan.kind === 'package') return join(plan.root, rel);
+  return rel === basename(plan.root) ? plan.root : undefined;
 }
