@@ -62,10 +62,12 @@ async function snapshotFolders(tmp) {
   const domain = (await readdir(snapshots)).find((name) => name !== 'files');
   const [treeName] = await readdir(join(snapshots, domain));
   const tree = join(snapshots, domain, treeName);
-  const versions = (await readdir(tree)).filter((name) => name.startsWith('v-')).sort((a, b) => {
-    const n = (name) => Number(name.slice(name.lastIndexOf('-') + 1));
-    return n(a) - n(b);
-  });
+  const versions = (await readdir(tree))
+    .filter((name) => name.startsWith('v-'))
+    .sort((a, b) => {
+      const n = (name) => Number(name.slice(name.lastIndexOf('-') + 1));
+      return n(a) - n(b);
+    });
   return { tree: join(tree, 'node_modules'), versions: versions.map((name) => join(tree, name)) };
 }
 
@@ -90,7 +92,15 @@ try {
   const files = await count(join(big, 'node_modules'));
   const packageInodes = await inodes(big);
 
-  const samples = { firstBig: [], firstSmall: [], unchanged: [], newVersion: [], tree: [], disk: [], close: [] };
+  const samples = {
+    firstBig: [],
+    firstSmall: [],
+    unchanged: [],
+    newVersion: [],
+    tree: [],
+    disk: [],
+    close: [],
+  };
   for (let round = 0; round < REPEATS; round++) {
     for (const [folder, key] of [
       [big, 'firstBig'],
@@ -126,11 +136,19 @@ try {
   console.log(`node_modules: ${files} files (a copy of this repo's), ${REPEATS} rounds, medians\n`);
   console.log('| step | median |');
   console.log('| --- | --- |');
-  console.log(`| first load, package without node_modules (the read alone) | ${ms(median(samples.firstSmall))} |`);
-  console.log(`| first load, package with the node_modules (tree linked) | ${ms(median(samples.firstBig))} |`);
+  console.log(
+    `| first load, package without node_modules (the read alone) | ${ms(median(samples.firstSmall))} |`,
+  );
+  console.log(
+    `| first load, package with the node_modules (tree linked) | ${ms(median(samples.firstBig))} |`,
+  );
   console.log(`| load again, nothing changed (a scan) | ${ms(median(samples.unchanged))} |`);
-  console.log(`| load after a tool file changed (new version, tree reused) | ${ms(median(samples.newVersion))} |`);
-  console.log(`| disk of the linked node_modules tree, once per state of node_modules | ${mb(median(samples.tree))} |`);
+  console.log(
+    `| load after a tool file changed (new version, tree reused) | ${ms(median(samples.newVersion))} |`,
+  );
+  console.log(
+    `| disk of the linked node_modules tree, once per state of node_modules | ${mb(median(samples.tree))} |`,
+  );
   console.log(`| disk per version (own files copied, directories) | ${mb(median(samples.disk))} |`);
   console.log(`| close (ends workers, removes snapshots) | ${ms(median(samples.close))} |`);
 } finally {
