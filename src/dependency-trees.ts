@@ -4,7 +4,7 @@
  * package that has that state, so a change of a tool file links nothing again.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, realpath, rename, rm, symlink } from 'node:fs/promises';
+import { link, mkdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileStore } from './file-store.js';
 import { forEachLimit, listTree, type TreeEntry } from './package-scan.js';
@@ -115,9 +115,11 @@ export class DependencyTrees {
     // Built aside and renamed into place: a tree appears whole or not at all.
     const building = `${tree.folder}.tmp-${randomBytes(4).toString('hex')}`;
     await mkdir(building, { recursive: true });
+    const installed = dependencies?.entries.some((entry) => entry.rel === 'toolhost') ?? false;
+    if (!installed) await writeAuthorHelpers(join(building, 'node_modules', 'toolhost'));
     if (dependencies !== undefined) {
       const modules = join(building, 'node_modules');
-      await mkdir(modules);
+      await mkdir(modules, { recursive: true });
       const layout = { root, version: '', dependencies: modules, base: dependencies.base };
       for (const entry of dependencies.entries)
         if (entry.type === 'dir') await mkdir(join(modules, entry.rel));
@@ -153,4 +155,22 @@ export class DependencyTrees {
       if ((await this.#store.linkTo(hash, destination)) || attempt >= 3) return;
     }
   }
+}
+
+/** The author helpers (`toolhost/tool`) of the host itself. */
+const AUTHOR_HELPERS = new URL('./tool-module.js', import.meta.url).href;
+
+/**
+ * `toolhost/tool` for a snapshot whose package does not install toolhost itself: tool packages
+ * usually take it as a peer dependency, installed beside the host rather than inside the package,
+ * where a snapshot can't see it. The host's own helpers stand in (plain, dependency-free code that
+ * the strict tier may read anyway).
+ */
+async function writeAuthorHelpers(folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, 'package.json'),
+    JSON.stringify({ name: 'toolhost', type: 'module', exports: { './tool': './tool.js' } }),
+  );
+  await writeFile(join(folder, 'tool.js'), `export * from ${JSON.stringify(AUTHOR_HELPERS)};\n`);
 }

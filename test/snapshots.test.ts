@@ -140,6 +140,21 @@ describe('calls run the version that was read', () => {
 });
 
 describe('what a snapshot holds', () => {
+  it("the author helpers (toolhost/tool) resolve for a package that doesn't install toolhost, strict tier too", async () => {
+    const pkg = await writePackage(join(root, 'helped'), {
+      'helped.js': `import { withDetails } from 'toolhost/tool';
+${toolSource('helped', "withDetails('with helpers', { from: 'toolhost/tool' })")}`,
+    });
+    for (const isolation of ['worker', 'strict'] as const) {
+      await host.load(pkg, { isolation });
+      expect(await host.call('helped', {})).toStrictEqual({
+        content: [{ type: 'text', text: 'with helpers' }],
+        isError: false,
+        details: { from: 'toolhost/tool' },
+      });
+    }
+  });
+
   it('a module loaded on its own runs alone: a missing import names the real path and says what to load', async () => {
     const folder = join(root, 'loose');
     await mkdir(folder);
