@@ -56,6 +56,11 @@ export class DeclarationReader {
     });
   }
 
+  /** The bounds a declaration's schema is checked against (by the probe here, and by whoever compiles it). */
+  get schemaLimits(): SchemaLimits {
+    return this.#limits.schema;
+  }
+
   /** Reads one module; `execArgv` is its trust domain's (the isolation tier's flags). */
   async read(moduleUrl: string, execArgv: string[]): Promise<ReadOutcome> {
     if (this.#running >= this.#concurrency) await new Promise<void>((resolve) => this.#waiting.push(resolve));

@@ -10,6 +10,12 @@ export interface LoadReport {
   source: string;
   kind: 'package' | 'module';
   modules: ModuleStatus[];
+  /**
+   * Set when the path is a module file that an already loaded package serves: nothing new was
+   * loaded, `modules` shows the module as that package serves it, and `unload` of the path is a
+   * no-op (unload the package instead).
+   */
+  servedBy?: string;
 }
 
 export interface SelftestReport {

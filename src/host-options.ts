@@ -9,6 +9,7 @@ import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } 
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from './json-schema.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
+import { sanitizingLogger } from './sanitize.js';
 
 /** Anything with these methods: `console` and pino both fit. */
 export interface Logger {
@@ -217,7 +218,8 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     readHeapMb: options.readHeapMb ?? 64,
     readTimeoutMs: options.readTimeoutMs ?? 5_000,
     cores,
-    logger: options.logger ?? stderrLogger,
+    // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
+    logger: sanitizingLogger(options.logger ?? stderrLogger),
     schemaLimits: {
       maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
       maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,

@@ -29,6 +29,8 @@ export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict'];
 export interface DomainPaths {
   /** The package folder, or the single module file (real paths, as `host.load` resolved them). */
   domain: string;
+  /** The folder holding the snapshot the domain's modules are imported from (see package-snapshot.ts). */
+  snapshot?: string;
   /** The folder under which this domain's calls get their tmpDirs. */
   tmpDir: string;
 }
@@ -112,7 +114,8 @@ export function workerExecArgv(
   // Node grants a whole folder only if it exists when the worker starts; the tmp folder is made by
   // the first call, so it is granted as `tmpDir/*`, which Node matches by prefix.
   const grant = (path: string) => (path === tmpDir ? `${path}${sep}*` : path);
-  const reads = minimalPaths([paths.domain, tmpDir, ...cachedWorkerCodePaths]).map(grant);
+  const snapshot = paths.snapshot === undefined ? [] : [paths.snapshot];
+  const reads = minimalPaths([paths.domain, ...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
   const writes = minimalPaths([tmpDir]).map(grant);
   return [
     PERMISSION_FLAG,

@@ -1,150 +1,235 @@
 /**
- * Generations of offered tools. Every change (a load, a re-read, a register) builds a new immutable
- * {@link Generation} from the host's own tools and the known modules, in load order, so a reader
- * sees one whole set, never a mix of two.
+ * The registry: what is loaded (each source's current version, the host's own tools, the sources
+ * that could not be loaded), the load order that settles name clashes, the re-read schedules, and
+ * the generation everyone reads.
+ *
+ * {@link Registry.publish} is the only way anything here changes, and the only place a generation
+ * is made: it applies one change and swaps in the next generation in one synchronous step. A new
+ * version of a source is published only once every module of it has been read, so readers of the
+ * registry (`list`, `status`, `call`) see either the whole old version or the whole new one.
  */
-import type { ToolInfo } from './declaration.js';
-import type { LeftOutCode } from './errors.js';
-import type { InputValidator } from './json-schema.js';
-import type { RereadSchedule } from './reread-schedule.js';
-import type { ToolContext } from './tool-module.js';
+import { resolve } from 'node:path';
+import {
+  buildGeneration,
+  EMPTY_GENERATION,
+  type Generation,
+  type ModuleRead,
+  type ModuleRecord,
+  type OfferedTool,
+  type SourceProblem,
+  type SourceVersion,
+} from './generation.js';
+import { type Clock, RereadSchedule } from './reread-schedule.js';
 
-/** A trusted, in-process tool the host registers itself (the seed's `Jibu.Tools` style). */
-export interface HostTool {
-  name: string;
-  description: string;
-  parameterSchema: ToolInfo['parameterSchema'];
-  run(args: Record<string, unknown>, ctx: ToolContext): unknown;
-  selftest?(ctx: ToolContext): unknown;
-  /** @default 30000 */
-  timeoutMs?: number;
-  /** @default 'parallel' */
-  concurrency?: ToolInfo['concurrency'];
+export type { HostTool, ModuleStatus } from './generation.js';
+
+/** One change to the registry. */
+export type RegistryChange =
+  /** A new version of a source replaces its old one (if `ticket` is the newest load that finished). */
+  | { type: 'source'; version: SourceVersion; ticket: number }
+  | { type: 'unload'; root: string }
+  /** A path a source yielded that could not be loaded (`reason`), or no longer so (undefined). */
+  | { type: 'problem'; path: string; reason: string | undefined }
+  | { type: 'host-tool'; name: string; tool: OfferedTool | undefined }
+  /** A re-read of a module of a current version ended. */
+  | { type: 'reread'; record: ModuleRecord; read: ModuleRead }
+  /** A re-read schedule moved on (its next time, or it gave up): only statuses change. */
+  | { type: 'schedule' };
+
+/** What one publish did, for those who act on it (events, pools, snapshots). */
+export interface Published {
+  previous: Generation;
+  next: Generation;
+  /** Versions no longer current: their pools drain and their snapshots go once nothing uses them. */
+  retired: SourceVersion[];
 }
 
-/** Where a module's declaration read stands. */
-export type ModuleRead =
-  | { kind: 'reading' }
-  | { kind: 'read'; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
-  | { kind: 'failed'; code: LeftOutCode; reason: string }
-  | { kind: 'timed-out'; reason: string; schedule: RereadSchedule | undefined };
-
-export interface ModuleRecord {
-  /** The module file's real path. */
-  path: string;
-  /** The package folder (or the module file) it was loaded from: its trust domain. */
-  domain: string;
-  packageName: string | undefined;
-  /** Load order: between loaded tools with one name, the first loaded wins. */
-  order: number;
-  version: string;
-  url: string;
-  read: ModuleRead;
+export interface RegistryOptions {
+  rereadDelaysMs: readonly number[];
+  clock: Clock;
+  /** Reads a module of a current version again, for its re-read schedule. */
+  reread(record: ModuleRecord): Promise<ModuleRead>;
+  /** Hears every publish, in order, synchronously, before `publish` returns. */
+  onPublished(published: Published): void;
 }
 
-export interface OfferedTool {
-  info: ToolInfo;
-  validate: InputValidator;
-  hasSelftest: boolean;
-  origin: { kind: 'host'; tool: HostTool } | { kind: 'module'; record: ModuleRecord };
-}
+export class Registry {
+  readonly #options: RegistryOptions;
+  #generation: Generation = EMPTY_GENERATION;
+  readonly #hostTools = new Map<string, OfferedTool>();
+  readonly #sources = new Map<string, SourceVersion>();
+  readonly #problems = new Map<string, SourceProblem>();
+  /** Per source root: the newest load started and the one whose version is current. */
+  readonly #tickets = new Map<string, { started: number; published: number }>();
+  /** Load order per module (by root and path), handed out when a load starts. */
+  readonly #orders = new Map<string, number>();
+  #order = 0;
+  /** The root each path given to `load` resolved to, so `unload` finds it by either. */
+  readonly #rootByPath = new Map<string, string>();
+  #closed = false;
 
-/** One known module as `host.status()` shows it. */
-export interface ModuleStatus {
-  /** The module file. */
-  path: string;
-  /** The package folder (or module file) it was loaded from. */
-  source: string;
-  packageName?: string;
-  /** The tool's name, when its declaration named one. */
-  name?: string;
-  /** The module file's version (a hash of its content); a changed file is a new version. */
-  version?: string;
-  state: 'offered' | 'left-out' | 'reread-pending' | 'reading';
-  code?: LeftOutCode;
-  reason?: string;
-  /** When the next re-read runs (epoch ms of the host's clock), for `reread-pending`. */
-  nextRereadAt?: number;
-}
+  constructor(options: RegistryOptions) {
+    this.#options = options;
+  }
 
-export interface Generation {
-  /** Increases with every change of the offered set or of a module's state. */
-  readonly number: number;
-  readonly tools: ReadonlyMap<string, OfferedTool>;
-  readonly statuses: readonly ModuleStatus[];
-  /** Per trust domain, the versions of its modules: a domain whose modules changed gets new workers. */
-  readonly domainVersions: ReadonlyMap<string, string>;
-}
+  get generation(): Generation {
+    return this.#generation;
+  }
 
-/** A package or module path a source yielded but that could not be loaded at all. */
-export interface SourceProblem {
-  path: string;
-  reason: string;
-}
+  /** The host closed: nothing is published any more. */
+  get closed(): boolean {
+    return this.#closed;
+  }
 
-export function buildGeneration(
-  number: number,
-  hostTools: ReadonlyMap<string, OfferedTool>,
-  records: Iterable<ModuleRecord>,
-  problems: Iterable<SourceProblem> = [],
-): Generation {
-  const tools = new Map(hostTools);
-  const statuses: ModuleStatus[] = [];
-  const ordered = [...records].sort((a, b) => a.order - b.order);
-  for (const record of ordered) {
-    const status: ModuleStatus = { path: record.path, source: record.domain, state: 'reading' };
-    if (record.version !== 'missing') status.version = record.version;
-    if (record.packageName !== undefined) status.packageName = record.packageName;
-    const { read } = record;
-    if (read.kind === 'read') {
-      status.name = read.info.name;
-      const holder = tools.get(read.info.name);
-      if (holder === undefined) {
-        tools.set(read.info.name, {
-          info: read.info,
-          validate: read.validate,
-          hasSelftest: read.hasSelftest,
-          origin: { kind: 'module', record },
-        });
-        status.state = 'offered';
-      } else {
-        status.state = 'left-out';
-        status.code = 'NAME_TAKEN';
-        status.reason =
-          holder.origin.kind === 'host'
-            ? `the host's own tool "${read.info.name}" has this name`
-            : `the name "${read.info.name}" is already offered by ${holder.origin.record.path}`;
-      }
-    } else if (read.kind === 'failed') {
-      status.state = 'left-out';
-      status.code = read.code;
-      status.reason = read.reason;
-    } else if (read.kind === 'timed-out') {
-      const nextAt = read.schedule?.nextAt;
-      status.code = 'DECLARATION_TIMEOUT';
-      status.reason = read.reason;
-      if (nextAt === undefined && read.schedule === undefined) {
-        status.state = 'left-out';
-      } else {
-        status.state = 'reread-pending';
-        if (nextAt !== undefined) status.nextRereadAt = nextAt;
-      }
+  /** The current version of a source. */
+  source(root: string): SourceVersion | undefined {
+    return this.#sources.get(root);
+  }
+
+  hasHostTool(name: string): boolean {
+    return this.#hostTools.has(name);
+  }
+
+  hasProblem(path: string): boolean {
+    return this.#problems.has(path);
+  }
+
+  /** A loaded package (not the module itself loaded alone) that serves the module file `path`. */
+  packageServing(path: string): SourceVersion | undefined {
+    for (const version of this.#sources.values()) {
+      if (version.kind === 'package' && version.modules.some((record) => record.path === path))
+        return version;
     }
-    statuses.push(status);
+    return undefined;
   }
-  for (const problem of problems) {
-    statuses.push({
-      path: problem.path,
-      source: problem.path,
-      state: 'left-out',
-      code: 'SOURCE_UNREADABLE',
-      reason: problem.reason,
-    });
+
+  /** The source root `path` (as given to `load`) stands for. */
+  rootOf(path: string, realPath: (absolute: string) => string): string {
+    const absolute = resolve(path);
+    return this.#rootByPath.get(absolute) ?? realPath(absolute);
   }
-  const domainVersions = new Map<string, string>();
-  for (const record of ordered) {
-    const known = domainVersions.get(record.domain);
-    domainVersions.set(record.domain, known === undefined ? record.version : `${known},${record.version}`);
+
+  rememberRoot(path: string, root: string): void {
+    this.#rootByPath.set(resolve(path), root);
   }
-  return { number, tools, statuses, domainVersions };
+
+  /**
+   * Starts a load of `root`: hands out load order to its modules in listed order (before any read
+   * finishes, so the order of reads can't decide a clash) and a ticket for {@link publish}.
+   */
+  beginLoad(root: string, listed: readonly string[]): { ticket: number; orderOf(path: string): number } {
+    for (const path of listed) {
+      const key = `${root}\0${path}`;
+      if (!this.#orders.has(key)) this.#orders.set(key, ++this.#order);
+    }
+    const tickets = this.#tickets.get(root) ?? { started: 0, published: 0 };
+    this.#tickets.set(root, tickets);
+    tickets.started += 1;
+    return {
+      ticket: tickets.started,
+      orderOf: (path) => this.#orders.get(`${root}\0${path}`) ?? ++this.#order,
+    };
+  }
+
+  /** Applies one change and publishes the next generation: the only place either happens. */
+  publish(change: RegistryChange): Generation {
+    if (this.#closed) return this.#generation;
+    const retired: SourceVersion[] = [];
+    switch (change.type) {
+      case 'source': {
+        const { root } = change.version;
+        const tickets = this.#tickets.get(root);
+        // A load that started before the one now current (or before an unload) is stale.
+        if (tickets === undefined || change.ticket <= tickets.published) return this.#generation;
+        tickets.published = change.ticket;
+        const old = this.#sources.get(root);
+        if (old !== undefined) retired.push(old);
+        const listed = new Set(change.version.modules.map((record) => record.path));
+        for (const record of old?.modules ?? []) {
+          if (!listed.has(record.path)) this.#orders.delete(`${root}\0${record.path}`);
+        }
+        this.#startRereads(change.version);
+        this.#sources.set(root, change.version);
+        break;
+      }
+      case 'unload': {
+        const old = this.#sources.get(change.root);
+        if (old !== undefined) retired.push(old);
+        this.#sources.delete(change.root);
+        const tickets = this.#tickets.get(change.root);
+        if (tickets !== undefined) tickets.published = tickets.started;
+        for (const key of this.#orders.keys())
+          if (key.startsWith(`${change.root}\0`)) this.#orders.delete(key);
+        for (const [alias, root] of this.#rootByPath)
+          if (root === change.root) this.#rootByPath.delete(alias);
+        break;
+      }
+      case 'problem':
+        if (change.reason === undefined) this.#problems.delete(change.path);
+        else this.#problems.set(change.path, { path: change.path, reason: change.reason });
+        break;
+      case 'host-tool':
+        if (change.tool === undefined) this.#hostTools.delete(change.name);
+        else this.#hostTools.set(change.name, change.tool);
+        break;
+      case 'reread':
+        if (!this.#isCurrent(change.record)) return this.#generation;
+        change.record.read = change.read;
+        break;
+      case 'schedule':
+        break;
+    }
+    const previous = this.#generation;
+    this.#generation = buildGeneration(
+      previous.number + 1,
+      this.#hostTools,
+      this.#sources.values(),
+      this.#problems.values(),
+    );
+    for (const version of retired) retire(version);
+    this.#options.onPublished({ previous, next: this.#generation, retired });
+    return this.#generation;
+  }
+
+  /** Cancels every re-read; nothing is published after this. */
+  close(): void {
+    this.#closed = true;
+    for (const version of this.#sources.values()) retire(version);
+  }
+
+  #isCurrent(record: ModuleRecord): boolean {
+    return !this.#closed && this.#sources.get(record.source.root) === record.source;
+  }
+
+  /** Gives each module of `version` whose read ran over its time bound a re-read schedule. */
+  #startRereads(version: SourceVersion): void {
+    const { rereadDelaysMs, clock } = this.#options;
+    if (rereadDelaysMs.length === 0) return;
+    for (const record of version.modules) {
+      const read = record.read;
+      if (read.kind !== 'timed-out' || read.schedule !== undefined) continue;
+      read.schedule = new RereadSchedule(rereadDelaysMs, clock, {
+        onScheduled: () => this.publish({ type: 'schedule' }),
+        read: async () => {
+          if (!this.#isCurrent(record) || record.read !== read) return false;
+          const again = await this.#options.reread(record);
+          if (!this.#isCurrent(record) || record.read !== read) return false;
+          if (again.kind === 'timed-out') return true;
+          this.publish({ type: 'reread', record, read: again });
+          return false;
+        },
+        onGiveUp: () => {
+          read.schedule = undefined;
+          this.publish({ type: 'schedule' });
+        },
+      });
+    }
+  }
+}
+
+/** Lets go of what a version held: its re-read schedules (its validators, each with an Ajv of its own, are collected with it). */
+function retire(version: SourceVersion): void {
+  for (const record of version.modules) {
+    if (record.read.kind === 'timed-out') record.read.schedule?.cancel();
+  }
 }

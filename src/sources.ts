@@ -5,8 +5,9 @@
  * a package that can't be read: that is a left-out state in `host.status()`.
  */
 import { type FSWatcher, watch } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
+import { ToolHostError } from './errors.js';
+import { listDirectory } from './folder-listing.js';
 
 /** A list of package/module paths, or a function that yields the current list. */
 export type ToolSource = readonly string[] | (() => Iterable<string> | Promise<Iterable<string>>);
@@ -43,17 +44,59 @@ export interface SourceHost {
   unloadPath(path: string): void;
 }
 
+/** The host as {@link ServedSource} uses it. */
+export interface ServingHost {
+  load(path: string): Promise<unknown>;
+  unload(path: string): boolean;
+  /** Records (or clears, with undefined) why a path a source yielded can't be loaded. */
+  setProblem(path: string, reason: string | undefined): void;
+  readonly closed: boolean;
+}
+
+/**
+ * A source's loads: a path that can't be loaded (a caller's mistake when given to `load`) is shown
+ * as left out instead, with the reason, and cleared once it loads.
+ */
+export function sourceHost(host: ServingHost): SourceHost {
+  return {
+    loadPath: async (path) => {
+      try {
+        await host.load(path);
+        host.setProblem(path, undefined);
+        return { ok: true };
+      } catch (error) {
+        if (!(error instanceof ToolHostError) || host.closed) throw error;
+        host.unload(path);
+        host.setProblem(path, error.message);
+        return { ok: false, reason: error.message };
+      }
+    },
+    unloadPath: (path) => {
+      if (!host.closed) host.unload(path);
+    },
+  };
+}
+
 /** Serves one source: remembers what it loaded, serialises refreshes. */
+/** Lists a source's paths now; the signal aborts when the source stops. */
+export type SourceLister = (signal: AbortSignal) => Promise<Iterable<string>>;
+
 export class ServedSource implements ToolSourceHandle {
-  readonly #list: () => Promise<Iterable<string>>;
+  readonly #list: SourceLister;
   readonly #host: SourceHost;
   readonly #onClose: () => void;
+  /** Aborts a listing in progress (a watched folder waiting to settle) when the source stops. */
+  readonly #stopping = new AbortController();
   #loaded = new Set<string>();
   #running: Promise<SourceRefresh> | undefined;
   #again = false;
   #closed = false;
 
-  constructor(list: () => Promise<Iterable<string>>, host: SourceHost, onClose: () => void) {
+  constructor(
+    list: (signal: AbortSignal) => Promise<Iterable<string>>,
+    host: SourceHost,
+    onClose: () => void,
+  ) {
     this.#list = list;
     this.#host = host;
     this.#onClose = onClose;
@@ -85,14 +128,16 @@ export class ServedSource implements ToolSourceHandle {
     if (this.#closed) return report;
     let current: Set<string>;
     try {
-      current = new Set([...(await this.#list())].map((path) => resolve(path)));
+      current = new Set([...(await this.#list(this.#stopping.signal))].map((path) => resolve(path)));
     } catch (error) {
+      if (this.#closed) return report;
       report.failed.push({
         path: '(source)',
         reason: `the source could not be listed: ${(error as Error).message}`,
       });
       return report;
     }
+    if (this.#closed) return report;
     for (const path of this.#loaded) {
       if (!current.has(path)) {
         this.#host.unloadPath(path);
@@ -110,87 +155,91 @@ export class ServedSource implements ToolSourceHandle {
     return report;
   }
 
-  async close(): Promise<void> {
+  /** Stops at once (the host is closing): no more refreshes, nothing waited for, nothing unloaded. */
+  stop(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#stopping.abort();
     this.#onClose();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.stop();
     await this.#running?.catch(() => {});
     for (const path of this.#loaded) this.#host.unloadPath(path);
     this.#loaded.clear();
   }
 }
 
-export function listFromSource(source: ToolSource): () => Promise<Iterable<string>> {
-  if (typeof source === 'function') return async () => source();
-  const paths = [...source];
-  return async () => paths;
+/** A watched folder of packages: how to list it, and its watchers. */
+export interface WatchedFolder {
+  list(signal: AbortSignal): Promise<string[]>;
+  /** Starts watching (after the first listing, so the first load is not read twice). */
+  start(): void;
+  close(): void;
 }
 
 /**
- * The packages in a folder: its subfolders and its `.js` / `.mjs` files. Dot entries and
- * `node_modules` are skipped. The folder is listed once nothing in it changed for `stableMs`
- * (a package caught mid-install waits), or after {@link MAX_STABILITY_CHECKS} tries: what is still
- * half-written then reads as left out, and the watcher reads it again once it changes.
+ * A folder of packages, watched: its entries, and the real folders of the entries that are
+ * symbolic links (`npm link`, pnpm and plugin managers install packages that way), since a change
+ * inside a linked package happens outside the watched folder.
  */
-export function listDirectory(directory: string, stableMs: number): () => Promise<string[]> {
-  return async () => {
-    for (let attempt = 1; ; attempt++) {
-      const entries = await readdir(directory, { withFileTypes: true });
-      const candidates = entries
-        .filter((entry) => !entry.name.startsWith('.') && entry.name !== 'node_modules')
-        .filter((entry) => entry.isDirectory() || /\.(m?js)$/.test(entry.name))
-        .map((entry) => join(directory, entry.name));
-      const before = (await Promise.all(candidates.map(fingerprint))).join('\n');
-      await new Promise((settle) => setTimeout(settle, stableMs));
-      const after = (await Promise.all(candidates.map(fingerprint))).join('\n');
-      if (before === after || attempt >= MAX_STABILITY_CHECKS) return candidates;
-    }
-  };
-}
-
-const MAX_STABILITY_CHECKS = 50;
-
-/** Sizes and times of a package's manifest and listed modules: what changes while it is written. */
-async function fingerprint(path: string): Promise<string> {
-  const parts: string[] = [];
-  const note = async (file: string) => {
-    const info = await stat(file).catch(() => undefined);
-    parts.push(info === undefined ? `${file}:-` : `${file}:${info.size}:${info.mtimeMs}`);
-  };
-  await note(path);
-  const manifest = join(path, 'package.json');
-  await note(manifest);
-  const text = await readFile(manifest, 'utf8').catch(() => '');
-  parts.push(text);
-  try {
-    const tools = (JSON.parse(text) as { toolhost?: { tools?: unknown } }).toolhost?.tools;
-    if (Array.isArray(tools)) {
-      for (const tool of tools) if (typeof tool === 'string') await note(resolve(path, tool));
-    }
-  } catch {
-    // A manifest that doesn't parse yet is part of the fingerprint as text.
-  }
-  return parts.join('\n');
-}
-
-/** Watches a folder (recursively) and calls `onChange` once things have been quiet for `debounceMs`. */
-export function watchDirectory(directory: string, debounceMs: number, onChange: () => void): () => void {
+export function watchFolder(
+  directory: string,
+  options: { debounceMs: number; stableMs: number; onChange: () => void },
+): WatchedFolder {
   let timer: NodeJS.Timeout | undefined;
+  let started = false;
+  let closed = false;
+  const watchers = new Map<string, FSWatcher>();
   const schedule = () => {
     clearTimeout(timer);
-    timer = setTimeout(onChange, debounceMs);
+    timer = setTimeout(options.onChange, options.debounceMs);
     timer.unref();
   };
-  let watcher: FSWatcher | undefined = watch(directory, { recursive: true, persistent: false }, schedule);
-  // A watcher error (the folder removed, too many watches) must not crash the host; the next
-  // explicit refresh still works.
-  watcher.on('error', () => {
-    watcher?.close();
-    watcher = undefined;
-  });
-  return () => {
-    clearTimeout(timer);
-    watcher?.close();
-    watcher = undefined;
+  const follow = (folder: string) => {
+    if (watchers.has(folder) || closed) return;
+    try {
+      const watcher = watch(folder, { recursive: true, persistent: false }, schedule);
+      // A watcher error (the folder removed, too many watches) must not crash the host; the next
+      // explicit refresh still works.
+      watcher.on('error', () => {
+        watcher.close();
+        if (watchers.get(folder) === watcher) watchers.delete(folder);
+      });
+      watchers.set(folder, watcher);
+    } catch {
+      // The folder went away between the listing and now: the next change lists it again.
+    }
+  };
+  let linked = new Set<string>();
+  const updateLinks = (targets: Set<string>) => {
+    for (const target of linked) {
+      if (!targets.has(target)) {
+        watchers.get(target)?.close();
+        watchers.delete(target);
+      }
+    }
+    linked = targets;
+    if (started) for (const target of targets) follow(target);
+  };
+  return {
+    list: async (signal) => {
+      const { candidates, linkedFolders } = await listDirectory(directory, options.stableMs, signal);
+      updateLinks(linkedFolders);
+      return candidates;
+    },
+    start: () => {
+      started = true;
+      follow(directory);
+      for (const target of linked) follow(target);
+    },
+    close: () => {
+      closed = true;
+      clearTimeout(timer);
+      for (const watcher of watchers.values()) watcher.close();
+      watchers.clear();
+    },
   };
 }

@@ -1,12 +1,10 @@
 /**
  * What a path given to `host.load` names: a tool package (a folder whose package.json lists its
- * modules under `toolhost.tools`) or a single module file. Mistakes here are the caller's, so they
- * throw a {@link ToolHostError} with one clear sentence.
+ * modules under `toolhost.tools`), its `package.json`, or a single module file. Mistakes here are
+ * the caller's, so they throw a {@link ToolHostError} with one clear sentence.
  */
-import { createHash } from 'node:crypto';
-import { readFile, realpath, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFile, readlink, realpath, stat } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolHostError } from './errors.js';
 
 /** One module a source lists: where it is, or why it can't be used. */
@@ -40,17 +38,51 @@ export interface ResolvedSource {
 export async function resolveSource(path: string): Promise<ResolvedSource> {
   const absolute = resolve(path);
   const info = await stat(absolute).catch(() => undefined);
-  if (info === undefined) throw new ToolHostError('PATH_NOT_FOUND', `No such file or directory: ${path}`);
-  const root = await realpath(absolute);
+  if (info === undefined) throw new ToolHostError('PATH_NOT_FOUND', await notFound(path, absolute));
+  const real = await realpath(absolute);
+  // A package's manifest stands for its package: sources that list package.json files are common.
+  if (info.isFile() && basename(real) === 'package.json') return resolveSource(dirname(absolute));
   if (info.isFile()) {
-    const modules: ListedModule[] = [{ ok: true, path: root }];
-    return { root, kind: 'module', packageName: undefined, permissions: NO_PERMISSIONS, modules };
+    const modules: ListedModule[] = [{ ok: true, path: real }];
+    return { root: real, kind: 'module', packageName: undefined, permissions: NO_PERMISSIONS, modules };
   }
   if (!info.isDirectory()) throw new ToolHostError('NOT_A_PACKAGE', `Not a file or a folder: ${path}`);
+  return { root: real, kind: 'package', ...(await listPackage(real, real, path)) };
+}
 
-  const manifest = await readManifest(root, path);
-  const modules = await Promise.all(manifest.tools.map((entry) => resolveListed(root, entry)));
-  return { root, kind: 'package', packageName: manifest.name, permissions: manifest.permissions, modules };
+/**
+ * A package's name and listed modules as the folder `folder` holds them (the package itself, or its
+ * snapshot), with module paths given under `root` (the package's real path) either way.
+ */
+export async function listPackage(
+  folder: string,
+  root: string,
+  shown: string,
+): Promise<{ packageName: string | undefined; permissions: PackagePermissions; modules: ListedModule[] }> {
+  const manifest = await readManifest(folder, shown);
+  // What leads out of the package can't be in its snapshot: it is judged (and named) where the
+  // package itself is.
+  const modules = await Promise.all(
+    manifest.tools.map((entry) =>
+      folder !== root && !isInside(folder, resolve(folder, entry))
+        ? resolveListed(root, entry)
+        : resolveListed(folder, entry),
+    ),
+  );
+  const underRoot = (path: string) =>
+    folder === root || !isInside(folder, path) ? path : join(root, relative(folder, path));
+  return {
+    packageName: manifest.name,
+    permissions: manifest.permissions,
+    modules: modules.map((module) => ({ ...module, path: underRoot(module.path) })),
+  };
+}
+
+/** Why a path can't be found, in words: a dangling symbolic link says where it points. */
+async function notFound(shown: string, absolute: string): Promise<string> {
+  const target = await readlink(absolute).catch(() => undefined);
+  if (target === undefined) return `No such file or directory: ${shown}`;
+  return `${shown} is a symbolic link to ${resolve(dirname(absolute), target)}, which does not exist`;
 }
 
 async function readManifest(
@@ -140,23 +172,6 @@ async function resolveListed(root: string, entry: string): Promise<ListedModule>
 export function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
-}
-
-/** A module's version: the hash of its file. A changed file is a new version. */
-export async function moduleVersion(path: string): Promise<string | undefined> {
-  try {
-    return createHash('sha256')
-      .update(await readFile(path))
-      .digest('hex')
-      .slice(0, 16);
-  } catch {
-    return undefined;
-  }
-}
-
-/** The URL a worker imports; the version keeps caches of old versions from answering. */
-export function moduleUrl(path: string, version: string): string {
-  return `${pathToFileURL(path).href}?v=${version}`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

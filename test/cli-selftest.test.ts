@@ -282,8 +282,9 @@ export function selftest(ctx) { return import('node:fs').then((fs) => fs.writeFi
     );
     expect(document.results[0].error.message).toContain('created ./left-in-cwd.txt in the working directory');
     expect(document.results[0].error.message).toContain('created ./left-in-data.txt in the dataDir');
-    // Detected, not prevented: the file in the package stays; the scratch folders are gone.
-    expect(existsSync(join(folder, 'left-in-package.txt'))).toBe(true);
+    // Detected, not prevented: it went to the host's snapshot of the package (where the module ran
+    // from), which is gone with the scratch folders; the package itself is untouched.
+    expect(existsSync(join(folder, 'left-in-package.txt'))).toBe(false);
     expect(existsSync(join(work.path, 'left-in-cwd.txt'))).toBe(false);
     expect(readdirSync(tmp.path)).toEqual([]);
   });

@@ -5,9 +5,10 @@
  * outside its tmpDir, or a tmpDir was left behind.
  */
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { CapturedLog } from '../protocol.js';
 import type { ModuleStatus } from '../registry.js';
+import { snapshotFoldersOf } from '../snapshot-paths.js';
 import type { ToolHost } from '../tool-host.js';
 import type { SelftestArgs } from './args.js';
 import { ExitCode } from './exit-codes.js';
@@ -163,6 +164,7 @@ async function runInScratch(
 
     const readStarted = Date.now();
     const reports = await loadAll(opened, paths);
+    await tracer.watchSnapshots(await snapshotsOf(opened.status(), scratch.tmpRoot));
     const windows: RunWindow[] = [{ tool: null, startedAt: readStarted, endedAt: Date.now() }];
 
     const statuses = inSourceOrder(
@@ -223,6 +225,8 @@ async function runInScratch(
       );
     }
 
+    // The host's snapshots go with it: their last look is now, every selftest having answered.
+    await tracer.settleSnapshots();
     // Closing ends every worker (a selftest still running past a `--timeout` too) and removes the
     // host's temp root; only then can nothing write any more.
     await close();
@@ -237,4 +241,23 @@ async function runInScratch(
     if (process.cwd() !== launchDirectory) process.chdir(launchDirectory);
     await removeScratch(scratch);
   }
+}
+
+/** Where the loaded packages' snapshots are: each package's current version, once. */
+async function snapshotsOf(
+  statuses: readonly ModuleStatus[],
+  tmpDir: string,
+): Promise<Array<{ folder: string; packageRoot: string }>> {
+  const versions = new Map<string, string>();
+  for (const status of statuses)
+    if (status.version !== undefined) versions.set(status.source, status.version);
+  const found = await Promise.all(
+    [...versions].map(async ([source, version]) => {
+      // A module loaded on its own is copied alone: its copy stands for its folder's own entries.
+      const packageRoot = statuses.some((status) => status.path === source) ? dirname(source) : source;
+      const folders = await snapshotFoldersOf(tmpDir, source, version);
+      return folders.map((folder) => ({ folder, packageRoot }));
+    }),
+  );
+  return found.flat();
 }

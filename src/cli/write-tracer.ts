@@ -8,12 +8,23 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { attributeWrites, type Rerun, type RunWindow, type WriteFinding } from './selftest-results.js';
 import type { SelftestScratch } from './selftest-scratch.js';
-import { distinctRoots, findWrites, type Snapshot, takeSnapshot, type WatchRoot } from './write-watch.js';
+import {
+  type DetectedWrite,
+  distinctRoots,
+  findWrites,
+  type Snapshot,
+  takeSnapshot,
+  type WatchRoot,
+} from './write-watch.js';
 
 export class WriteTracer {
   readonly #roots: WatchRoot[];
   readonly #before: Snapshot;
   readonly #reruns: Rerun[] = [];
+  /** The host's snapshots of the packages, compared like the packages (see {@link watchSnapshots}). */
+  #copies: WatchRoot[] = [];
+  #copiesBefore: Snapshot = { roots: [] };
+  #copiesAfter: Snapshot | undefined;
 
   private constructor(roots: WatchRoot[], before: Snapshot) {
     this.#roots = roots;
@@ -51,21 +62,47 @@ export class WriteTracer {
     return new WriteTracer(distinct, await takeSnapshot(distinct));
   }
 
+  /**
+   * Also watches the host's snapshots of the packages (made when they were loaded): a selftest
+   * writing beside its own module writes there, and is reported as writing in its package.
+   */
+  async watchSnapshots(snapshots: ReadonlyArray<{ folder: string; packageRoot: string }>): Promise<void> {
+    this.#copies = snapshots.map(({ folder, packageRoot }) => ({
+      path: folder,
+      place: 'package',
+      shownAs: packageRoot,
+    }));
+    this.#copiesBefore = await takeSnapshot(this.#copies);
+  }
+
+  /** The last look at the snapshots, before the host closes and removes them. */
+  async settleSnapshots(): Promise<void> {
+    this.#copiesAfter = await takeSnapshot(this.#copies);
+  }
+
   /** The selftests that ran when something changed that no single one can be blamed for by time. */
   async suspects(windows: readonly RunWindow[]): Promise<string[]> {
-    const findings = attributeWrites(findWrites(this.#before, await takeSnapshot(this.#roots)), windows);
+    const findings = attributeWrites(await this.#changesSince(this.#before, this.#copiesBefore), windows);
     return [...new Set(findings.flatMap((finding) => (finding.tool === null ? finding.suspects : [])))];
   }
 
   /** Runs `tool`'s selftest again (through `run`) between two snapshots. */
   async rerun(tool: string, run: () => Promise<unknown>): Promise<void> {
-    const ahead = await takeSnapshot(this.#roots);
+    const [ahead, copiesAhead] = await Promise.all([takeSnapshot(this.#roots), takeSnapshot(this.#copies)]);
     await run();
-    this.#reruns.push({ tool, changed: findWrites(ahead, await takeSnapshot(this.#roots)) });
+    this.#reruns.push({ tool, changed: await this.#changesSince(ahead, copiesAhead) });
   }
 
   /** Everything changed since the start, each pinned on a selftest where it can be. */
   async findings(windows: readonly RunWindow[]): Promise<WriteFinding[]> {
-    return attributeWrites(findWrites(this.#before, await takeSnapshot(this.#roots)), windows, this.#reruns);
+    return attributeWrites(await this.#changesSince(this.#before, this.#copiesBefore), windows, this.#reruns);
+  }
+
+  async #changesSince(before: Snapshot, copiesBefore: Snapshot): Promise<DetectedWrite[]> {
+    const copiesNow = this.#copiesAfter ?? (await takeSnapshot(this.#copies));
+    return [
+      ...findWrites(before, await takeSnapshot(this.#roots)),
+      ...findWrites(copiesBefore, copiesNow),
+    ].sort((a, b) => a.path.localeCompare(b.path));
   }
 }

@@ -18,6 +18,8 @@ export interface WatchRoot {
   depth?: 0 | undefined;
   /** Top-level names under the root that are not compared (the host's own files). */
   ignore?: readonly string[] | undefined;
+  /** Where the root's writes are reported: a host's snapshot of a package reports as the package. */
+  shownAs?: string | undefined;
 }
 
 interface Entry {
@@ -117,7 +119,7 @@ export function findWrites(before: Snapshot, after: Snapshot): DetectedWrite[] {
     if (then === undefined) return;
     const report = (relativePath: string, entry: Entry, change: DetectedWrite['change']) => {
       writes.push({
-        path: join(now.root.path, relativePath),
+        path: join(now.root.shownAs ?? now.root.path, relativePath),
         relativePath,
         place: now.root.place,
         change,

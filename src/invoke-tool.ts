@@ -1,0 +1,90 @@
+/**
+ * One call (or selftest) of an offered tool: the task, where it runs (its version's pool, or
+ * in-process for the host's own tools), what it printed, and its outcome.
+ */
+import type { OfferedTool } from './generation.js';
+import type { ToolHostEvents, ToolOutputEvent } from './host-events.js';
+import type { CallOptions, Settings } from './host-options.js';
+import { runInProcess } from './in-process-tool.js';
+import { errorOutcome, successOutcome, type ToolOutcome } from './outcome.js';
+import type { CallSettings, CallTask } from './protocol.js';
+import { toOriginalPaths } from './snapshot-paths.js';
+import type { JsonValue } from './tool-module.js';
+import type { TrustDomainPool } from './worker-pool.js';
+
+export interface Invocation {
+  kind: 'run' | 'selftest';
+  args: unknown;
+  options: CallOptions;
+  /** Unique per call in this host. */
+  sequence: number;
+  settings: Settings;
+  /** The pool of the tool's version (module tools). */
+  pool: TrustDomainPool | undefined;
+  inProcess: { settings: CallSettings; closing: AbortSignal };
+  emit: {
+    emit<K extends keyof ToolHostEvents>(event: K, ...args: ToolHostEvents[K]): boolean;
+    listenerCount(event: keyof ToolHostEvents): number;
+  };
+}
+
+export async function invokeTool(tool: OfferedTool, invocation: Invocation): Promise<ToolOutcome> {
+  const { options, sequence, settings, emit } = invocation;
+  const callId = options.callId ?? `call_${sequence}`;
+  // A caller's cap that is not a number of at least 1 is no cap; the tool's own timeout always holds.
+  const cap = options.timeoutMs;
+  const timeoutMs =
+    typeof cap === 'number' && cap >= 1
+      ? Math.min(tool.info.timeoutMs, Math.floor(cap))
+      : tool.info.timeoutMs;
+  const { origin } = tool;
+  const task: CallTask = {
+    kind: invocation.kind,
+    taskId: String(sequence),
+    callId,
+    sessionId: options.sessionId ?? 'default',
+    moduleUrl: origin.kind === 'module' ? origin.record.url : '',
+    args: invocation.args,
+    withheld: options.withheld ?? [],
+    timeoutMs,
+  };
+  const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
+
+  let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
+  if (origin.kind === 'host') {
+    reply = await runInProcess(origin.tool, task, {
+      settings: invocation.inProcess.settings,
+      signal: options.signal,
+      closing: invocation.inProcess.closing,
+      onProgress,
+    });
+  } else if (invocation.pool !== undefined) {
+    reply = await invocation.pool.run(task, { signal: options.signal, onProgress });
+  } else {
+    return errorOutcome('HOST_CLOSED', 'the tool host is closed');
+  }
+
+  if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
+    const event: ToolOutputEvent = {
+      toolName: tool.info.name,
+      callId,
+      logs: reply.logs,
+      droppedBytes: reply.droppedLogBytes,
+    };
+    if (emit.listenerCount('output') > 0) emit.emit('output', event);
+    else
+      settings.logger.info(`tool ${tool.info.name} printed: ${reply.logs.map((log) => log.text).join('')}`);
+  }
+  if (!reply.ok) {
+    // A message naming the module (a failed import, a stack) names it where the user keeps it.
+    const snapshot = origin.kind === 'module' ? origin.record.source.snapshot : undefined;
+    const message =
+      snapshot === undefined ? reply.error.message : toOriginalPaths(snapshot, reply.error.message);
+    return errorOutcome(reply.error.code, message);
+  }
+  return successOutcome(reply, {
+    outputBudgetBytes: settings.outputBudgetBytes,
+    dataDir: settings.dataDir,
+    artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
+  });
+}

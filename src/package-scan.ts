@@ -1,0 +1,185 @@
+/**
+ * Walking a package for its snapshot: its own files (hashed, so a version is named by its content)
+ * and its `node_modules` (fingerprinted by file identity, so an unchanged dependency tree is neither
+ * hashed nor copied again). Links are listed, never followed.
+ */
+import { createHash } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FileStore } from './file-store.js';
+
+/** What tells one version of a file from another without reading it. */
+export interface FileIdentity {
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+/** One entry of a tree, by its path relative to the tree's base (with `/`). */
+export type TreeEntry =
+  | { type: 'dir'; rel: string }
+  | { type: 'file'; rel: string; identity: FileIdentity }
+  | { type: 'link'; rel: string; target: string };
+
+/** An own file of a package, with the hash of the copy in the store. */
+export type OwnEntry = Exclude<TreeEntry, { type: 'file' }> | { type: 'file'; rel: string; hash: string };
+
+/** Version-control folders: never imported, often large, and changing with every commit. */
+const VCS_FOLDERS = new Set(['.git', '.hg', '.svn']);
+
+/**
+ * Lists `base` recursively, sorted by path (a folder before what it holds). An entry removed while
+ * it is listed is skipped: the package is changing, and its next scan sees where it settled.
+ */
+export async function listTree(
+  base: string,
+  skip: (rel: string, name: string) => boolean,
+  signal: AbortSignal,
+): Promise<TreeEntry[]> {
+  const entries: TreeEntry[] = [];
+  const visit = async (rel: string): Promise<void> => {
+    signal.throwIfAborted();
+    const dirents = await readdir(join(base, rel), { withFileTypes: true }).catch(ignoreGone);
+    await Promise.all(
+      (dirents ?? []).map(async (dirent) => {
+        const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+        if (skip(child, dirent.name)) return;
+        if (dirent.isDirectory()) {
+          entries.push({ type: 'dir', rel: child });
+          await visit(child);
+        } else if (dirent.isSymbolicLink()) {
+          const target = await readlink(join(base, child)).catch(ignoreGone);
+          if (target !== undefined) entries.push({ type: 'link', rel: child, target });
+        } else if (dirent.isFile()) {
+          const info = await lstat(join(base, child), { bigint: true }).catch(ignoreGone);
+          if (info?.isFile()) entries.push({ type: 'file', rel: child, identity: identityOf(info) });
+        }
+        // Sockets, pipes and devices are no part of a package.
+      }),
+    );
+  };
+  await visit('');
+  return entries.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
+}
+
+/** The package's own tree: everything but its top-level `node_modules` and VCS folders. */
+export function skipOwn(rel: string, name: string): boolean {
+  return rel === 'node_modules' || VCS_FOLDERS.has(name);
+}
+
+/**
+ * Remembers the hash of each file by its identity, so an unchanged file is not read again. An entry
+ * counts only once its file had been left alone for {@link SETTLE_MS} when it was hashed: a file
+ * written twice within one tick of the file system's clock, with the same size, keeps its identity,
+ * so a file that was that fresh is read again at the next scan (git's "racy" rule).
+ */
+export class HashCache {
+  readonly #entries = new Map<string, { identity: FileIdentity; hash: string; settled: boolean }>();
+
+  known(path: string, identity: FileIdentity): string | undefined {
+    const entry = this.#entries.get(path);
+    return entry?.settled && sameIdentity(entry.identity, identity) ? entry.hash : undefined;
+  }
+
+  remember(path: string, identity: FileIdentity, hash: string): void {
+    const settled = Date.now() - Number(identity.mtimeNs / 1_000_000n) > SETTLE_MS;
+    this.#entries.set(path, { identity, hash, settled });
+  }
+
+  forget(prefix: string): void {
+    for (const path of this.#entries.keys()) if (path.startsWith(prefix)) this.#entries.delete(path);
+  }
+}
+
+const SETTLE_MS = 2_000;
+
+/**
+ * The package's own files with their copies placed in the store: a file not known by its identity is
+ * copied (and hashed in the same pass), so what the store holds is exactly what was hashed. A file
+ * that can't be read is left out: no worker of this process could read it either.
+ */
+export async function placeOwnFiles(
+  base: string,
+  listed: readonly TreeEntry[],
+  options: { store: FileStore; cache: HashCache; signal: AbortSignal },
+): Promise<OwnEntry[]> {
+  const placed: Array<OwnEntry | undefined> = new Array(listed.length);
+  await forEachLimit(listed, 16, async (entry, index) => {
+    if (entry.type !== 'file') {
+      placed[index] = entry;
+      return;
+    }
+    const path = join(base, entry.rel);
+    let hash = options.cache.known(path, entry.identity);
+    if (hash === undefined) {
+      hash = await options.store.place(path, options.signal).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'EACCES' || error.code === 'EISDIR') return undefined;
+        throw error;
+      });
+      if (hash === undefined) return;
+      options.cache.remember(path, entry.identity, hash);
+    }
+    placed[index] = { type: 'file', rel: entry.rel, hash };
+  });
+  return placed.filter((entry) => entry !== undefined);
+}
+
+/** A content fingerprint of own entries. */
+export function ownFingerprint(entries: readonly OwnEntry[]): string {
+  const hash = createHash('sha256');
+  for (const entry of entries) {
+    if (entry.type === 'dir') hash.update(`d ${entry.rel}\n`);
+    else if (entry.type === 'link') hash.update(`l ${entry.rel} ${entry.target}\n`);
+    else hash.update(`f ${entry.rel} ${entry.hash}\n`);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * An identity fingerprint of a dependency tree. The change time is left out: hard-linking a file
+ * into a snapshot changes it (the link count is part of the inode), and a fingerprint that moved with
+ * every snapshot would make a new one every time.
+ */
+export function dependencyFingerprint(entries: readonly TreeEntry[]): string {
+  const hash = createHash('sha256');
+  for (const entry of entries) {
+    if (entry.type === 'dir') hash.update(`d ${entry.rel}\n`);
+    else if (entry.type === 'link') hash.update(`l ${entry.rel} ${entry.target}\n`);
+    else {
+      const { ino, size, mtimeNs } = entry.identity;
+      hash.update(`f ${entry.rel} ${ino} ${size} ${mtimeNs}\n`);
+    }
+  }
+  return hash.digest('hex');
+}
+
+/** Runs `task` over `items`, at most `limit` at once (each may open a file). */
+export async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T, index: number) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      await task(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+function identityOf(info: BigIntStats): FileIdentity {
+  return { ino: info.ino, size: info.size, mtimeNs: info.mtimeNs, ctimeNs: info.ctimeNs };
+}
+
+function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+function ignoreGone(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
+  throw error;
+}

@@ -1,0 +1,175 @@
+/**
+ * Reading a version of a source: take its snapshot, list its modules as the snapshot holds them,
+ * and read every module's declaration from the snapshot in a throwaway worker. Nothing here
+ * publishes: the caller publishes the finished version in one step, or lets it go.
+ */
+import { checkDeclaration } from './declaration.js';
+import type { DeclarationReader } from './declaration-reader.js';
+import type { ModuleRead, ModuleRecord, SourceVersion } from './generation.js';
+import { findEscapingSymlink, type IsolationTier } from './isolation.js';
+import type { Snapshot, Snapshots } from './package-snapshot.js';
+import { snapshotUrl, toOriginalPaths } from './snapshot-paths.js';
+import {
+  type ListedModule,
+  listPackage,
+  NO_PERMISSIONS,
+  type PackagePermissions,
+  type ResolvedSource,
+} from './tool-source.js';
+
+export interface SourceReaderParts {
+  snapshots: Snapshots;
+  reader: DeclarationReader;
+  execArgvFor(
+    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
+  ): string[];
+}
+
+export interface SourceReadPlan {
+  source: ResolvedSource;
+  isolation: IsolationTier;
+  /** The version published now, if any: a source whose snapshot and tier are unchanged is not read again. */
+  current: SourceVersion | undefined;
+  orderOf(path: string): number;
+}
+
+/** What a read cut short by `close()` says: the module did nothing wrong. */
+export const CLOSED_READ: ModuleRead = {
+  kind: 'failed',
+  code: 'DECLARATION_EXITED',
+  reason: 'the tool host closed before the declaration was read',
+};
+
+/**
+ * The next version of a source, or `unchanged`. The version holds one snapshot `take` (handed to
+ * whoever publishes it or lets it go); `unchanged` holds none.
+ */
+export async function readSource(
+  parts: SourceReaderParts,
+  plan: SourceReadPlan,
+): Promise<SourceVersion | 'unchanged'> {
+  const { source, isolation } = plan;
+  // Node's permission model follows symbolic links: a strict package must hold none that leads out.
+  const escaping =
+    isolation === 'strict' && source.kind === 'package' ? await findEscapingSymlink(source.root) : undefined;
+  if (escaping !== undefined) {
+    return versionOf(plan, undefined, source.modules, () => ({
+      kind: 'failed',
+      code: 'MODULE_OUTSIDE_PACKAGE',
+      reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+    }));
+  }
+
+  let snapshot: Snapshot;
+  try {
+    snapshot = await parts.snapshots.take(source.root, source.kind);
+  } catch (error) {
+    const read: ModuleRead =
+      (error as Error).name === 'AbortError'
+        ? CLOSED_READ
+        : {
+            kind: 'failed',
+            code: 'IMPORT_FAILED',
+            reason: `the package could not be copied to be read: ${(error as Error).message}`,
+          };
+    return versionOf(plan, undefined, source.modules, () => read);
+  }
+  const { current } = plan;
+  if (current?.snapshot === snapshot && current.isolation === isolation) {
+    parts.snapshots.release(snapshot);
+    return 'unchanged';
+  }
+
+  let listed: { packageName: string | undefined; permissions: PackagePermissions; modules: ListedModule[] };
+  try {
+    // What the snapshot lists, not what the folder listed a moment ago: the two may differ.
+    listed =
+      source.kind === 'package'
+        ? await listPackage(snapshot.folder, source.root, source.root)
+        : { packageName: undefined, permissions: NO_PERMISSIONS, modules: source.modules };
+  } catch (error) {
+    parts.snapshots.release(snapshot);
+    throw withOriginalPaths(snapshot, error);
+  }
+  const version = versionOf(
+    { ...plan, packageName: listed.packageName, permissions: listed.permissions },
+    snapshot,
+    listed.modules,
+  );
+  const execArgv = parts.execArgvFor(version);
+  await Promise.all(
+    version.modules.map(async (record) => {
+      if (record.url !== '') record.read = await readModule(parts.reader, record.url, execArgv, snapshot);
+    }),
+  );
+  return version;
+}
+
+/** Reads one module of a snapshot (also what a re-read does). */
+export async function readModule(
+  reader: DeclarationReader,
+  url: string,
+  execArgv: string[],
+  snapshot: Snapshot,
+): Promise<ModuleRead> {
+  const outcome = await reader.read(url, execArgv);
+  if (outcome.state === 'timed-out')
+    return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
+  if (outcome.state === 'failed') {
+    const reason = toOriginalPaths(snapshot, outcome.reason);
+    return { kind: 'failed', code: outcome.code, reason: explainImport(snapshot, outcome.code, reason) };
+  }
+  const checked = checkDeclaration(outcome.declaration, reader.schemaLimits);
+  return checked.ok
+    ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
+    : { kind: 'failed', code: checked.code, reason: toOriginalPaths(snapshot, checked.reason) };
+}
+
+/**
+ * A module that can't find what it imports usually counts on files beside it that its snapshot
+ * does not hold: say what the snapshot holds.
+ */
+function explainImport(snapshot: Snapshot, code: string, reason: string): string {
+  if (code !== 'IMPORT_FAILED' || !/Cannot find (module|package)/.test(reason)) return reason;
+  return snapshot.kind === 'module'
+    ? `${reason} (a module loaded on its own runs from a copy of that one file: load the package folder it belongs to, so what it imports comes along)`
+    : `${reason} (a package runs from a copy of its folder: what it imports must be inside it, its dependencies in its own node_modules)`;
+}
+
+function versionOf(
+  plan: SourceReadPlan & { packageName?: string | undefined; permissions?: PackagePermissions },
+  snapshot: Snapshot | undefined,
+  listed: readonly ListedModule[],
+  readOf?: () => ModuleRead,
+): SourceVersion {
+  const { source } = plan;
+  const modules: ModuleRecord[] = [];
+  const version: SourceVersion = {
+    root: source.root,
+    kind: source.kind,
+    packageName: 'packageName' in plan ? plan.packageName : source.packageName,
+    // What the snapshot's manifest asks for (what the version's workers are granted is the host's call).
+    permissions: plan.permissions ?? source.permissions,
+    isolation: plan.isolation,
+    snapshot,
+    modules,
+  };
+  for (const module of listed) {
+    const runnable = module.ok && snapshot !== undefined && readOf === undefined;
+    modules.push({
+      path: module.path,
+      source: version,
+      order: plan.orderOf(module.path),
+      url: runnable ? snapshotUrl(snapshot, module.path) : '',
+      read: module.ok
+        ? (readOf?.() ?? CLOSED_READ)
+        : { kind: 'failed', code: module.code, reason: module.reason },
+    });
+  }
+  return version;
+}
+
+function withOriginalPaths(snapshot: Snapshot, error: unknown): unknown {
+  if (error instanceof Error) error.message = toOriginalPaths(snapshot, error.message);
+  return error;
+}

@@ -1,0 +1,116 @@
+/**
+ * `close()` never waits for a declaration read: with a read bound of ten minutes, a close during a
+ * read that would use all of it resolves at once (the suite's own timeout is a minute: a close that
+ * waited for the read could not pass), the source's refresh ends with it, and the process exits
+ * by itself.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, watch } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ToolHost } from '../dist/src/index.js';
+import { recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
+
+const READ_BOUND_MS = 600_000;
+
+let root: string;
+
+beforeEach(async () => {
+  root = await tempDir('toolhost-close-reads-');
+});
+
+afterEach(async () => {
+  await removeDir(root);
+});
+
+/** A package whose module says it is being read (a marker file), then never finishes loading. */
+async function endlessRead(marker: string): Promise<string> {
+  return writePackage(join(root, 'endless'), {
+    'endless.js': `import { writeFileSync } from 'node:fs';
+writeFileSync(${JSON.stringify(marker)}, '');
+for (;;) {}
+${toolSource('endless', "'never'")}`,
+  });
+}
+
+/** Resolves once `path` exists (a file-system event, not a poll). */
+function whenExists(path: string, folder: string): Promise<void> {
+  return new Promise((resolve) => {
+    const watcher = watch(folder, () => {
+      if (existsSync(path)) {
+        watcher.close();
+        resolve();
+      }
+    });
+    if (existsSync(path)) {
+      watcher.close();
+      resolve();
+    }
+  });
+}
+
+describe('close() during a slow declaration read', () => {
+  it('resolves long before the read bound, ends the read without blaming the module, and the refresh with it', async () => {
+    const marker = join(root, 'reading');
+    const pkg = await endlessRead(marker);
+    const host = new ToolHost({
+      dataDir: join(root, 'data'),
+      readTimeoutMs: READ_BOUND_MS,
+      logger: recordingLogger(),
+    });
+    const reports: unknown[] = [];
+    const reading = whenExists(marker, root);
+    const adding = host.addSource([pkg]);
+    const loading = host.load(pkg).then((report) => reports.push(report));
+    await reading;
+
+    await host.close();
+
+    // Resolving at all is the proof: the read alone would have run for ten minutes.
+    const handle = await adding;
+    await loading;
+    expect(reports).toMatchObject([
+      {
+        modules: [
+          {
+            state: 'left-out',
+            code: 'DECLARATION_EXITED',
+            reason: 'the tool host closed before the declaration was read',
+          },
+        ],
+      },
+    ]);
+    expect(await handle.refresh()).toEqual({ loaded: [], unloaded: [], failed: [] });
+    expect(host.list()).toEqual([]);
+  });
+
+  it('leaves nothing running: the process exits by itself right after close', async () => {
+    const marker = join(root, 'reading');
+    const pkg = await endlessRead(marker);
+    const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
+    const script = join(root, 'close-during-read.mjs');
+    await writeFile(
+      script,
+      `import { existsSync, watch } from 'node:fs';
+import { ToolHost } from ${JSON.stringify(index)};
+const host = new ToolHost({ dataDir: ${JSON.stringify(join(root, 'data'))}, readTimeoutMs: ${READ_BOUND_MS}, logger: { info() {}, warn() {}, error() {} } });
+const reading = new Promise((resolve) => {
+  const watcher = watch(${JSON.stringify(root)}, () => existsSync(${JSON.stringify(marker)}) && (watcher.close(), resolve()));
+});
+const adding = host.addSource([${JSON.stringify(pkg)}]);
+await reading;
+await host.close();
+await adding;
+console.log(JSON.stringify(host.status()));
+`,
+    );
+    // No process.exit in the script: it ends only if close() left nothing running. The timeout
+    // only bounds a failure (it is far below the read bound).
+    const { stdout } = await promisify(execFile)(process.execPath, [script], { timeout: 45_000 });
+    expect(JSON.parse(stdout)).toEqual([]);
+  });
+});
