@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads';
 import type { LeftOutCode } from './errors.js';
 import type { SchemaLimits } from './json-schema.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
-import type { RawDeclaration } from './protocol.js';
+import type { RawDeclaration, ReadError } from './protocol.js';
 import { parseReadReply } from './read-reply.js';
 import { parseWorkerMessage } from './reply-check.js';
 import { PROBE_FROM_BYTES, SchemaProbe } from './schema-probe.js';
@@ -19,7 +19,7 @@ const READER_URL = new URL('../workers/read-declaration.js', import.meta.url);
 
 export type ReadOutcome =
   | { state: 'read'; declaration: RawDeclaration }
-  | { state: 'failed'; code: LeftOutCode; reason: string }
+  | { state: 'failed'; code: LeftOutCode; reason: string; location?: string; syntaxError?: boolean }
   | { state: 'timed-out'; reason: string };
 
 export interface ReadLimits {
@@ -28,6 +28,22 @@ export interface ReadLimits {
   schema: SchemaLimits;
   /** The longest a large schema may take to compile (in the probe) before its module is left out. */
   schemaCompileBudgetMs: number;
+}
+
+/** A reader's error as a failed read: where it happened, when the reader could say. */
+function failedRead(error: ReadError): {
+  code: LeftOutCode;
+  reason: string;
+  location?: string;
+  syntaxError?: boolean;
+} {
+  const failed: { code: LeftOutCode; reason: string; location?: string; syntaxError?: boolean } = {
+    code: error.code,
+    reason: error.message,
+  };
+  if (error.location !== undefined) failed.location = error.location;
+  if (error.syntaxError === true) failed.syntaxError = true;
+  return failed;
 }
 
 const CLOSED: ReadOutcome = {
@@ -161,7 +177,7 @@ export class DeclarationReader {
         settle(
           reply.ok
             ? { state: 'read', declaration: reply.declaration }
-            : { state: 'failed', code: reply.error.code, reason: reply.error.message },
+            : { state: 'failed', ...failedRead(reply.error) },
         );
       });
       // A message the host can't deserialize (nested too deep for its stack, say).

@@ -26,9 +26,18 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 /** What the API accepts as a tool name. */
 export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 
+/** Why a declaration is refused: `field` names the field at fault, `location` where it threw. */
+export interface RefusedDeclaration {
+  ok: false;
+  code: LeftOutCode;
+  reason: string;
+  field?: string;
+  location?: string;
+}
+
 export type CheckedDeclaration =
   | { ok: true; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
-  | { ok: false; code: LeftOutCode; reason: string };
+  | RefusedDeclaration;
 
 /** The longest timeout Node's timers take (a larger one fires at once, with a warning, every time). */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -37,17 +46,17 @@ export function checkDeclaration(raw: RawDeclaration, schemaLimits: SchemaLimits
   const name = requiredField('name', raw.name);
   if (!name.ok) return name;
   if (typeof name.value !== 'string' || !TOOL_NAME_PATTERN.test(name.value)) {
-    return invalid(`name must match ${TOOL_NAME_PATTERN.source}, got ${preview(name.value)}`);
+    return invalid(`name must match ${TOOL_NAME_PATTERN.source}, got ${preview(name.value)}`, 'name');
   }
   const description = requiredField('description', raw.description);
   if (!description.ok) return description;
   if (typeof description.value !== 'string') {
-    return invalid(`description must be a string, got ${preview(description.value)}`);
+    return invalid(`description must be a string, got ${preview(description.value)}`, 'description');
   }
   const schema = requiredField('parameterSchema', raw.parameterSchema);
   if (!schema.ok) return schema;
   const compiled = compileParameterSchema(schema.value, schemaLimits);
-  if (!compiled.ok) return invalid(compiled.message);
+  if (!compiled.ok) return invalid(compiled.message, 'parameterSchema');
   if (!raw.hasRun) return invalid('the module exports no run function');
 
   return {
@@ -71,20 +80,26 @@ export function checkTimeoutMs(value: unknown): number {
     : DEFAULT_TOOL_TIMEOUT_MS;
 }
 
-function requiredField(
-  field: string,
-  read: FieldRead,
-): { ok: true; value: unknown } | { ok: false; code: LeftOutCode; reason: string } {
+function requiredField(field: string, read: FieldRead): { ok: true; value: unknown } | RefusedDeclaration {
   switch (read.state) {
     case 'missing':
-      return invalid(`${field} is missing`);
-    case 'threw':
-      return { ok: false, code: 'DECLARATION_THREW', reason: `${field} threw: ${read.message}` };
+      return invalid(`${field} is missing`, field);
+    case 'threw': {
+      const threw: RefusedDeclaration = {
+        ok: false,
+        code: 'DECLARATION_THREW',
+        reason: `${field} threw: ${read.message}`,
+        field,
+      };
+      if (read.location !== undefined) threw.location = read.location;
+      return threw;
+    }
     case 'not-plain':
       return {
         ok: false,
         code: 'DECLARATION_NOT_PLAIN',
         reason: `${field} is not plain data: ${read.message}`,
+        field,
       };
     case 'value': {
       // The value crossed a structured clone; check again on this side of the boundary.
@@ -98,6 +113,7 @@ function requiredField(
           ok: false,
           code: 'DECLARATION_NOT_PLAIN',
           reason: `${field} is not plain data: ${check.problem}`,
+          field,
         };
       }
       return { ok: true, value: read.value };
@@ -109,8 +125,8 @@ function optionalValue(read: FieldRead): unknown {
   return read.state === 'value' ? read.value : undefined;
 }
 
-function invalid(reason: string): { ok: false; code: LeftOutCode; reason: string } {
-  return { ok: false, code: 'DECLARATION_INVALID', reason };
+function invalid(reason: string, field = 'run'): RefusedDeclaration {
+  return { ok: false, code: 'DECLARATION_INVALID', reason, field };
 }
 
 function preview(value: unknown): string {

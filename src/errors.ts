@@ -94,6 +94,11 @@ export function expectPositiveInteger(name: string, value: unknown): void {
   }
 }
 
+export function expectBoolean(name: string, value: unknown): void {
+  if (value === undefined || typeof value === 'boolean') return;
+  throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a boolean, got ${show(value)}`);
+}
+
 export function expectNonNegativeInteger(name: string, value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {

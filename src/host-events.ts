@@ -22,8 +22,8 @@ export interface SelftestReport {
   name: string;
   status: 'passed' | 'failed' | 'no-selftest';
   durationMs: number;
-  /** Why it failed. */
-  error?: { code: string; message: string };
+  /** Why it failed; `stack`: where (the tool's own frames, relative to its package), for the host only. */
+  error?: { code: string; message: string; stack?: string };
 }
 
 export interface ToolOutputEvent {

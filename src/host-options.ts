@@ -5,7 +5,13 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from './errors.js';
+import {
+  expectBoolean,
+  expectNonNegativeInteger,
+  expectPositiveInteger,
+  show,
+  ToolHostError,
+} from './errors.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from './isolation.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from './json-schema.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
@@ -57,6 +63,11 @@ export interface ToolHostOptions {
   selftestConcurrency?: number;
   /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
   isolation?: IsolationTier;
+  /**
+   * Send an error's stack (the tool's own frames, paths relative to its package) to the model with
+   * the error's message. It is always in `outcome.error.stack` for the host. @default false
+   */
+  errorStacksToModel?: boolean;
   /** A parameter schema larger than this (about its JSON size, in bytes) is left out. @default 65536 */
   maxSchemaBytes?: number;
   /** A parameter schema nested deeper than this (objects and arrays) is left out. @default 32 */
@@ -131,6 +142,7 @@ export interface Settings {
   logger: Logger;
   schemaLimits: SchemaLimits;
   schemaCompileBudgetMs: number;
+  errorStacksToModel: boolean;
   allowNetwork: boolean | readonly string[];
 }
 
@@ -154,6 +166,8 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     expectPositiveInteger(key, options[key]);
   }
   expectNonNegativeInteger('timeoutGraceMs', options.timeoutGraceMs);
+  expectBoolean('allowAddons', options.allowAddons);
+  expectBoolean('errorStacksToModel', options.errorStacksToModel);
   if (options.isolation !== undefined) expectTier('isolation', options.isolation);
   const delays = options.rereadDelaysMs;
   if (
@@ -225,6 +239,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
     },
     schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+    errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
   };
 }

@@ -9,7 +9,8 @@ import { runInProcess } from './in-process-tool.js';
 import { errorOutcome, successOutcome, type ToolOutcome } from './outcome.js';
 import type { CallSettings, CallTask } from './protocol.js';
 import { toOriginalPaths } from './snapshot-paths.js';
-import type { JsonValue } from './tool-module.js';
+import { relativeTo } from './stack-frames.js';
+import { type JsonValue, text } from './tool-module.js';
 import type { TrustDomainPool } from './worker-pool.js';
 
 export interface Invocation {
@@ -78,9 +79,15 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   if (!reply.ok) {
     // A message naming the module (a failed import, a stack) names it where the user keeps it.
     const snapshot = origin.kind === 'module' ? origin.record.source.snapshot : undefined;
-    const message =
-      snapshot === undefined ? reply.error.message : toOriginalPaths(snapshot, reply.error.message);
-    return errorOutcome(reply.error.code, message);
+    const where = (text: string) => (snapshot === undefined ? text : toOriginalPaths(snapshot, text));
+    const message = where(reply.error.message);
+    const { stack } = reply.error;
+    if (stack === undefined || origin.kind !== 'module') return errorOutcome(reply.error.code, message);
+    // The tool's frames, with paths as its author reads them: relative to the package.
+    const located = relativeTo(where(stack), origin.record.source.root);
+    const outcome = errorOutcome(reply.error.code, message, located);
+    if (settings.errorStacksToModel) outcome.content = [text(`${message}\n${located}`)];
+    return outcome;
   }
   return successOutcome(reply, {
     outputBudgetBytes: settings.outputBudgetBytes,

@@ -15,15 +15,19 @@ export interface ToolOutcome {
   isError: boolean;
   /** Data for the host's screens, beside the output; never sent to the model. */
   details?: JsonValue;
-  /** Why the call failed, when it did. */
-  error?: { code: ToolErrorCode; message: string };
+  /**
+   * Why the call failed, when it did. `stack`: where, for the host only (the tool's own frames, paths
+   * relative to its package; never sent to the model unless the host's `errorStacksToModel` says so).
+   */
+  error?: { code: ToolErrorCode; message: string; stack?: string };
   /** Where the whole output was written when it was cut for the model. */
   fullOutputPath?: string;
 }
 
 /** An error outcome whose text (what the model sees) is `message`. */
-export function errorOutcome(code: ToolErrorCode, message: string): ToolOutcome {
-  return { content: [text(message)], isError: true, error: { code, message } };
+export function errorOutcome(code: ToolErrorCode, message: string, stack?: string): ToolOutcome {
+  const error = stack === undefined ? { code, message } : { code, message, stack };
+  return { content: [text(message)], isError: true, error };
 }
 
 /** The text blocks of an outcome, joined: what a person or a log line wants to see. */

@@ -8,7 +8,13 @@
 import { EventEmitter } from 'node:events';
 import type { ToolErrorCode } from './errors.js';
 import type { ThreadListener } from './pool-threads.js';
-import { type CallReply, type CallTask, type CapturedLog, MAX_PROGRESS_MESSAGES } from './protocol.js';
+import {
+  type CallReply,
+  type CallTask,
+  type CapturedLog,
+  MAX_PROGRESS_MESSAGES,
+  type WorkerError,
+} from './protocol.js';
 import { parseCallReply, parseProgressData, type ReplyLimits, type WorkerNote } from './reply-check.js';
 import { safeMessage } from './sanitize.js';
 import { ensureEnded, type TrackedWorker } from './thread-reaper.js';
@@ -20,7 +26,7 @@ export type PoolReply =
   | CallReply
   | {
       ok: false;
-      error: { code: ToolErrorCode; message: string };
+      error: WorkerError;
       logs: CapturedLog[];
       droppedLogBytes: number;
     };
@@ -30,8 +36,18 @@ export interface PoolCallLimits extends ReplyLimits {
   timeoutGraceMs: number;
 }
 
-export function failure(code: ToolErrorCode, message: string, logs: CapturedLog[] = []): PoolReply {
-  return { ok: false, error: { code, message }, logs, droppedLogBytes: 0 };
+export function failure(
+  code: ToolErrorCode,
+  message: string,
+  logs: CapturedLog[] = [],
+  stack?: string,
+): PoolReply {
+  return {
+    ok: false,
+    error: stack === undefined ? { code, message } : { code, message, stack },
+    logs,
+    droppedLogBytes: 0,
+  };
 }
 
 /**
@@ -146,7 +162,7 @@ export class PoolCall implements ThreadListener {
     if (this.#answered) return;
     const fault = this.#fault;
     if (fault !== undefined) {
-      this.answer(failure(fault.code, fault.message, fault.logs));
+      this.answer(failure(fault.code, fault.message, fault.logs, fault.stack));
       return;
     }
     const { code, message } = describeRejection(error);

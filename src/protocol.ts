@@ -21,13 +21,29 @@ export interface RawDeclaration {
 export type FieldRead =
   | { state: 'value'; value: JsonValue }
   | { state: 'missing' }
-  | { state: 'threw'; message: string }
+  | { state: 'threw'; message: string; location?: string }
   | { state: 'not-plain'; message: string };
 
 /** What the declaration reader posts back. */
-export type ReadReply =
-  | { ok: true; declaration: RawDeclaration }
-  | { ok: false; error: { code: 'IMPORT_FAILED' | 'DECLARATION_THREW'; message: string } };
+export type ReadReply = { ok: true; declaration: RawDeclaration } | { ok: false; error: ReadError };
+
+/**
+ * Why a module could not be read. `location` is where (`file:line:column`, a path of the snapshot);
+ * a syntax error has none (Node's `import()` gives no location for one), `syntaxError` says so.
+ */
+export interface ReadError {
+  code: 'IMPORT_FAILED' | 'DECLARATION_THREW';
+  message: string;
+  location?: string;
+  syntaxError?: boolean;
+}
+
+/** A failure as a worker reports it; `stack` is the tool's own frames, for the host only. */
+export interface WorkerError {
+  code: ToolErrorCode;
+  message: string;
+  stack?: string;
+}
 
 /** The most a declaration field may hold (about its JSON size); the schema has its own, lower bound. */
 export const MAX_FIELD_BYTES = 1024 * 1024;
@@ -84,7 +100,7 @@ export type CallReply = {
   progressSent: number;
 } & (
   | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
-  | { ok: false; error: { code: ToolErrorCode; message: string } }
+  | { ok: false; error: WorkerError }
 );
 
 export interface CapturedLog {
@@ -130,6 +146,6 @@ export type WorkerMessage =
       tag: typeof WORKER_MESSAGE_TAG;
       type: 'fault';
       taskId: string | null;
-      error: { code: ToolErrorCode; message: string };
+      error: WorkerError;
       logs: CapturedLog[];
     };

@@ -4,19 +4,35 @@
  * values) and a fresh {@link RawDeclaration} is built; anything else is a malformed reply.
  */
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
-import { type FieldRead, MAX_FIELD_BYTES, type RawDeclaration, type ReadReply } from './protocol.js';
-import { safeMessage } from './sanitize.js';
+import {
+  type FieldRead,
+  MAX_FIELD_BYTES,
+  type RawDeclaration,
+  type ReadError,
+  type ReadReply,
+} from './protocol.js';
+import { escapeControl, safeMessage } from './sanitize.js';
 import { type Data, own, record } from './untrusted.js';
 
 const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
+
+/** A `file:line:column` the reader reports: one short line, or none. */
+function parseLocation(value: unknown): string | undefined {
+  return typeof value === 'string' && /^[^\n]{1,1000}:\d+:\d+$/.test(value)
+    ? escapeControl(value)
+    : undefined;
+}
 
 function parseField(value: unknown, field: string): FieldRead | undefined {
   const read = record(value);
   if (read === undefined) return undefined;
   const state = own(read, 'state');
   if (state === 'missing') return { state };
-  if (state === 'threw' || state === 'not-plain') {
-    return { state, message: safeMessage(own(read, 'message'), 'no message') };
+  if (state === 'not-plain') return { state, message: safeMessage(own(read, 'message'), 'no message') };
+  if (state === 'threw') {
+    const location = parseLocation(own(read, 'location'));
+    const message = safeMessage(own(read, 'message'), 'no message');
+    return location === undefined ? { state, message } : { state, message, location };
   }
   if (state !== 'value') return undefined;
   const fieldValue = own(read, 'value');
@@ -39,7 +55,11 @@ export function parseReadReply(
       return { ok: false, reason: 'its error has no known code' };
     }
     const message = safeMessage(own(error as Data, 'message'), 'no message');
-    return { ok: true, reply: { ok: false, error: { code, message } } };
+    const location = parseLocation(own(error, 'location'));
+    const parsed: ReadError = { code, message };
+    if (location !== undefined) parsed.location = location;
+    if (own(error, 'syntaxError') === true) parsed.syntaxError = true;
+    return { ok: true, reply: { ok: false, error: parsed } };
   }
   if (ok !== true) return { ok: false, reason: 'its ok flag is not a boolean' };
   const raw = record(own(reply, 'declaration'));

@@ -91,7 +91,12 @@ export function parseCallReply(value: unknown, limits: ReplyLimits): Parsed<Call
       return fail('its error has no known code');
     }
     const message = safeMessage(own(error as Data, 'message'), 'the tool failed without a message');
-    return { ok: true, value: { ...common, ok: false, error: { code: code as ToolErrorCode, message } } };
+    const stack = parseStack(own(error as Data, 'stack'));
+    const parsed =
+      stack === undefined
+        ? { code: code as ToolErrorCode, message }
+        : { code: code as ToolErrorCode, message, stack };
+    return { ok: true, value: { ...common, ok: false, error: parsed } };
   }
   if (ok !== true) return fail('its ok flag is not a boolean');
 
@@ -129,10 +134,27 @@ export function parseProgressData(value: unknown): Parsed<JsonValue> {
   return check.ok ? { ok: true, value: value as JsonValue } : fail(check.problem);
 }
 
+/** The most of a tool's stack the host keeps. */
+const MAX_STACK_LENGTH = 4000;
+
+/** A worker's `stack` (the tool's frames): a bounded string of plain text, or none. */
+function parseStack(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== ''
+    ? safeMessage(value.slice(0, MAX_STACK_LENGTH), '')
+    : undefined;
+}
+
 export type WorkerNote =
   | { type: 'hello'; threadId: number; osThreadId: number | null }
   | { type: 'progress'; taskId: string; data: unknown }
-  | { type: 'fault'; taskId: string | null; code: ToolErrorCode; message: string; logs: CapturedLog[] };
+  | {
+      type: 'fault';
+      taskId: string | null;
+      code: ToolErrorCode;
+      message: string;
+      stack: string | undefined;
+      logs: CapturedLog[];
+    };
 
 /**
  * A message a call worker posted on `parentPort`. Progress data is checked separately (and only for
@@ -164,6 +186,7 @@ export function parseWorkerMessage(value: unknown, maxLogBytes: number): WorkerN
         ? (code as ToolErrorCode)
         : 'TOOL_CRASHED',
     message: safeMessage(error === undefined ? undefined : own(error, 'message'), 'the worker failed'),
+    stack: parseStack(own(error, 'stack')),
     logs: logs.ok ? logs.value : [],
   };
 }

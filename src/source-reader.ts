@@ -3,12 +3,16 @@
  * and read every module's declaration from the snapshot in a throwaway worker. Nothing here
  * publishes: the caller publishes the finished version in one step, or lets it go.
  */
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { checkDeclaration } from './declaration.js';
 import type { DeclarationReader } from './declaration-reader.js';
 import type { ModuleRead, ModuleRecord, SourceVersion } from './generation.js';
 import { findEscapingSymlink, type IsolationTier } from './isolation.js';
 import type { Snapshot, Snapshots } from './package-snapshot.js';
 import { snapshotUrl, toOriginalPaths } from './snapshot-paths.js';
+import { fieldLocation, syntaxErrorLocation } from './source-location.js';
+import { relativeTo } from './stack-frames.js';
 import {
   type ListedModule,
   listPackage,
@@ -34,11 +38,9 @@ export interface SourceReadPlan {
 }
 
 /** What a read cut short by `close()` says: the module did nothing wrong. */
-export const CLOSED_READ: ModuleRead = {
-  kind: 'failed',
-  code: 'DECLARATION_EXITED',
-  reason: 'the tool host closed before the declaration was read',
-};
+const CLOSED_REASON = 'the tool host closed before the declaration was read';
+
+export const CLOSED_READ: ModuleRead = { kind: 'failed', code: 'DECLARATION_EXITED', reason: CLOSED_REASON };
 
 /**
  * The next version of a source, or `unchanged`. The version holds one snapshot `take` (handed to
@@ -116,13 +118,41 @@ export async function readModule(
   if (outcome.state === 'timed-out')
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
   if (outcome.state === 'failed') {
-    const reason = toOriginalPaths(snapshot, outcome.reason);
+    const reason = await locatedReason(snapshot, url, outcome);
     return { kind: 'failed', code: outcome.code, reason: explainImport(snapshot, outcome.code, reason) };
   }
   const checked = checkDeclaration(outcome.declaration, reader.schemaLimits);
   return checked.ok
     ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
-    : { kind: 'failed', code: checked.code, reason: toOriginalPaths(snapshot, checked.reason) };
+    : { kind: 'failed', code: checked.code, reason: await locatedReason(snapshot, url, checked) };
+}
+
+/**
+ * A reason that starts with where it happened, as its author reads it (`tools/x.js:3:11: …`, a path
+ * relative to the package): where it was thrown, where Node's parser finds the syntax error, where
+ * the field at fault is defined, or at least the module's file.
+ */
+async function locatedReason(
+  snapshot: Snapshot,
+  url: string,
+  failure: { reason: string; location?: string; syntaxError?: boolean; field?: string },
+): Promise<string> {
+  // Closing the host cut the read short: nothing happened anywhere in the module.
+  if (failure.reason === CLOSED_REASON) return failure.reason;
+  const file = fileURLToPath(url);
+  let at = failure.location;
+  if (at === undefined) {
+    const found = failure.syntaxError
+      ? await syntaxErrorLocation(file)
+      : failure.field !== undefined
+        ? await fieldLocation(file, failure.field)
+        : undefined;
+    at = found === undefined ? file : `${file}:${found.line}:${found.column}`;
+  }
+  // The location as its author reads it; the reason keeps the real paths it names (where an import
+  // was looked for).
+  const base = snapshot.kind === 'module' ? dirname(snapshot.root) : snapshot.root;
+  return `${relativeTo(toOriginalPaths(snapshot, at), base)}: ${toOriginalPaths(snapshot, failure.reason)}`;
 }
 
 /**

@@ -146,7 +146,7 @@ describe('__proto__ in the arguments', () => {
 
     // The tool's naive merge tried to add to its worker's Object.prototype, which takes no new
     // properties once the worker is locked down...
-    expect(outcome.error).toStrictEqual({
+    expect(outcome.error).toMatchObject({
       code: 'TOOL_THREW',
       message: 'Cannot add property polluted, object is not extensible',
     });

@@ -84,7 +84,7 @@ describe('toolhost list', () => {
         module: join(PACKAGES, 'mixed-bag', 'tools', 'fetch-page.js'),
         name: null,
         code: 'DECLARATION_INVALID',
-        reason: 'name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"',
+        reason: 'tools/fetch-page.js:2:14: name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"',
       },
     ]);
   });
@@ -108,7 +108,7 @@ describe('toolhost list', () => {
     const result = await run(['list', join(PACKAGES, 'mixed-bag')]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
-      '  ✗ tools/fetch-page.js  left out: DECLARATION_INVALID: name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"\n',
+      '  ✗ tools/fetch-page.js  left out: DECLARATION_INVALID: tools/fetch-page.js:2:14: name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"\n',
     );
     expect(result.stdout.endsWith('\n7 tools offered, 1 left out\n')).toBe(true);
   });
@@ -239,7 +239,7 @@ describe('toolhost call', () => {
     expect(text.stdout).toBe(`an 80×16 PNG badge showing 42%\n[image: image/png, ${png.length} bytes]\n`);
   });
 
-  it('a tool that throws: exit 1 and one line naming the error code', async () => {
+  it('a tool that throws: exit 1, one line naming the error code, and where it threw under it', async () => {
     const result = await run([
       'call',
       join(PACKAGES, 'unit-converter'),
@@ -249,7 +249,13 @@ describe('toolhost call', () => {
     expect(result).toMatchObject({
       code: 1,
       stdout: '',
-      stderr: 'toolhost: the tool "convert_temperature" failed: TOOL_THREW: -5 °K is below absolute zero\n',
+      stderr: [
+        'toolhost: the tool "convert_temperature" failed: TOOL_THREW: -5 °K is below absolute zero',
+        // The tool's own frames, relative to its package: where to look.
+        '    at convert (tools/convert-temperature.js:16:25)',
+        '    at Object.run (tools/convert-temperature.js:35:31)',
+        '',
+      ].join('\n'),
     });
   });
 

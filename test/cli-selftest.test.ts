@@ -98,7 +98,7 @@ describe('toolhost selftest on the example packages', () => {
     expect(byTool.get('shout')).toMatchObject({ durationMs: null });
     expect(document.results[2]).toMatchObject({
       module: join(PACKAGES, 'mixed-bag', 'tools', 'fetch-page.js'),
-      error: { message: 'name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"' },
+      error: { message: 'tools/fetch-page.js:2:14: name must match ^[a-zA-Z0-9_-]{1,64}$, got "fetch page"' },
     });
     // Selftests run side by side, so the write is traced by running the ones that ran when it
     // happened again, one at a time.

@@ -71,7 +71,7 @@ describe('the isolation option', () => {
     const outside = join(root, 'outside.txt');
 
     const strict = await host.call('strict_write_file', { path: outside, text: 'from strict' });
-    expect(strict.error).toEqual({
+    expect(strict.error).toMatchObject({
       code: 'TOOL_ACCESS_DENIED',
       message: `the strict isolation tier refused FileSystemWrite on ${outside}`,
     });
@@ -93,7 +93,7 @@ describe('the isolation option', () => {
     await host.load(HOSTILE, { isolation: 'strict' });
     const again = join(root, 'outside-again.txt');
     const outcome = await host.call('strict_write_file', { path: again, text: 'strict' });
-    expect(outcome.error).toEqual({
+    expect(outcome.error).toMatchObject({
       code: 'TOOL_ACCESS_DENIED',
       message: `the strict isolation tier refused FileSystemWrite on ${again}`,
     });

@@ -56,7 +56,8 @@ describe("isolation: 'strict'", () => {
     const marker = join(root, 'spawned.txt');
     const outcome = await host.call('strict_spawn', { marker });
     // Newer Node releases (22.23.5, 24.22.3 and 26.12.1 here) name the executable too; Node 20 doesn't.
-    expect([denied('ChildProcess'), denied('ChildProcess', process.execPath)]).toContainEqual(outcome.error);
+    const { stack: _stack, ...error } = outcome.error ?? {};
+    expect([denied('ChildProcess'), denied('ChildProcess', process.execPath)]).toContainEqual(error);
     expect(existsSync(marker)).toBe(false);
     await expectNextCallWorks();
   });
@@ -64,21 +65,21 @@ describe("isolation: 'strict'", () => {
   it('a tool that starts a nested worker gets an error result', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_nested_worker', {});
-    expect(outcome.error).toEqual(denied('WorkerThreads'));
+    expect(outcome.error).toMatchObject(denied('WorkerThreads'));
     await expectNextCallWorks();
   });
 
   it('a tool that registers module loader hooks (a thread of their own) gets an error result', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_register_hooks', {});
-    expect(outcome.error).toEqual(denied('WorkerThreads'));
+    expect(outcome.error).toMatchObject(denied('WorkerThreads'));
     await expectNextCallWorks();
   });
 
   it('a tool that loads a native addon gets an error result before the file is opened', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_load_addon', {});
-    expect(outcome.error).toEqual(refused('process.dlopen'));
+    expect(outcome.error).toMatchObject(refused('process.dlopen'));
     await expectNextCallWorks();
   });
 
@@ -98,7 +99,7 @@ describe('hardening in both tiers', () => {
     it(`${isolation}: a tool that calls process.kill(process.pid) gets an error result and the host lives on`, async () => {
       await hostWith(isolation);
       const outcome = await host.call('strict_kill_host', {});
-      expect(outcome.error).toEqual(refused('process.kill'));
+      expect(outcome.error).toMatchObject(refused('process.kill'));
       await expectNextCallWorks();
     });
 
@@ -107,7 +108,7 @@ describe('hardening in both tiers', () => {
       try {
         await hostWith(isolation);
         const outcome = await host.call('strict_inspector', {});
-        expect(outcome.error).toEqual(refused('inspector.Session#connectToMainThread'));
+        expect(outcome.error).toMatchObject(refused('inspector.Session#connectToMainThread'));
         expect(outcomeText(outcome)).not.toContain('sk-ant-fake');
         expect(inspectorUrl()).toBeUndefined();
         await expectNextCallWorks();
@@ -119,7 +120,7 @@ describe('hardening in both tiers', () => {
     it(`${isolation}: a tool can't set process-wide V8 flags (and abort the host with %AbortJS)`, async () => {
       await hostWith(isolation);
       const outcome = await host.call('strict_v8_flags', {});
-      expect(outcome.error).toEqual(refused('v8.setFlagsFromString'));
+      expect(outcome.error).toMatchObject(refused('v8.setFlagsFromString'));
       // Had the flag been set, this process would now compile natives syntax.
       expect(() => new Function('return %IsBeingInterpreted()')).toThrow(SyntaxError);
       await expectNextCallWorks();
@@ -128,7 +129,7 @@ describe('hardening in both tiers', () => {
     it(`${isolation}: a tool can't arm heap snapshots into the host's working directory`, async () => {
       await hostWith(isolation);
       const outcome = await host.call('strict_heap_snapshot', {});
-      expect(outcome.error).toEqual(refused('v8.setHeapSnapshotNearHeapLimit'));
+      expect(outcome.error).toMatchObject(refused('v8.setHeapSnapshotNearHeapLimit'));
       await expectNextCallWorks();
     });
   }

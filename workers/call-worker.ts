@@ -6,6 +6,9 @@
  * realm and could have changed any of it.
  */
 import { mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId, workerData } from 'node:worker_threads';
 import { encodeResult } from '../src/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../src/errors.js';
@@ -21,6 +24,7 @@ import {
   type WorkerMessage,
 } from '../src/protocol.js';
 import { logBytes } from '../src/reply-size.js';
+import { stackOf, toolFrames } from '../src/stack-frames.js';
 import type { JsonValue, ToolContext } from '../src/tool-module.js';
 import { accessDenied } from './access-denied.js';
 import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-call.js';
@@ -31,6 +35,18 @@ import { lockdown, takePrivateChannel } from './lockdown.js';
 import { toolSource } from './tool-source.js';
 
 type CallWorkerData = CallSettings & { allowAddons: boolean };
+
+/** Code that is not the tool's: toolhost's own (dist/) and piscina's, as paths and as file URLs. */
+const NOT_THE_TOOL = [
+  fileURLToPath(new URL('../', import.meta.url)),
+  `${dirname(createRequire(import.meta.url).resolve('piscina'))}/`,
+].flatMap((folder) => [folder, pathToFileURL(folder).href]);
+
+/** The tool's frames of an error's stack (for the host only), or undefined when there are none. */
+function toolStack(error: unknown): string | undefined {
+  const frames = toolFrames(stackOf(error), NOT_THE_TOOL);
+  return frames.length === 0 ? undefined : frames.join('\n');
+}
 
 // First of all, before anything a tool could replace: the line to the host.
 const channel = takePrivateChannel();
@@ -53,7 +69,7 @@ const exit = process.exit.bind(process);
 // A fault outside the tool's own promise (an uncaught exception in a callback, an unhandled
 // rejection, process.exit) leaves this worker in an unknown state: report it, then end the worker so
 // piscina replaces it. Node delivers the report before the worker's 'exit' event.
-function fault(code: ToolErrorCode, describe: () => string): void {
+function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
   let message: string;
   try {
     message = describe();
@@ -61,12 +77,13 @@ function fault(code: ToolErrorCode, describe: () => string): void {
     message = 'a fault that could not be described';
   }
   const call = activeCall();
+  const stack = toolStack(thrown);
   try {
     post({
       tag: WORKER_MESSAGE_TAG,
       type: 'fault',
       taskId: call?.task.taskId ?? null,
-      error: { code, message },
+      error: stack === undefined ? { code, message } : { code, message, stack },
       logs: call?.logs ?? [],
     });
   } catch {
@@ -74,11 +91,11 @@ function fault(code: ToolErrorCode, describe: () => string): void {
   }
 }
 process.on('uncaughtException', (error) => {
-  fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`);
+  fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
   exit(70);
 });
 process.on('unhandledRejection', (reason) => {
-  fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`);
+  fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
   exit(70);
 });
 process.exit = ((code?: number | string | null) => {
@@ -144,10 +161,11 @@ function contextFor(call: ActiveCall): ToolContext {
 
 /** What a throw means: a stack overflow and a refusal of the strict tier get codes of their own. */
 function thrownFailure(error: unknown): { code: ToolErrorCode; message: string } {
-  if (error instanceof RangeError && error.message.includes('Maximum call stack size exceeded')) {
-    return { code: 'TOOL_STACK_OVERFLOW', message: describeThrown(error) };
+  const message = describeThrown(error);
+  if (error instanceof RangeError && message.includes('Maximum call stack size exceeded')) {
+    return { code: 'TOOL_STACK_OVERFLOW', message };
   }
-  return accessDenied(error) ?? { code: 'TOOL_THREW', message: describeThrown(error) };
+  return accessDenied(error) ?? { code: 'TOOL_THREW', message };
 }
 
 type Entry = (...args: unknown[]) => unknown;
@@ -190,7 +208,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
   if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
   if (thrown !== undefined) {
     const { code, message } = thrownFailure(thrown.error);
-    return failure(call, code, message);
+    return failure(call, code, message, thrown.error);
   }
   // The cap covers everything that crosses: what the tool printed leaves that much less for its result.
   const encoded = encodeResult(value, Math.max(0, settings.maxResultBytes - logBytes(call.logs)));
@@ -226,10 +244,11 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
   }
 }
 
-function failure(call: ActiveCall, code: ToolErrorCode, message: string): CallReply {
+function failure(call: ActiveCall, code: ToolErrorCode, message: string, thrown?: unknown): CallReply {
+  const stack = thrown === undefined ? undefined : toolStack(thrown);
   return {
     ok: false,
-    error: { code, message },
+    error: stack === undefined ? { code, message } : { code, message, stack },
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
     progressSent: call.progressSent,

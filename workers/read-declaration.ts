@@ -4,6 +4,7 @@
  * {@link ReadReply}. The host bounds its heap and its time, checks the reply again (the module ran
  * here and could have changed anything) and terminates the worker after.
  */
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId, workerData } from 'node:worker_threads';
 import { describeThrown } from '../src/errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from '../src/plain-data.js';
@@ -15,6 +16,7 @@ import {
   type ReadRequest,
   WORKER_MESSAGE_TAG,
 } from '../src/protocol.js';
+import { firstLocation, stackOf } from '../src/stack-frames.js';
 import { hardenWorker } from './harden.js';
 import { lockdown, takePrivateChannel } from './lockdown.js';
 import { toolSource } from './tool-source.js';
@@ -31,13 +33,32 @@ const keepAlive = setInterval(() => {}, 60_000);
 
 const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
 
+/** toolhost's own code (dist/): its frames say nothing about where a module went wrong. */
+const OWN = fileURLToPath(new URL('../', import.meta.url));
+const NOT_THE_MODULE = [OWN, pathToFileURL(OWN).href];
+
+/** Where an error was thrown, as `file:line:column` (a path of the snapshot), if its stack says. */
+function locationOf(error: unknown): { location?: string } {
+  const location = firstLocation(stackOf(error), NOT_THE_MODULE);
+  return location === undefined ? {} : { location };
+}
+
+/** Whether `error` is a syntax error, read without trusting it. */
+function isSyntaxError(error: unknown): boolean {
+  try {
+    return error instanceof SyntaxError;
+  } catch {
+    return false;
+  }
+}
+
 async function readField(source: Record<string, unknown>, field: string): Promise<FieldRead> {
   let value: unknown;
   try {
     value = source[field];
     if (typeof value === 'function') value = await (value as () => unknown)();
   } catch (error) {
-    return { state: 'threw', message: describeThrown(error) };
+    return { state: 'threw', message: describeThrown(error), ...locationOf(error) };
   }
   if (value === undefined) return { state: 'missing' };
   const check = checkPlainData(value, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_FIELD_BYTES }, field);
@@ -50,7 +71,16 @@ async function read(): Promise<ReadReply> {
   try {
     namespace = (await import(request.moduleUrl)) as Record<string, unknown>;
   } catch (error) {
-    return { ok: false, error: { code: 'IMPORT_FAILED', message: describeThrown(error) } };
+    const syntax = isSyntaxError(error);
+    return {
+      ok: false,
+      error: {
+        code: 'IMPORT_FAILED',
+        message: describeThrown(error),
+        ...locationOf(error),
+        ...(syntax ? { syntaxError: true } : {}),
+      },
+    };
   }
   try {
     const source = toolSource(namespace);
@@ -67,7 +97,10 @@ async function read(): Promise<ReadReply> {
     };
     return { ok: true, declaration };
   } catch (error) {
-    return { ok: false, error: { code: 'DECLARATION_THREW', message: describeThrown(error) } };
+    return {
+      ok: false,
+      error: { code: 'DECLARATION_THREW', message: describeThrown(error), ...locationOf(error) },
+    };
   }
 }
 

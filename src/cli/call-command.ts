@@ -79,6 +79,8 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
         outcome.error?.message ??
         outcome.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
       writeMessage(io.stderr, messages.toolFailed(args.tool, code, oneLine(message)));
+      // Where it failed, for the tool's author: the tool's own frames, relative to its package.
+      if (outcome.error?.stack !== undefined) io.stderr.write(`${style.dim(outcome.error.stack)}\n`);
       writeDetails(outcome, io, style.dim);
     } else {
       for (const block of outcome.content) {

@@ -48,6 +48,12 @@ function reasonOf(row: SelftestRow): string {
   return row.error === undefined ? '' : oneLine(`${row.error.code}: ${row.error.message}`);
 }
 
+/** Where a failed selftest failed: its stack's frames, under its line. */
+function stackOf(row: SelftestRow, style: Style): string {
+  const stack = row.error?.stack;
+  return stack === undefined ? '' : `${style.dim(stack)}\n`;
+}
+
 export function createSelftestDisplay(options: {
   stream: OutputStream;
   env: CliIo['env'];
@@ -64,7 +70,7 @@ export function createSelftestDisplay(options: {
         const time = row.durationMs === null ? '' : ` ${formatDuration(row.durationMs)}`;
         const reason = reasonOf(row);
         stream.write(
-          `${paintResult(style, row.status, word)} ${rowLabel(row)} (${row.package})${time}${reason === '' ? '' : `: ${reason}`}\n`,
+          `${paintResult(style, row.status, word)} ${rowLabel(row)} (${row.package})${time}${reason === '' ? '' : `: ${reason}`}\n${stackOf(row, style)}`,
         );
       },
       stop() {},
@@ -117,7 +123,7 @@ export function createSelftestDisplay(options: {
       const reason = reasonOf(row);
       const room = width() - (rowLabel(row).length + row.package.length + 16);
       stream.write(
-        `${head}${time}${status}${reason === '' ? '' : ` ${style.dim(truncate(reason, Math.max(room, 20)))}`}\n`,
+        `${head}${time}${status}${reason === '' ? '' : ` ${style.dim(truncate(reason, Math.max(room, 20)))}`}\n${stackOf(row, style)}`,
       );
       draw();
     },

@@ -22,7 +22,8 @@ export interface SelftestRow {
   module: string;
   status: SelftestResult;
   durationMs: number | null;
-  error?: { code: string; message: string };
+  /** Why it failed; `stack`: where (the tool's own frames, relative to its package). */
+  error?: { code: string; message: string; stack?: string };
 }
 
 export interface WriteFinding extends DetectedWrite {
@@ -88,7 +89,10 @@ export function reportRow(
     status: report.status,
     durationMs: report.status === 'no-selftest' ? null : report.durationMs,
   };
-  if (report.error !== undefined) row.error = { code: report.error.code, message: report.error.message };
+  if (report.error !== undefined) {
+    const { code, message, stack } = report.error;
+    row.error = stack === undefined ? { code, message } : { code, message, stack };
+  }
   return row;
 }
 
