@@ -35,7 +35,7 @@ expectTypeOf(host.status()).toEqualTypeOf<ModuleStatus[]>();
 expectTypeOf(host.selftest()).toEqualTypeOf<Promise<SelftestReport[]>>();
 expectTypeOf(host.toAnthropicTools()).toEqualTypeOf<Tool[]>();
 expectTypeOf<ToolOutcome['error']>().toEqualTypeOf<
-  { code: import('../dist/src/index.js').ToolErrorCode; message: string } | undefined
+  { code: import('../dist/src/index.js').ToolErrorCode; message: string; stack?: string } | undefined
 >();
 expectTypeOf<ModuleStatus['state']>().toEqualTypeOf<'offered' | 'left-out' | 'reread-pending' | 'reading'>();
 
