@@ -9,14 +9,15 @@ import type { IsolationTier } from './isolation.js';
 import type { InputValidator } from './json-schema.js';
 import type { Snapshot } from './package-snapshot.js';
 import type { RereadSchedule } from './reread-schedule.js';
-import type { ToolContext } from './tool-module.js';
+import type { JsonSchema, ToolContext } from './tool-module.js';
 import type { PackagePermissions } from './tool-source.js';
 
 /** A trusted, in-process tool the host registers itself (the seed's `Jibu.Tools` style). */
 export interface HostTool {
   name: string;
   description: string;
-  parameterSchema: ToolInfo['parameterSchema'];
+  /** A literal schema (`as const`, or from `defineTool`) is accepted as it is. */
+  parameterSchema: ToolInfo['parameterSchema'] | JsonSchema;
   run(args: Record<string, unknown>, ctx: ToolContext): unknown;
   selftest?(ctx: ToolContext): unknown;
   /** @default 30000 */

@@ -5,10 +5,15 @@
 import { checkTimeoutMs, TOOL_NAME_PATTERN } from './declaration.js';
 import { ToolHostError } from './errors.js';
 import type { HostTool, OfferedTool } from './generation.js';
-import { compileParameterSchema } from './json-schema.js';
+import { compileParameterSchema, type SchemaLimits } from './json-schema.js';
+import type { JsonObject } from './tool-module.js';
 
 /** `tool` as an offered tool, or a {@link ToolHostError} saying what is wrong with it. */
-export function offeredHostTool(tool: HostTool, isTaken: (name: string) => boolean): OfferedTool {
+export function offeredHostTool(
+  tool: HostTool,
+  isTaken: (name: string) => boolean,
+  schemaLimits: SchemaLimits,
+): OfferedTool {
   if (typeof tool !== 'object' || tool === null) {
     throw new ToolHostError(
       'INVALID_OPTION',
@@ -33,13 +38,13 @@ export function offeredHostTool(tool: HostTool, isTaken: (name: string) => boole
   if (isTaken(tool.name)) {
     throw new ToolHostError('NAME_TAKEN', `A host tool named "${tool.name}" is already registered`);
   }
-  const compiled = compileParameterSchema(tool.parameterSchema);
+  const compiled = compileParameterSchema(tool.parameterSchema, schemaLimits);
   if (!compiled.ok) throw new ToolHostError('INVALID_OPTION', `Tool "${tool.name}": ${compiled.message}`);
   return {
     info: {
       name: tool.name,
       description: tool.description,
-      parameterSchema: tool.parameterSchema,
+      parameterSchema: tool.parameterSchema as JsonObject,
       timeoutMs: checkTimeoutMs(tool.timeoutMs),
       concurrency: tool.concurrency === 'exclusive' ? 'exclusive' : 'parallel',
     },

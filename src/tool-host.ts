@@ -193,7 +193,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
   register(tool: HostTool): void {
     this.#assertOpen();
-    const offered = offeredHostTool(tool, (name) => this.#registry.hasHostTool(name));
+    const offered = offeredHostTool(
+      tool,
+      (name) => this.#registry.hasHostTool(name),
+      this.#settings.schemaLimits,
+    );
     this.#registry.publish({ type: 'host-tool', name: tool.name, tool: offered });
   }
 

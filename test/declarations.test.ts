@@ -215,7 +215,9 @@ describe('logging left-out modules', () => {
     }
     await host.load(path);
 
-    expect(logger.matching('warn', 'left out')).toEqual([`left out ${path}: decl-name-throws.js:3:9: name threw: no name today`]);
+    expect(logger.matching('warn', 'left out')).toEqual([
+      `left out ${path}: decl-name-throws.js:3:9: name threw: no name today`,
+    ]);
     expect(host.status().filter((status) => status.path === path)).toHaveLength(1);
     await expectHostFine(host);
   });

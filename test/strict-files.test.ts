@@ -115,7 +115,9 @@ describe("isolation: 'strict'", () => {
       code: 'IMPORT_FAILED',
       // Where it was refused, then Node's own message; Node 22.23.5 and later add a hint ("Use
       // --allow-fs-read to …").
-      reason: expect.stringMatching(/^tools\/reads-host-source\.js:\d+:\d+: Access to this API has been restricted\b/),
+      reason: expect.stringMatching(
+        /^tools\/reads-host-source\.js:\d+:\d+: Access to this API has been restricted\b/,
+      ),
     });
     expect(host.list()).toEqual([]);
   });

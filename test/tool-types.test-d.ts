@@ -46,9 +46,11 @@ const weather = defineTool({
   },
 });
 
-// What defineTool returns is the plain module shape the contract accepts.
+// What defineTool returns is the plain module shape the contract accepts, and a host tool too.
 const weatherModule: ToolModule = weather;
 void weatherModule;
+declare const host: import('../dist/src/index.js').ToolHost;
+host.register(weather);
 expectTypeOf(weather.name).toBeString();
 expectTypeOf(weather.parameterSchema.required).toEqualTypeOf<readonly ['city']>();
 
