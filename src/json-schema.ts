@@ -6,6 +6,7 @@
  * instance only checks schemas against the meta-schema, which adds nothing to it.
  */
 import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { linearRegExpEngine } from './linear-regexp.js';
 import { checkPlainData } from './plain-data.js';
 
 const OPTIONS: Options = {
@@ -70,14 +71,86 @@ export function compileParameterSchema(
   // An async schema's validator returns a promise, which would count as valid input.
   const asyncAt = findKey(schema, '$async', 'parameterSchema');
   if (asyncAt !== undefined) return { ok: false, message: `parameterSchema uses \`$async\` (at ${asyncAt})` };
+  // Validating an input costs about as much as the schema is large with every `$ref` expanded: a few
+  // references that each refer twice to the next double it per step (40 steps, 2^40 checks per call,
+  // on the host's thread). Bounded before anything compiles it.
+  const expanded = expandedSize(schema, MAX_EXPANDED_NODES);
+  if (expanded > MAX_EXPANDED_NODES) {
+    return {
+      ok: false,
+      message: `parameterSchema expands to more than ${MAX_EXPANDED_NODES} subschemas through its $refs`,
+    };
+  }
   const invalid = checkAgainstMetaSchema(schema);
   if (invalid !== undefined)
     return { ok: false, message: `parameterSchema is not valid JSON Schema: ${invalid}` };
   try {
-    return { ok: true, validate: new Ajv2020({ ...OPTIONS, validateSchema: false }).compile(schema) };
+    // Patterns run in linear time (a backtracking `pattern` would stop the host on one input).
+    const ajv = new Ajv2020({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
+    return { ok: true, validate: ajv.compile(schema) };
   } catch (error) {
     return { ok: false, message: `parameterSchema does not compile: ${(error as Error).message}` };
   }
+}
+
+/** The most subschemas a parameter schema may hold with its `$ref`s expanded. */
+export const MAX_EXPANDED_NODES = 20_000;
+
+/**
+ * How many objects and arrays `schema` holds with each local `$ref` / `$dynamicRef` (`#…`) counted
+ * as the size of what it refers to (a reference back into its own expansion counts once, as
+ * recursion that descends into the data does). Stops counting past `limit`.
+ */
+export function expandedSize(schema: object, limit: number): number {
+  const sizes = new Map<string, number>();
+  const expanding = new Set<string>();
+  const sizeOfRef = (ref: unknown): number => {
+    if (typeof ref !== 'string' || !ref.startsWith('#')) return 0;
+    const known = sizes.get(ref);
+    if (known !== undefined) return known;
+    if (expanding.has(ref)) return 1;
+    const target = resolvePointer(schema, ref);
+    if (target === undefined) return 0;
+    expanding.add(ref);
+    const size = sizeOf(target);
+    expanding.delete(ref);
+    sizes.set(ref, size);
+    return size;
+  };
+  const sizeOf = (node: unknown): number => {
+    if (typeof node !== 'object' || node === null) return 0;
+    let size = 1;
+    for (const [key, value] of Object.entries(node)) {
+      size += key === '$ref' || key === '$dynamicRef' ? sizeOfRef(value) : sizeOf(value);
+      if (size > limit) return size;
+    }
+    return size;
+  };
+  return sizeOf(schema);
+}
+
+/** The value a local JSON pointer (`#/$defs/a`, or `#anchor`) names inside `root`. */
+function resolvePointer(root: object, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return findAnchor(root, ref.slice(1));
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    const part = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, part)) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+function findAnchor(node: unknown, anchor: string): unknown {
+  if (typeof node !== 'object' || node === null) return undefined;
+  const record = node as Record<string, unknown>;
+  if (record['$anchor'] === anchor || record['$dynamicAnchor'] === anchor) return node;
+  for (const value of Object.values(record)) {
+    const found = findAnchor(value, anchor);
+    if (found !== undefined) return found;
+  }
+  return undefined;
 }
 
 /** Where `key` appears as a property anywhere inside `value` (already checked to be bounded plain data). */
