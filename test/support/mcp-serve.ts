@@ -4,8 +4,9 @@
  * keeps every byte of the server's stdout) and over Streamable HTTP. Everything waits on events
  * (a line on stderr, a process's exit), never on time.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { existsSync, openSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -85,6 +86,10 @@ export async function startStdio(args: readonly string[], tmpDir: string): Promi
  * A client transport over a `toolhost serve` child that keeps every byte of its stdout, so a test
  * can check that all of it is protocol messages (the SDK's transport hides the raw stream). It reads
  * messages with the SDK's own ReadBuffer, as StdioClientTransport does.
+ *
+ * `stdout: 'fifo'` gives the server a named pipe as stdout instead of the socket Node's
+ * child_process makes: a real pipe is what many clients pass (Python's subprocess, a shell), and
+ * unlike a socket it can be opened again through /proc/<pid>/fd/1.
  */
 export class RecordingStdioTransport implements Transport {
   readonly child: ChildProcess;
@@ -97,17 +102,31 @@ export class RecordingStdioTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
 
-  constructor(args: readonly string[], tmpDir: string) {
+  readonly #stdout: Readable;
+
+  constructor(args: readonly string[], tmpDir: string, options: { stdout?: 'socket' | 'fifo' } = {}) {
+    let stdout: 'pipe' | number = 'pipe';
+    let fifoEnd: Socket | undefined;
+    if (options.stdout === 'fifo') {
+      const fifo = join(tmpDir, `stdout-${process.pid}-${Date.now()}.fifo`);
+      execFileSync('mkfifo', [fifo]);
+      // Read and write: opening a FIFO for reading alone would wait for a writer.
+      stdout = openSync(fifo, 'r+');
+      fifoEnd = new Socket({ fd: stdout, readable: true, writable: false });
+      unlinkSync(fifo);
+    }
     this.child = spawn(process.execPath, [CLI, 'serve', ...args], {
       cwd: REPO,
       env: serveEnv(tmpDir),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: ['pipe', stdout, 'pipe'],
     });
     this.stderr = new StderrLog(this.child.stderr as Readable);
+    this.#stdout = fifoEnd ?? (this.child.stdout as Readable);
+    if (fifoEnd !== undefined) this.child.once('exit', () => fifoEnd.destroy());
   }
 
   async start(): Promise<void> {
-    this.child.stdout?.on('data', (chunk: Buffer) => {
+    this.#stdout.on('data', (chunk: Buffer) => {
       this.stdoutChunks.push(chunk);
       this.#buffer.append(chunk);
       for (;;) {
