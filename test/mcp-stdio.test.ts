@@ -160,7 +160,7 @@ describe('progress over stdio', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'counted' }]);
     // Read on the wire: the SDK's client drops progress that arrives in the same read as the answer
     // (its notification handlers run a microtask after the response handler).
-    const wire = transport.messages.flatMap((message) => {
+    const wire = transport.messages.flatMap((message): unknown[] => {
       if ('method' in message && message.method === 'notifications/progress') return [message.params];
       if ('result' in message && JSON.stringify(message.result).includes('counted')) return ['the answer'];
       return [];
