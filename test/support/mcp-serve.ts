@@ -182,9 +182,19 @@ export function childPids(pid: number): number[] {
     .map(Number);
 }
 
-/** Whether a process with this pid exists (a zombie counts: it is not reaped yet). */
-export function processExists(pid: number): boolean {
-  return existsSync(`/proc/${pid}`);
+/**
+ * Whether a process with this pid is running. A zombie is not: it has exited, and an orphan's
+ * zombie waits for init to reap it, which this process can't wait on.
+ */
+export function processRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The state follows the command name, which is in parentheses and may itself hold spaces.
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
 }
 
 /** The host's temp folders of a process (`toolhost-<pid>-<hex>`) in `tmpDir`. */
