@@ -17,6 +17,7 @@ import {
   processRunning,
   RecordingStdioTransport,
   startHttp,
+  stoppedRunning,
 } from './support/mcp-serve.js';
 
 const dirs: Array<{ remove(): void }> = [];
@@ -82,7 +83,7 @@ describe('toolhost serve over stdio shuts down cleanly', () => {
     const stderrClosed = once(transport.child.stderr as Readable, 'end');
     transport.child.kill('SIGKILL');
     await stderrClosed;
-    expect(processRunning(hostingPid)).toBe(false);
+    expect(await stoppedRunning(hostingPid)).toBe(true);
     expect(hostTempDirs(tmp.path, hostingPid)).toEqual([]);
   });
 });

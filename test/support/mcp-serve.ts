@@ -197,6 +197,20 @@ export function processRunning(pid: number): boolean {
   }
 }
 
+/**
+ * Resolves once `pid` is no longer running, for a process that is not this one's child (no exit
+ * event to wait on). Called after an event that says it is ending (its stderr closed: the kernel
+ * closes a process's files a moment before it becomes a zombie), so this is a moment, not a wait.
+ */
+export async function stoppedRunning(pid: number): Promise<boolean> {
+  const giveUpAt = Date.now() + 30_000;
+  while (processRunning(pid)) {
+    if (Date.now() > giveUpAt) return false;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return true;
+}
+
 /** The host's temp folders of a process (`toolhost-<pid>-<hex>`) in `tmpDir`. */
 export function hostTempDirs(tmpDir: string, pid: number): string[] {
   return readdirSync(tmpDir).filter((name) => name.startsWith(`toolhost-${pid}-`));
