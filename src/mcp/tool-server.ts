@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema,
   type CallToolResult,
@@ -41,6 +42,11 @@ export class ToolServer {
   readonly #host: ServedHost;
   readonly #options: ToolServerOptions;
   readonly #progress: ProgressRouter;
+  /**
+   * One for every server made here: a Server builds an Ajv instance of its own otherwise (for
+   * elicitation, which toolhost never asks for), and that was most of the cost of an HTTP request.
+   */
+  readonly #validator = new AjvJsonSchemaValidator();
   /** Servers that asked to hear of changes, and whether their client has finished initializing. */
   readonly #listeners = new Map<Server, { initialized: boolean }>();
   #offered: string;
@@ -61,7 +67,10 @@ export class ToolServer {
   createServer(): Server {
     const server = new Server(
       { name: this.#options.name, version: this.#options.version },
-      { capabilities: { tools: { listChanged: this.#options.listChanged } } },
+      {
+        capabilities: { tools: { listChanged: this.#options.listChanged } },
+        jsonSchemaValidator: this.#validator,
+      },
     );
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: this.#host.list().map(toMcpTool) }));
     server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
