@@ -108,6 +108,8 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
       expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
       expect(line).not.toContain('junk from noisy');
       expect(line).not.toContain('forged');
+      // The tool's list_changed carried a made-up signature.
+      expect(line).not.toContain('notifications/tools/list_changed');
     }
     expect(clientErrors).toEqual([]);
   });

@@ -134,6 +134,51 @@ describe('two toolhost serve --http instances behind a round-robin balancer', ()
   });
 });
 
+describe('cancelling a call over stateless HTTP', () => {
+  const tmp = freshDir('toolhost-mcp-http-cancel');
+  let serve: HttpServe;
+
+  beforeAll(async () => {
+    // One thread for the package: the next call runs only once the first one's worker is gone.
+    serve = await startHttp(['--concurrency', '1', GOOD], tmp.path);
+  });
+  afterAll(async () => {
+    serve?.child.kill('SIGTERM');
+    if (serve !== undefined) await exited(serve.child);
+    tmp.remove();
+  });
+
+  it("closing the call's connection aborts it and terminates its worker, so the next call runs", async () => {
+    const cancel = new AbortController();
+    const stall = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'stall', arguments: {}, _meta: { progressToken: 'p1' } },
+    };
+    const response = await fetch(serve.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(stall),
+      signal: cancel.signal,
+    });
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!text.includes('notifications/progress')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    cancel.abort();
+    // `stall` never yields and its timeout is ten minutes away: this answers only after its worker
+    // was terminated.
+    const client = await connectHttp(serve.url);
+    const result = await client.callTool({ name: 'say', arguments: { text: 'after' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'you said: after' }]);
+    await client.close();
+  });
+});
+
 describe('toolhost serve --http with --allow-origin and --token-env', () => {
   const tmp = freshDir('toolhost-mcp-http-token');
   let serve: HttpServe;

@@ -88,6 +88,18 @@ describe('toolhost serve over stdio shuts down cleanly', () => {
   });
 });
 
+describe('when the hosting process dies', () => {
+  it('every request still open is answered with an error, and serve exits 1 saying why', async () => {
+    const { transport, hostingPid } = await serveWithCallRunning();
+    process.kill(hostingPid, 'SIGKILL');
+    expect(await exited(transport.child)).toEqual({ code: 1, signal: null });
+    expect(
+      transport.messages.find((message) => 'error' in message && message.error !== undefined),
+    ).toMatchObject({ error: { code: -32603, message: 'the tool host process ended unexpectedly' } });
+    await transport.stderr.waitFor(/toolhost: the tool host process ended unexpectedly \(SIGKILL\)/);
+  });
+});
+
 describe('toolhost serve --http shuts down cleanly', () => {
   it('on SIGTERM: the running call is answered on its stream, the process ends, no temp folder is left', async () => {
     const tmp = freshDir('toolhost-mcp-shutdown-http');
