@@ -41,8 +41,10 @@ function startHttp() {
 
 async function httpClient(urls) {
   let next = 0;
-  // Every request goes to the next instance in turn: a round-robin balancer in front of stateless servers.
-  const roundRobin = (_input, init) => fetch(urls[next++ % urls.length], init);
+  // Every request goes to the next instance in turn: a round-robin balancer in front of stateless
+  // servers. Without the transport's signal: undici keeps an abort listener per request on it, and
+  // thousands of requests on one client flood stderr with MaxListenersExceededWarning.
+  const roundRobin = (_input, init) => fetch(urls[next++ % urls.length], { ...init, signal: undefined });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(urls[0]), { fetch: roundRobin }));
   return client;

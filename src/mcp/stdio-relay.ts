@@ -43,10 +43,8 @@ export interface RelayOptions {
   settings: unknown;
   stdin: Readable;
   stdout: Writable;
-  /** Told once how many bytes from the hosting process were dropped so far, each time some are. */
+  /** Told how many bytes from the hosting process were dropped so far, each time some are. */
   onDropped(bytes: number): void;
-  /** Told once the hosting process has started. */
-  onStarted?(child: ChildProcess): void;
 }
 
 /** How the hosting process ended, and whether it was asked to. */
@@ -115,7 +113,6 @@ export class StdioRelay {
       });
     });
     void this.#client.start();
-    this.#child.once('spawn', () => options.onStarted?.(this.#child));
   }
 
   /** Asks the hosting process to end (running calls are answered first); resolves when it has. */
