@@ -86,6 +86,7 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
       // onto its stdout. Neither is the protocol's.
       expect(refused).not.toHaveProperty(['child process']);
       expect(refused).not.toHaveProperty(['/proc/self/fd/1']);
+      expect(refused).not.toHaveProperty(['/dev/stdout']);
     } else {
       expect(refused).toMatchObject({
         'child process': 'ERR_ACCESS_DENIED',

@@ -16,6 +16,7 @@ import { messages, writeMessage } from './messages.js';
 import { startServing } from './serve-host.js';
 import type { CliIo } from './terminal.js';
 
+/** Runs `toolhost serve` until it is told to stop; resolves with the exit code. */
 export async function serveCommand(args: ServeArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
   const stop = new AbortController();
   const onStop = () => stop.abort();

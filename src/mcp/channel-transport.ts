@@ -19,6 +19,7 @@ export interface ChannelGreeting {
   settings: unknown;
 }
 
+/** The hosting process's end of the relay channel: an MCP `Transport` whose every sent line is signed. */
 export class ChannelServerTransport implements Transport {
   readonly #socket: Duplex;
   readonly #key: Buffer;

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 
+/** The one path the HTTP server answers on. */
 export const MCP_PATH = '/mcp';
 
 export interface HttpServeOptions {

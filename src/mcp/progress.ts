@@ -21,6 +21,7 @@ export interface ProgressParams {
 /** Longest `message` sent: progress is advisory, and a client shows it in one line. */
 const MAX_MESSAGE_CHARS = 1000;
 
+/** One listener on the host's `progress` events, handing each to the call that asked for it. */
 export class ProgressRouter {
   readonly #source: ProgressSource;
   readonly #calls = new Map<string, (data: JsonValue) => void>();

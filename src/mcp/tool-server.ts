@@ -38,6 +38,10 @@ export interface ToolServerOptions {
   onError?: (error: Error) => void;
 }
 
+/**
+ * Makes MCP servers that answer from one host, and keeps what they share: progress routing, the
+ * offered set last announced, and the count of calls being answered (for a clean shut-down).
+ */
 export class ToolServer {
   readonly #host: ServedHost;
   readonly #options: ToolServerOptions;
