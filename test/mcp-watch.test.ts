@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDir, writePackage } from './support/cli-run.js';
-import { type StdioServe, startStdio } from './support/mcp-serve.js';
+import { GOOD, type StdioServe, startStdio } from './support/mcp-serve.js';
 
 const tool = (name: string) =>
   `export const name = ${JSON.stringify(name)};
@@ -87,5 +87,36 @@ describe('toolhost serve --watch', () => {
 
   it('never showed the client a line it could not parse', () => {
     expect(serve.clientErrors).toEqual([]);
+  });
+});
+
+describe('toolhost serve --watch beside package paths', () => {
+  const tmp = freshDir('toolhost-mcp-watch-beside');
+  const watched = join(tmp.path, 'watched');
+  let serve: StdioServe;
+
+  beforeAll(async () => {
+    mkdirSync(watched);
+    writePackage(watched, 'alpha', { 'alpha.js': tool('alpha_tool') });
+    serve = await startStdio([GOOD, '--watch', watched], tmp.path);
+  });
+  afterAll(async () => {
+    await serve?.client.close();
+    tmp.remove();
+  });
+
+  it('offers the packages named and those in the folder, and calls both', async () => {
+    const { tools } = await serve.client.listTools();
+    expect(tools.map((info) => info.name)).toEqual(expect.arrayContaining(['alpha_tool', 'say']));
+    const changed = new Promise<void>((resolve) =>
+      serve.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()),
+    );
+    rmSync(join(watched, 'alpha'), { recursive: true, force: true });
+    await changed;
+    const after = (await serve.client.listTools()).tools.map((info) => info.name);
+    expect(after).not.toContain('alpha_tool');
+    expect(await serve.client.callTool({ name: 'say', arguments: { text: 'still here' } })).toMatchObject({
+      content: [{ type: 'text', text: 'you said: still here' }],
+    });
   });
 });
