@@ -179,14 +179,14 @@ describe('cancelling a call over stateless HTTP', () => {
   });
 });
 
-describe('toolhost serve --http with --allow-origin and --token-env', () => {
+describe('toolhost serve --http with --allow-origin, --token-env and --timeout', () => {
   const tmp = freshDir('toolhost-mcp-http-token');
   let serve: HttpServe;
   const token = 'a-token-nobody-guesses';
 
   beforeAll(async () => {
     serve = await startHttp(
-      ['--token-env', 'MCP_TOKEN', '--allow-origin', 'https://app.example', GOOD],
+      ['--token-env', 'MCP_TOKEN', '--allow-origin', 'https://app.example', '--timeout', '200', GOOD],
       tmp.path,
       { MCP_TOKEN: token },
     );
@@ -209,6 +209,16 @@ describe('toolhost serve --http with --allow-origin and --token-env', () => {
     const client = await connectHttp(serve.url, { headers: { authorization: `Bearer ${token}` } });
     const result = await client.callTool({ name: 'say', arguments: { text: 'with a token' } });
     expect(result.content).toEqual([{ type: 'text', text: 'you said: with a token' }]);
+    await client.close();
+  });
+
+  it('caps every call with --timeout (the tool asks for ten minutes)', async () => {
+    const client = await connectHttp(serve.url, { headers: { authorization: `Bearer ${token}` } });
+    const result = await client.callTool({ name: 'stall', arguments: {} });
+    expect(result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'TOOL_TIMEOUT: tool timed out after 200 ms' }],
+    });
     await client.close();
   });
 
