@@ -93,6 +93,36 @@ describe('two toolhost serve --http instances behind a round-robin balancer', ()
     expect(events[0]).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'p7' } });
   });
 
+  it('answers a call that asked for no progress as plain JSON, without a stream', async () => {
+    const call = {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'say', arguments: { text: 'json' } },
+    };
+    const response = await post((instances[0] as HttpServe).url, {}, call);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: 8,
+      result: { content: [{ type: 'text', text: 'you said: json' }], isError: false },
+    });
+  });
+
+  it('answers a body that is not JSON with the JSON-RPC parse error (400, -32700)', async () => {
+    const response = await fetch((instances[0] as HttpServe).url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc": "2.0", "id": 1,',
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      error: { code: -32700, message: 'Parse error: Invalid JSON' },
+      id: null,
+    });
+  });
+
   it('refuses a request whose Origin was not allowed, with 403, before running anything', async () => {
     const response = await post((instances[0] as HttpServe).url, { origin: 'http://evil.example' });
     expect(response.status).toBe(403);

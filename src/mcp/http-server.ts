@@ -92,9 +92,18 @@ async function handle(
   response: ServerResponse,
   create: () => Server,
 ): Promise<void> {
+  const body = await readJson(request);
+  if (!body.ok) {
+    reply(response, body.status, body.message, {}, body.code);
+    return;
+  }
   const server = create();
-  // No sessionIdGenerator: the SDK's stateless mode (no session id issued or checked).
-  const transport = new StreamableHTTPServerTransport();
+  // No sessionIdGenerator: the SDK's stateless mode (no session id issued or checked). A request
+  // that asked for progress gets an SSE stream to carry it; any other gets its answer as plain JSON,
+  // which costs less than a stream (the spec lets the server choose).
+  const transport = new StreamableHTTPServerTransport(
+    asksForProgress(body.value) ? {} : { enableJsonResponse: true },
+  );
   // When the client goes away before its answer (or after it), the server closes, which aborts a
   // call still running: over stateless HTTP that is how a client cancels, since its
   // `notifications/cancelled` comes in another request, maybe to another instance.
@@ -103,7 +112,47 @@ async function handle(
     void server.close();
   });
   await server.connect(transport);
-  await transport.handleRequest(request, response);
+  await transport.handleRequest(request, response, body.value);
+}
+
+/** The most a request body may hold: the SDK transport's own default. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+type ReadBody = { ok: true; value: unknown } | { ok: false; status: number; code: number; message: string };
+
+/**
+ * The request's JSON, read here rather than by the transport so the transport can be chosen by
+ * what the request asks; the same bound and the same answers as the SDK's own reading.
+ */
+async function readJson(request: IncomingMessage): Promise<ReadBody> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY_BYTES) {
+      return {
+        ok: false,
+        status: 413,
+        code: -32000,
+        message: `Payload too large: at most ${MAX_BODY_BYTES} bytes`,
+      };
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+  } catch {
+    return { ok: false, status: 400, code: -32700, message: 'Parse error: Invalid JSON' };
+  }
+}
+
+/** Whether any request in the body (one message or a batch) carries a progress token. */
+function asksForProgress(body: unknown): boolean {
+  const messages = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
+    return meta?.progressToken !== undefined;
+  });
 }
 
 interface Refusal {
@@ -142,9 +191,10 @@ function reply(
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  code = -32000,
 ) {
   response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
-  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }));
+  response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
 }
 
 /** Hashing first gives equal lengths, which timingSafeEqual needs. */
