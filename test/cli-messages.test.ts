@@ -49,6 +49,17 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   initWouldOverwrite: ['/srv/Tools/package.json'],
   initNotAFolder: ['Notes.txt'],
   initFailed: ['/srv/Tools/package.json', 'EACCES: permission denied'],
+  serveNeedsSource: [],
+  notHttpAddress: ['--http', 'Localhost:x'],
+  needsHttp: ['--token-env'],
+  tokenEnvUnset: ['--token-env', 'MCP_TOKEN'],
+  notAnOrigin: ['--allow-origin', 'App.example'],
+  serving: [3, 'on stdio'],
+  listenFailed: ['/srv/Tools', 'EACCES: permission denied'],
+  toolPrinted: ['Weather', 'Hello from a tool'],
+  channelDropped: [4096],
+  hostProcessEnded: ['SIGKILL'],
+  hostWarning: ['/srv/Tools: a worker failed outside any call'],
   hostError: ['Something broke'],
 };
 

@@ -50,7 +50,7 @@ describe('toolhost help', () => {
     expect(result.stdout).toContain('Exit codes: 0 ok, 1 a tool or selftest failed,');
   });
 
-  it.each(['list', 'call', 'selftest', 'chat', 'init'])(
+  it.each(['list', 'call', 'selftest', 'chat', 'serve', 'init'])(
     '%s --help prints that command’s usage and exits 0',
     async (command) => {
       const result = await run(command, '--help');
@@ -76,21 +76,21 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
   it('no command at all', async () => {
     expectUsageError(
       await run(),
-      'expected a command: list, call, selftest, chat or init (see toolhost --help)',
+      'expected a command: list, call, selftest, chat, serve or init (see toolhost --help)',
     );
   });
 
   it('an unknown command', async () => {
     expectUsageError(
       await run('frobnicate'),
-      'unknown command "frobnicate": expected list, call, selftest, chat or init (see toolhost --help)',
+      'unknown command "frobnicate": expected list, call, selftest, chat, serve or init (see toolhost --help)',
     );
   });
 
   it('an option before the command', async () => {
     expectUsageError(
       await run('--json', 'list'),
-      'expected a command before --json: list, call, selftest, chat or init (see toolhost --help)',
+      'expected a command before --json: list, call, selftest, chat, serve or init (see toolhost --help)',
     );
   });
 

@@ -314,6 +314,59 @@ function loopSection(result) {
   ].join('\n');
 }
 
+function mcpServeSection(result) {
+  const base = result.roundTrip.hostCall;
+  const labels = {
+    hostCall: 'host.call in the same process',
+    stdio: '`tools/call` over stdio (relay and hosting process)',
+    http: '`tools/call` over Streamable HTTP (stateless)',
+  };
+  const rows = Object.entries(labels).map(([name, label]) => {
+    const stats = result.roundTrip[name];
+    return [
+      name === 'hostCall' ? label : `**${label}**`,
+      formatMs(stats.median),
+      formatMs(stats.p99),
+      formatRatio(stats.median / base.median),
+      formatRatio(stats.p99 / base.p99),
+      String(stats.n),
+    ];
+  });
+  const one = result.throughput.oneInstance.callsPerSecond;
+  const throughputRows = [
+    ['one instance', result.throughput.oneInstance],
+    ['two instances, round-robin', result.throughput.twoInstances],
+  ].map(([label, stats]) => [
+    label,
+    `${Math.round(stats.callsPerSecond.median).toLocaleString('en-US')}/s`,
+    `${Math.round(stats.callsPerSecond.min).toLocaleString('en-US')}/s – ${Math.round(stats.callsPerSecond.max).toLocaleString('en-US')}/s`,
+    formatRatio(stats.callsPerSecond.median / one.median),
+    formatMs(stats.latency.median),
+    formatMs(stats.latency.p99),
+  ]);
+  return [
+    '## 8. toolhost serve (MCP)',
+    '',
+    `A trivial tool (\`echo\`) through the official MCP client (\`@modelcontextprotocol/sdk\`) against \`toolhost serve\` started as a child process, one call at a time, interleaved with \`host.call\` of the same tool in the benchmark's own process; ${result.cycles} cycles.`,
+    '',
+    table(['Path', 'Median', 'p99', 'Median vs host.call', 'p99 vs host.call', 'n'], rows),
+    '',
+    `Many calls in flight (${result.window}) over HTTP, through one instance and through two behind a client that sends each request to the next instance in turn; ${result.batches} batches of ${result.callsPerBatch} calls each, alternating. Both instances share this machine's cores with each other and with the client.`,
+    '',
+    table(
+      [
+        'Behind the client',
+        'Calls/s (median batch)',
+        'Range',
+        'vs one instance',
+        'Latency median',
+        'Latency p99',
+      ],
+      throughputRows,
+    ),
+  ].join('\n');
+}
+
 const sections = {
   'round-trip': roundTripSection,
   throughput: throughputSection,
@@ -322,6 +375,7 @@ const sections = {
   'crash-storm': crashStormSection,
   'large-results': largeResultsSection,
   loop: loopSection,
+  'mcp-serve': mcpServeSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -13,7 +13,7 @@ import { messages } from './messages.js';
  */
 export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';
 
-export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'init'] as const;
+export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'init'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Options every command that hosts tools takes. */
@@ -66,6 +66,31 @@ export interface ChatArgs extends HostArgs, DataDirArgs {
   timeoutMs: number | undefined;
 }
 
+/** Where `serve --http` listens. */
+export interface HttpAddress {
+  /** As typed, without brackets around an IPv6 address. @default '127.0.0.1' */
+  host: string;
+  /** 0 asks the system for a free port (the bound address is printed on stderr). */
+  port: number;
+}
+
+export interface ServeArgs extends HostArgs, DataDirArgs {
+  command: 'serve';
+  /** Packages or modules to serve, as typed. */
+  paths: string[];
+  /** `--watch DIR` (repeatable): folders of packages, served and watched. */
+  watch: string[];
+  /** `--http [host:]port`; stdio without it. */
+  http: HttpAddress | undefined;
+  /** The bearer token every HTTP request must carry, read from the variable `--token-env` names. */
+  token: string | undefined;
+  /** `--allow-origin ORIGIN` (repeatable): browser origins allowed to call the HTTP endpoint. */
+  allowOrigins: string[];
+  timeoutMs: number | undefined;
+  /** `--concurrency N`: calls of one package running at once (its worker threads). */
+  concurrency: number | undefined;
+}
+
 export interface InitArgs {
   command: 'init';
   json: boolean;
@@ -78,6 +103,7 @@ export type ParsedCommandLine =
   | CallArgs
   | SelftestArgs
   | ChatArgs
+  | ServeArgs
   | InitArgs
   | { command: 'help'; topic: CommandName | undefined }
   | { command: 'version' };
@@ -114,6 +140,19 @@ const COMMAND_OPTIONS = {
     'max-iterations': { type: 'string' },
     'max-tokens': { type: 'string' },
     timeout: { type: 'string' },
+  },
+  serve: {
+    help: { type: 'boolean', short: 'h' },
+    'allow-env': { type: 'string', multiple: true },
+    'heap-mb': { type: 'string' },
+    isolation: { type: 'string' },
+    'data-dir': { type: 'string' },
+    timeout: { type: 'string' },
+    concurrency: { type: 'string' },
+    watch: { type: 'string', multiple: true },
+    http: { type: 'string' },
+    'token-env': { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
   },
   init: {
     json: { type: 'boolean' },
@@ -180,6 +219,8 @@ export function parseCommandLine(
         concurrency: positiveInteger('concurrency'),
         requireSelftests: values['require-selftests'] === true,
       };
+    case 'serve':
+      return serveArgs(host, dataDir, positionals, values, typed, env);
     case 'chat': {
       const prompt = positionals.join(' ').trim();
       if (prompt === '') throw new UsageError(messages.chatPrompt());
@@ -195,6 +236,69 @@ export function parseCommandLine(
         timeoutMs: positiveInteger('timeout'),
       };
     }
+  }
+}
+
+function serveArgs(
+  host: HostArgs,
+  dataDir: string | undefined,
+  positionals: string[],
+  values: Values,
+  typed: Parsed['typed'],
+  env: Readonly<Record<string, string | undefined>>,
+): ServeArgs {
+  const watch = stringList(values, 'watch');
+  if (positionals.length === 0 && watch.length === 0) throw new UsageError(messages.serveNeedsSource());
+  const httpValue = stringOption(values, 'http');
+  const http = httpValue === undefined ? undefined : httpAddress(httpValue, typed('http'));
+  const tokenEnv = stringOption(values, 'token-env');
+  const allowOrigins = stringList(values, 'allow-origin');
+  if (http === undefined && tokenEnv !== undefined)
+    throw new UsageError(messages.needsHttp(typed('token-env')));
+  if (http === undefined && allowOrigins.length > 0) {
+    throw new UsageError(messages.needsHttp(typed('allow-origin')));
+  }
+  let token: string | undefined;
+  if (tokenEnv !== undefined) {
+    token = nonEmpty(env[tokenEnv]);
+    if (token === undefined) throw new UsageError(messages.tokenEnvUnset(typed('token-env'), tokenEnv));
+  }
+  for (const origin of allowOrigins) {
+    if (!isOrigin(origin)) throw new UsageError(messages.notAnOrigin(typed('allow-origin'), origin));
+  }
+  const positiveInteger = (name: string) => positiveIntegerOption(values, name, typed(name));
+  return {
+    command: 'serve',
+    ...host,
+    dataDir,
+    paths: positionals,
+    watch,
+    http,
+    token,
+    allowOrigins,
+    timeoutMs: positiveInteger('timeout'),
+    concurrency: positiveInteger('concurrency'),
+  };
+}
+
+/** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */
+function httpAddress(value: string, typed: string): HttpAddress {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (match === null || !Number.isInteger(port) || port > 65_535) {
+    throw new UsageError(messages.notHttpAddress(typed, value));
+  }
+  const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
+  return { host, port };
+}
+
+/** `https://app.example` or `http://localhost:5173`: what a browser sends as `Origin`. */
+function isOrigin(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
+  } catch {
+    return false;
   }
 }
 

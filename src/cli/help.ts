@@ -20,9 +20,11 @@ Usage:
   toolhost chat [--tools <package-or-module>]... [--model M] <prompt>
                                                   a conversation with Claude using the tools
                                                   (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL)
+  toolhost serve [--http [host:]port] [--watch DIR]... <package-or-module>...
+                                                  the tools as an MCP server (stdio by default)
   toolhost init [dir]                             a new tool package, with one tool that passes its selftest
 
-Every command takes --json and --help. Exit codes: 0 ok, 1 a tool or selftest failed,
+Every command takes --help, and all but serve take --json (serve's stdout is the protocol). Exit codes: 0 ok, 1 a tool or selftest failed,
 2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key,
 a file init would overwrite). Messages go to stderr as one line: toolhost: <what happened>.
 
@@ -82,6 +84,32 @@ Options:
   --timeout MS           cap each tool call's time
 ${DATA_DIR_OPTION}
 ${HOST_OPTIONS}
+`,
+  serve: `Usage: toolhost serve [options] <package-or-module>...
+       toolhost serve [options] --watch DIR [<package-or-module>...]
+
+Serves the offered tools as a Model Context Protocol server; every call runs in a worker, as with
+toolhost call. Over stdio (the default) stdout carries protocol messages only: the tools run in a
+process of their own whose stdout is not the protocol's. Left-out modules, warnings and what tools
+print go to stderr. --watch serves a folder of packages and tells the client when the offered tools
+change (notifications/tools/list_changed). SIGINT, SIGTERM or stdin closing shut it down: running
+calls are answered, workers end, temp folders are removed. Exit 0 after a clean shut-down, 2 for a
+usage error, 1 if the tool host process ended unexpectedly.
+
+Options:
+  --http [HOST:]PORT     serve Streamable HTTP at http://HOST:PORT/mcp instead (stateless; HOST
+                         default 127.0.0.1; port 0 picks a free one; the address goes to stderr)
+  --token-env NAME       with --http: every request must carry Authorization: Bearer <$NAME>
+  --allow-origin ORIGIN  with --http: a browser origin allowed to call (repeatable; requests with
+                         any other Origin header are refused)
+  --watch DIR            serve and watch a folder of tool packages (repeatable)
+  --timeout MS           cap each call's time (the tool's own timeoutMs applies too)
+  --concurrency N        calls of one package running at once (default: the number of CPUs)
+${DATA_DIR_OPTION}
+  --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
+  --heap-mb N            heap limit of each tool worker, in MB (default 128)
+  --isolation TIER       isolation tier of the tool workers (default worker)
+  -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]
 

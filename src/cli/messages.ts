@@ -10,7 +10,7 @@
  */
 import type { OutputStream } from './terminal.js';
 
-const COMMAND_LIST = 'list, call, selftest, chat or init';
+const COMMAND_LIST = 'list, call, selftest, chat, serve or init';
 
 /** `see toolhost <command> --help`, the hint a usage error ends with. */
 function seeHelp(command?: string): string {
@@ -77,6 +77,24 @@ export const messages = {
   initWouldOverwrite: (path: string) => `refusing to overwrite ${path}, which exists; nothing was written`,
   initNotAFolder: (path: string) => `cannot create a tool package in ${path}: it is a file, not a folder`,
   initFailed: (path: string, reason: string) => `could not write ${path}: ${reason}; nothing was written`,
+
+  // serve
+  serveNeedsSource: () => `serve expects a package or module path, or --watch DIR ${seeHelp('serve')}`,
+  notHttpAddress: (option: string, value: string) =>
+    `expected ${option} to be [host:]port with a port from 0 to 65535, got ${JSON.stringify(value)}`,
+  needsHttp: (option: string) => `expected --http beside ${option}, which applies to HTTP only`,
+  tokenEnvUnset: (option: string, name: string) =>
+    `expected the environment variable ${name} (named by ${option}) to hold the token, but it is empty or not set`,
+  notAnOrigin: (option: string, value: string) =>
+    `expected ${option} to be an origin such as https://app.example, got ${JSON.stringify(value)}`,
+  serving: (tools: number, where: string) =>
+    `serving ${tools} ${tools === 1 ? 'tool' : 'tools'} over MCP ${where}`,
+  listenFailed: (address: string, reason: string) => `could not listen on ${address}: ${reason}`,
+  toolPrinted: (tool: string, text: string) => `the tool ${JSON.stringify(tool)} printed: ${text}`,
+  channelDropped: (bytes: number) =>
+    `dropped ${bytes} bytes from the tool host process that were not signed protocol messages (a tool wrote into its channel); only the first drop is reported`,
+  hostProcessEnded: (how: string) => `the tool host process ended unexpectedly (${how})`,
+  hostWarning: (message: string) => `warning: ${message}`,
 
   // The host's own log (a fault of toolhost, not of a tool).
   hostError: (message: string) => `the host reported an error: ${message}`,

@@ -5,6 +5,7 @@ import type { ExitCode } from './exit-codes.js';
 import { initCommand } from './init-command.js';
 import { listCommand } from './list-command.js';
 import { selftestCommand } from './selftest-command.js';
+import { serveCommand } from './serve-command.js';
 import type { CliIo } from './terminal.js';
 
 export async function runCommand(
@@ -21,6 +22,8 @@ export async function runCommand(
       return selftestCommand(parsed, io, signal);
     case 'chat':
       return chat(parsed, io, signal);
+    case 'serve':
+      return serveCommand(parsed, io, signal);
     case 'init':
       return initCommand(parsed, io);
   }

@@ -1,0 +1,114 @@
+/**
+ * 8. `toolhost serve`: one `tools/call` round trip of a trivial tool through the official MCP client,
+ * over stdio (the relay and its hosting process) and over stateless Streamable HTTP, against
+ * `host.call` of the same tool in this process, interleaved per call. Then calls/s with many calls in
+ * flight through one HTTP instance and through two behind a round-robin client, batches alternating.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { iterations, log, report } from '../lib/child.mjs';
+import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
+import { interleave, runWindow, summarize } from '../lib/stats.mjs';
+
+const { ToolHost } = await importToolhost();
+const cli = fileURLToPath(new URL('src/cli/main.js', distUrl));
+const tools = fileURLToPath(benchToolsDir);
+const args = { text: 'hello' };
+const env = { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp' };
+
+const host = new ToolHost({ logger: quietLogger() });
+await host.load(tools);
+
+function startHttp() {
+  const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', tools], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+      const match = /over MCP at (http:\/\/\S+)/.exec(text);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
+  });
+}
+
+async function httpClient(urls) {
+  let next = 0;
+  // Every request goes to the next instance in turn: a round-robin balancer in front of stateless
+  // servers. Without the transport's signal: undici keeps an abort listener per request on it, and
+  // thousands of requests on one client flood stderr with MaxListenersExceededWarning.
+  const roundRobin = (_input, init) => fetch(urls[next++ % urls.length], { ...init, signal: undefined });
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(urls[0]), { fetch: roundRobin }));
+  return client;
+}
+
+const stdioClient = new Client({ name: 'bench', version: '1.0.0' });
+await stdioClient.connect(
+  new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', tools], env, stderr: 'ignore' }),
+);
+const [first, second] = await Promise.all([startHttp(), startHttp()]);
+const oneHttp = await httpClient([first.url]);
+const twoHttp = await httpClient([first.url, second.url]);
+
+const call = (client) => async () => {
+  const result = await client.callTool({ name: 'echo', arguments: args });
+  if (result.isError || result.content[0]?.text !== 'hello') throw new Error(JSON.stringify(result));
+};
+const variants = {
+  hostCall: async () => {
+    const outcome = await host.call('echo', args);
+    if (outcome.isError) throw new Error(JSON.stringify(outcome));
+  },
+  stdio: call(stdioClient),
+  http: call(oneHttp),
+};
+
+// Every path starts its workers and warms its code before anything is measured.
+for (const variant of Object.values(variants)) await runWindow({ total: 200, window: 8, makeCall: variant });
+await runWindow({ total: 200, window: 8, makeCall: call(twoHttp) });
+
+const cycles = iterations(2000, 300);
+log(`mcp round trip: ${cycles} cycles`);
+const samples = await interleave({ variants, cycles, warmupCycles: iterations(200, 50) });
+
+const window = 32;
+const callsPerBatch = iterations(2000, 600);
+const batches = iterations(6, 2);
+log(`mcp throughput: ${batches} batches of ${callsPerBatch} calls per variant, ${window} in flight`);
+const throughputVariants = { oneInstance: call(oneHttp), twoInstances: call(twoHttp) };
+const perVariant = { oneInstance: [], twoInstances: [] };
+const latencies = { oneInstance: [], twoInstances: [] };
+for (let batch = 0; batch < batches; batch += 1) {
+  const order = batch % 2 === 0 ? ['oneInstance', 'twoInstances'] : ['twoInstances', 'oneInstance'];
+  for (const name of order) {
+    const measured = await runWindow({ total: callsPerBatch, window, makeCall: throughputVariants[name] });
+    perVariant[name].push((callsPerBatch / measured.wallMs) * 1000);
+    latencies[name].push(...measured.latencies);
+  }
+}
+
+await Promise.all([stdioClient.close(), oneHttp.close(), twoHttp.close()]);
+for (const { child } of [first, second]) child.kill('SIGTERM');
+await host.close();
+
+report({
+  cycles,
+  window,
+  callsPerBatch,
+  batches,
+  roundTrip: Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, summarize(values)])),
+  throughput: Object.fromEntries(
+    Object.keys(perVariant).map((name) => [
+      name,
+      { callsPerSecond: summarize(perVariant[name]), latency: summarize(latencies[name]) },
+    ]),
+  ),
+});

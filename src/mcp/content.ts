@@ -1,0 +1,88 @@
+/**
+ * What the MCP client sees of the host: a tool's checked declaration as an MCP `Tool`, and a call's
+ * outcome as a `CallToolResult`. Pure functions, so the mapping can be read (and tested) in one place.
+ */
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolInfo } from '../declaration.js';
+import type { ToolOutcome } from '../outcome.js';
+
+/**
+ * The `_meta` keys toolhost adds. The spec allows a prefix of dot-separated labels and a slash; a
+ * tool's timeout and concurrency have no standard annotation (annotations are behaviour hints such
+ * as `readOnlyHint`, which toolhost can't vouch for), so they go here.
+ */
+export const META = {
+  timeoutMs: 'toolhost/timeoutMs',
+  concurrency: 'toolhost/concurrency',
+  errorCode: 'toolhost/errorCode',
+  details: 'toolhost/details',
+  fullOutputPath: 'toolhost/fullOutputPath',
+} as const;
+
+/** An offered tool as `tools/list` shows it: its schema is already a JSON Schema object of `type: "object"`. */
+export function toMcpTool(info: ToolInfo): Tool {
+  return {
+    name: info.name,
+    description: info.description,
+    inputSchema: { ...info.parameterSchema, type: 'object' } as Tool['inputSchema'],
+    _meta: { [META.timeoutMs]: info.timeoutMs, [META.concurrency]: info.concurrency },
+  };
+}
+
+/**
+ * A call's outcome as a `tools/call` result. Text and image blocks become MCP content; an error
+ * outcome is `isError` with its code leading the text (`TOOL_TIMEOUT: tool timed out after 50 ms`),
+ * so a model reading only the text still learns why. A result whose one text block is a JSON object
+ * is also given as `structuredContent` (the spec wants the same JSON in a text block beside it,
+ * which it already is). `details` and the code go in `_meta`, which clients don't show the model.
+ */
+export function toCallToolResult(outcome: ToolOutcome): CallToolResult {
+  const images = outcome.content.flatMap((block) =>
+    block.type === 'image'
+      ? [{ type: 'image' as const, data: block.source.data, mimeType: block.source.media_type }]
+      : [],
+  );
+  const meta: Record<string, unknown> = {};
+  if (outcome.details !== undefined) meta[META.details] = outcome.details;
+  if (outcome.fullOutputPath !== undefined) meta[META.fullOutputPath] = outcome.fullOutputPath;
+
+  if (outcome.isError) {
+    const code = outcome.error?.code ?? 'TOOL_ERROR_RESULT';
+    const message =
+      outcome.error?.message ??
+      outcome.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
+    meta[META.errorCode] = code;
+    return {
+      content: [{ type: 'text', text: `${code}: ${message}` }, ...images],
+      isError: true,
+      _meta: meta,
+    };
+  }
+
+  const content: CallToolResult['content'] = outcome.content.map((block) =>
+    block.type === 'text'
+      ? { type: 'text' as const, text: block.text }
+      : { type: 'image' as const, data: block.source.data, mimeType: block.source.media_type },
+  );
+  const result: CallToolResult = { content, isError: false };
+  const structured = jsonObjectOf(outcome);
+  if (structured !== undefined) result.structuredContent = structured;
+  if (Object.keys(meta).length > 0) result._meta = meta;
+  return result;
+}
+
+/** The JSON object a one-text-block outcome holds, if it holds one (`structuredContent` must be an object). */
+function jsonObjectOf(outcome: ToolOutcome): Record<string, unknown> | undefined {
+  const [block, ...rest] = outcome.content;
+  if (block?.type !== 'text' || rest.length > 0 || outcome.fullOutputPath !== undefined) return undefined;
+  // Cheap test first: most text results are prose, and parsing them all would cost every call.
+  if (!block.text.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(block.text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * `toolhost serve` over stdio keeps its own stdout for the protocol and nothing else. The tools run in
+ * another process (the hosting process: the ToolHost and the MCP server), whose stdout and stdin are
+ * /dev/null and whose stderr is this process's; the two speak over an extra pipe (see channel.ts).
+ * This process only relays: the client's messages to the hosting process, and back only signed
+ * JSON-RPC messages that answer what the client asked (a response to a request still open, progress
+ * for a token the client sent) or that a server may send unasked (`list_changed`, log messages). So
+ * whatever a tool writes, by whatever means it reaches in its own process, the client's stdout
+ * carries protocol messages only.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import type { Duplex, Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { LineSplitter, readSignedLine } from './channel.js';
+import { type ChannelGreeting, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
+
+/** Notifications a server may send without being asked; anything else unasked is dropped. */
+const UNASKED_NOTIFICATIONS = new Set([
+  'notifications/tools/list_changed',
+  'notifications/message',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+]);
+
+/** How long the hosting process gets to end after it was asked to, before it is killed. */
+const SHUTDOWN_GRACE_MS = 15_000;
+
+export interface RelayOptions {
+  /** The hosting process's entry module. */
+  entry: URL;
+  /** Sent to the hosting process with the key (its parsed command line). */
+  settings: unknown;
+  stdin: Readable;
+  stdout: Writable;
+  /** Told how many bytes from the hosting process were dropped so far, each time some are. */
+  onDropped(bytes: number): void;
+}
+
+/** How the hosting process ended, and whether it was asked to. */
+export interface RelayEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  requested: boolean;
+}
+
+/**
+ * Runs the relay until the hosting process exits: it is asked to end (SIGTERM) when the client
+ * closes stdin or when {@link StdioRelay.stop} is called (on SIGINT / SIGTERM).
+ */
+export class StdioRelay {
+  readonly #options: RelayOptions;
+  readonly #key = randomBytes(32);
+  readonly #child: ChildProcess;
+  readonly #channel: Duplex;
+  readonly #client: StdioServerTransport;
+  /** The client's requests not yet answered, with the progress token each sent. */
+  readonly #open = new Map<string, string | number | undefined>();
+  #dropped = 0;
+  #requested = false;
+  readonly ended: Promise<RelayEnd>;
+
+  constructor(options: RelayOptions) {
+    this.#options = options;
+    this.#child = spawn(process.execPath, [fileURLToPath(options.entry)], {
+      // fd 3 is the channel; stdin and stdout are /dev/null, so nothing a tool writes to them (or
+      // through a child process that inherits them) can reach the client.
+      stdio: ['ignore', 'ignore', 'inherit', 'pipe'],
+      env: process.env,
+    });
+    const channel = this.#child.stdio[3];
+    if (channel === null || channel === undefined || !('write' in channel)) {
+      throw new Error('the hosting process has no channel');
+    }
+    this.#channel = channel as Duplex;
+    this.#channel.on('error', () => {});
+    const greeting: ChannelGreeting = { key: this.#key.toString('hex'), settings: options.settings };
+    this.#channel.write(`${JSON.stringify(greeting)}\n`);
+
+    const splitter = new LineSplitter({
+      maxLineBytes: MAX_CHANNEL_LINE_BYTES,
+      onLine: (line) => this.#fromHost(line),
+      onDropped: (bytes) => this.#drop(bytes),
+    });
+    this.#channel.on('data', (chunk: Buffer) => splitter.push(chunk));
+
+    this.#client = new StdioServerTransport(options.stdin, options.stdout);
+    this.#client.onmessage = (message) => this.#fromClient(message);
+    // A line from the client that is not a JSON-RPC message: the SDK's reader dropped it already.
+    this.#client.onerror = () => {};
+    options.stdout.on('error', () => {});
+    const onInputEnd = () => this.stop();
+    options.stdin.once('end', onInputEnd);
+    options.stdin.once('close', onInputEnd);
+
+    this.ended = new Promise((resolve) => {
+      this.#child.once('exit', (code, signal) => {
+        options.stdin.off('end', onInputEnd);
+        options.stdin.off('close', onInputEnd);
+        if (!this.#requested) this.#answerOpen('the tool host process ended unexpectedly');
+        void this.#client.close();
+        resolve({ code, signal, requested: this.#requested });
+      });
+    });
+    void this.#client.start();
+  }
+
+  /** Asks the hosting process to end (running calls are answered first); resolves when it has. */
+  async stop(): Promise<RelayEnd> {
+    if (!this.#requested && this.#child.exitCode === null && this.#child.signalCode === null) {
+      this.#requested = true;
+      this.#child.kill('SIGTERM');
+      const force = setTimeout(() => this.#child.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
+      void this.ended.finally(() => clearTimeout(force));
+    }
+    return this.ended;
+  }
+
+  #fromClient(message: JSONRPCMessage): void {
+    if (isJSONRPCRequest(message)) {
+      const token = message.params?._meta?.progressToken;
+      this.#open.set(idKey(message.id), token);
+    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      // A cancelled request gets no answer (the spec): forget it, so a late one is not passed on.
+      const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
+      if (id !== undefined) this.#open.delete(idKey(id));
+    }
+    this.#channel.write(`${JSON.stringify(message)}\n`);
+  }
+
+  #fromHost(line: string): void {
+    const message = readSignedLine(this.#key, line);
+    if (message === undefined || !this.#answersTheClient(message)) {
+      this.#drop(Buffer.byteLength(line) + 1);
+      return;
+    }
+    void this.#client.send(message);
+  }
+
+  #answersTheClient(message: JSONRPCMessage): boolean {
+    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+      if (message.id === undefined) return false;
+      return this.#open.delete(idKey(message.id));
+    }
+    if (isJSONRPCNotification(message)) {
+      if (message.method !== 'notifications/progress') return UNASKED_NOTIFICATIONS.has(message.method);
+      const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
+      return token !== undefined && [...this.#open.values()].includes(token as string | number);
+    }
+    // The hosting process asks the client nothing.
+    return false;
+  }
+
+  /** The hosting process died: every request still open gets an error rather than no answer. */
+  #answerOpen(message: string): void {
+    for (const id of this.#open.keys()) {
+      const requestId: RequestId = id.startsWith('n:') ? Number(id.slice(2)) : id.slice(2);
+      void this.#client.send({
+        jsonrpc: '2.0',
+        id: requestId,
+        error: { code: ErrorCode.InternalError, message },
+      });
+    }
+    this.#open.clear();
+  }
+
+  #drop(bytes: number): void {
+    this.#dropped += bytes;
+    this.#options.onDropped(this.#dropped);
+  }
+}
+
+/** A request id as a map key: `1` and `"1"` are different ids. */
+function idKey(id: RequestId): string {
+  return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+}
