@@ -3,9 +3,19 @@
  * {@link UsageError} with one sentence (from {@link messages}) that names the option as it was typed.
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../isolation.js';
+import type { IsolationTier } from '../isolation.js';
 import { UsageError } from './exit-codes.js';
 import { messages } from './messages.js';
+import {
+  atLeastOnePath,
+  isolationTier,
+  nonEmpty,
+  positiveIntegerOption,
+  stringList,
+  stringOption,
+  type Values,
+} from './option-values.js';
+import { serveArgs } from './serve-args.js';
 
 /**
  * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README
@@ -239,78 +249,13 @@ export function parseCommandLine(
   }
 }
 
-function serveArgs(
-  host: HostArgs,
-  dataDir: string | undefined,
-  positionals: string[],
-  values: Values,
-  typed: Parsed['typed'],
-  env: Readonly<Record<string, string | undefined>>,
-): ServeArgs {
-  const watch = stringList(values, 'watch');
-  if (positionals.length === 0 && watch.length === 0) throw new UsageError(messages.serveNeedsSource());
-  const httpValue = stringOption(values, 'http');
-  const http = httpValue === undefined ? undefined : httpAddress(httpValue, typed('http'));
-  const tokenEnv = stringOption(values, 'token-env');
-  const allowOrigins = stringList(values, 'allow-origin');
-  if (http === undefined && tokenEnv !== undefined)
-    throw new UsageError(messages.needsHttp(typed('token-env')));
-  if (http === undefined && allowOrigins.length > 0) {
-    throw new UsageError(messages.needsHttp(typed('allow-origin')));
-  }
-  let token: string | undefined;
-  if (tokenEnv !== undefined) {
-    token = nonEmpty(env[tokenEnv]);
-    if (token === undefined) throw new UsageError(messages.tokenEnvUnset(typed('token-env'), tokenEnv));
-  }
-  for (const origin of allowOrigins) {
-    if (!isOrigin(origin)) throw new UsageError(messages.notAnOrigin(typed('allow-origin'), origin));
-  }
-  const positiveInteger = (name: string) => positiveIntegerOption(values, name, typed(name));
-  return {
-    command: 'serve',
-    ...host,
-    dataDir,
-    paths: positionals,
-    watch,
-    http,
-    token,
-    allowOrigins,
-    timeoutMs: positiveInteger('timeout'),
-    concurrency: positiveInteger('concurrency'),
-  };
-}
-
-/** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */
-function httpAddress(value: string, typed: string): HttpAddress {
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (match === null || !Number.isInteger(port) || port > 65_535) {
-    throw new UsageError(messages.notHttpAddress(typed, value));
-  }
-  const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
-  return { host, port };
-}
-
-/** `https://app.example` or `http://localhost:5173`: what a browser sends as `Origin`. */
-function isOrigin(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.origin === value;
-  } catch {
-    return false;
-  }
-}
-
 function commandName(word: string): CommandName {
   if ((COMMANDS as readonly string[]).includes(word)) return word as CommandName;
   if (word.startsWith('-')) throw new UsageError(messages.optionBeforeCommand(word));
   throw new UsageError(messages.unknownCommand(word));
 }
 
-type Values = Record<string, string | boolean | Array<string | boolean> | undefined>;
-
-interface Parsed {
+export interface Parsed {
   values: Values;
   positionals: string[];
   /** How the user typed an option (`-m` or `--model`), for messages that name it. */
@@ -348,47 +293,4 @@ function parseFor(command: CommandName, args: string[]): Parsed {
     typedAs.set(token.name, token.rawName);
   }
   return { values, positionals, typed: (name) => typedAs.get(name) ?? `--${name}` };
-}
-
-function atLeastOnePath(command: CommandName, positionals: string[]): string[] {
-  if (positionals.length === 0) throw new UsageError(messages.missingPaths(command));
-  return positionals;
-}
-
-function isolationTier(value: string | undefined, typed: string): IsolationTier | undefined {
-  if (value === undefined) return undefined;
-  if (!(ISOLATION_TIERS as readonly string[]).includes(value)) {
-    throw new UsageError(messages.unknownTier(typed, ISOLATION_TIERS, value));
-  }
-  const tier = value as IsolationTier;
-  try {
-    assertTierSupported(tier);
-  } catch {
-    throw new UsageError(messages.tierUnsupported(typed, process.version));
-  }
-  return tier;
-}
-
-function stringOption(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function stringList(values: Values, name: string): string[] {
-  const value = values[name];
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
-function positiveIntegerOption(values: Values, name: string, typed: string): number | undefined {
-  const value = stringOption(values, name);
-  if (value === undefined) return undefined;
-  const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!Number.isSafeInteger(number) || number <= 0) {
-    throw new UsageError(messages.notPositiveInteger(typed, value));
-  }
-  return number;
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === '' ? undefined : value;
 }
