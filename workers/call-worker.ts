@@ -81,7 +81,11 @@ process.on('unhandledRejection', (reason) => {
   exit(70);
 });
 process.exit = ((code?: number | string | null) => {
-  fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+  // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
+  // `_exiting` first and report for themselves: a second report would race theirs to the host.
+  if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
+    fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+  }
   exit((code ?? 0) as number);
 }) as typeof process.exit;
 
@@ -214,7 +218,9 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
 
 export default async function callTool(task: CallTask): Promise<CallReply | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
-  lockdown();
+  // A reply the host would refuse as over its caps (measured differently there) never crosses: about
+  // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
+  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogBytes) + 65_536 });
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);
