@@ -70,6 +70,7 @@ const FORGERIES: Array<[string, string, string]> = [
   ['an error without a code', 'TOOL_BAD_RESULT', `${MALFORMED}its error has no known code`],
   ['a TOOL_THREW with a huge message', 'TOOL_THREW', `${'y'.repeat(2000)}… (298000 more characters)`],
   ['a reply nested 5000 deep', 'TOOL_BAD_RESULT', `${CHANGED}$.result.details`],
+  ['a function', 'TOOL_BAD_RESULT', `${CHANGED}$.result is a function`],
 ];
 
 function expectAnswer(outcome: ToolOutcome, code: string, message: string): void {
