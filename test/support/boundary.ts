@@ -21,6 +21,10 @@ export interface ChildHostConfig {
   load: string[];
   options: ToolHostOptions;
   calls: Array<{ tool: string; args: unknown }>;
+  /** Run the calls all at once rather than one after another. */
+  concurrent?: boolean;
+  /** Node flags for the child (e.g. a small heap). */
+  execArgv?: string[];
 }
 
 export interface ChildHostReport {
@@ -41,18 +45,29 @@ export interface ChildHostRun {
   stderr: string;
   /** Undefined when the child ended before reporting. */
   report: ChildHostReport | undefined;
+  /** With `concurrent`, the tools in the order their calls answered. */
+  answered: string[];
 }
 
 /**
  * Runs a host in a child process (test/support/hosts/run-calls.mjs), which loads, calls, closes and
- * then has to exit by itself; resolves when it has exited and its streams are closed.
+ * then has to exit by itself; resolves when it has exited and its streams are closed. `onAnswered`
+ * hears each concurrent call as it answers; aborting `signal` kills the child.
  */
-export function runHostInChild(config: ChildHostConfig): Promise<ChildHostRun> {
+export function runHostInChild(
+  config: ChildHostConfig,
+  hooks: { onAnswered?: (tool: string) => void; signal?: AbortSignal } = {},
+): Promise<ChildHostRun> {
   const script = fileURLToPath(new URL('./hosts/run-calls.mjs', import.meta.url));
-  const child = spawn(process.execPath, [script, JSON.stringify(config)], {
+  const child = spawn(process.execPath, [...(config.execArgv ?? []), script, JSON.stringify(config)], {
     env: { PATH: process.env['PATH'] ?? '' },
     stdio: ['ignore', 'pipe', 'pipe', 'pipe'],
+    ...(hooks.signal === undefined ? {} : { signal: hooks.signal, killSignal: 'SIGKILL' as const }),
   });
+  child.on('error', () => {
+    // Killed through the signal: 'close' still follows.
+  });
+  const answered: string[] = [];
   const collected = { stdout: '', stderr: '', report: '' };
   child.stdout?.on('data', (chunk: Buffer) => {
     collected.stdout += chunk.toString();
@@ -60,8 +75,20 @@ export function runHostInChild(config: ChildHostConfig): Promise<ChildHostRun> {
   child.stderr?.on('data', (chunk: Buffer) => {
     collected.stderr += chunk.toString();
   });
+  let pending = '';
   child.stdio[3]?.on('data', (chunk: Buffer) => {
-    collected.report += chunk.toString();
+    pending += chunk.toString();
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as { answered?: string };
+      if (parsed.answered === undefined) {
+        collected.report = line;
+      } else {
+        answered.push(parsed.answered);
+        hooks.onAnswered?.(parsed.answered);
+      }
+    }
   });
   return new Promise((resolve) => {
     child.once('close', (code, signal) => {
@@ -71,6 +98,7 @@ export function runHostInChild(config: ChildHostConfig): Promise<ChildHostRun> {
         stdout: collected.stdout,
         stderr: collected.stderr,
         report: collected.report === '' ? undefined : (JSON.parse(collected.report) as ChildHostReport),
+        answered,
       });
     });
   });
