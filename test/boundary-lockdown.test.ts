@@ -84,6 +84,43 @@ for (const isolation of TIERS) {
       await expectHostFine(host);
     });
 
+    it.each([
+      ['replace MessagePort.prototype.postMessage', "Cannot assign to read only property 'postMessage'"],
+      ['redefine MessagePort.prototype.postMessage', 'Cannot redefine property: postMessage'],
+      ['replace EventTarget.prototype.dispatchEvent', "Cannot assign to read only property 'dispatchEvent'"],
+      ['add an accessor for a port symbol on Object.prototype', 'object is not extensible'],
+      ['give worker_threads a parentPort back', "Cannot assign to read only property 'parentPort'"],
+      [
+        'move the internal port into a vm context',
+        'toolhost: moving a MessagePort into another context is refused',
+      ],
+      ['post null from a vm context', 'toolhost: posting null or undefined on a MessagePort is refused'],
+      [
+        'hand the internal port to a nested worker',
+        isolation === 'strict'
+          ? 'Access to this API has been restricted'
+          : "toolhost: transferring the worker's ports to the host is refused",
+      ],
+      [
+        'transfer the internal port through structuredClone',
+        "toolhost: transferring the worker's ports to the host is refused",
+      ],
+      [
+        'post null with Reflect.apply and Function.prototype.call replaced',
+        'toolhost: posting null or undefined on a MessagePort is refused',
+      ],
+    ])('a tool that tries to %s is refused', async (attempt, refusal) => {
+      const { host } = await hostWith('call-undoes-the-lockdown.js');
+
+      const outcome = await host.call('call_undoes_the_lockdown', { attempt });
+
+      expect(outcome.isError).toBe(false);
+      const [block] = outcome.content;
+      expect(block?.type === 'text' && block.text.startsWith('refused: ')).toBe(true);
+      expect(block?.type === 'text' && block.text).toContain(refusal);
+      await expectHostFine(host);
+    });
+
     it("a tool that removes the worker's uncaughtException listener, then throws, gets one TOOL_CRASHED and the pool answers again", async () => {
       const { host } = await hostWith('call-removes-uncaught-listener.js');
       const crashed = failed(

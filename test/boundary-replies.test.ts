@@ -71,6 +71,12 @@ const FORGERIES: Array<[string, string, string]> = [
   ['a TOOL_THREW with a huge message', 'TOOL_THREW', `${'y'.repeat(2000)}… (298000 more characters)`],
   ['a reply nested 5000 deep', 'TOOL_BAD_RESULT', `${CHANGED}$.result.details`],
   ['a function', 'TOOL_BAD_RESULT', `${CHANGED}$.result is a function`],
+  // The guard refuses the transfer, piscina reports that as an uncaught error, and the worker ends.
+  [
+    "a movable reply transferring Node's internal port",
+    'TOOL_EXITED',
+    "the tool's worker exited with code: 70",
+  ],
 ];
 
 function expectAnswer(outcome: ToolOutcome, code: string, message: string): void {
