@@ -7,7 +7,7 @@
  * thread blocked on something else (a read from a pipe nobody writes), the worker is let go: the
  * caller moves on, the thread may keep the process from exiting until its call returns.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
 
 /** How long a terminated worker gets to end before its child processes are killed. */
@@ -40,20 +40,52 @@ function bound(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** Kills the child processes a thread of this process started (Linux); returns how many. */
+/** The pids a kernel children list names (`/proc/<pid>/task/<tid>/children`), or none. */
+function childrenListed(path: string): number[] {
+  try {
+    return readFileSync(path, 'utf8')
+      .split(/\s+/)
+      .filter((part) => /^\d+$/.test(part))
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** A process's children, over all its threads. */
+function childrenOfProcess(pid: number): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return threads.flatMap((tid) => childrenListed(`/proc/${pid}/task/${tid}/children`));
+}
+
+/**
+ * Kills the processes a thread of this process started, and their descendants (a child's own child,
+ * `sleep 600 & wait`, holds the output pipe the thread reads as long as it lives), on Linux; returns
+ * how many. The whole tree is listed before anything is killed: a killed process's children are
+ * reparented and out of reach. (One that was orphaned before this runs is out of reach too.)
+ */
 export function killChildrenOf(osThreadId: number | null): number {
   // The main thread's children are the host's own, never a tool's.
   if (osThreadId === null || osThreadId === process.pid) return 0;
-  let listed: string;
-  try {
-    listed = readFileSync(`/proc/self/task/${osThreadId}/children`, 'utf8');
-  } catch {
-    return 0;
+  const tree: number[] = [];
+  const seen = new Set<number>();
+  const queue = childrenListed(`/proc/self/task/${osThreadId}/children`);
+  while (queue.length > 0 && tree.length < 10_000) {
+    const pid = queue.shift() as number;
+    if (seen.has(pid)) continue;
+    seen.add(pid);
+    tree.push(pid);
+    queue.push(...childrenOfProcess(pid));
   }
   let killed = 0;
-  for (const pid of listed.split(/\s+/).filter((part) => /^\d+$/.test(part))) {
+  for (const pid of tree) {
     try {
-      process.kill(Number(pid), 'SIGKILL');
+      process.kill(pid, 'SIGKILL');
       killed += 1;
     } catch {
       // Gone already.
