@@ -79,30 +79,74 @@ for (const isolation of TIERS) {
 
 describe("a call blocked in a child process (isolation: 'worker'; strict refuses child processes)", () => {
   let dir: string;
+  let killed: AbortController;
   beforeEach(async () => {
     dir = await tempDir('toolhost-blocked-');
+    killed = new AbortController();
   });
   afterEach(async () => {
+    killed.abort();
+    // What a test started and left running is ended by its pid, never by name.
+    const pid = await readPid(join(dir, 'sleep.pid')).catch(() => undefined);
+    if (pid !== undefined) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
     await removeDir(dir);
   });
 
-  it('answers TOOL_TIMEOUT, close() resolves, the host process exits by itself and the child is gone', async () => {
-    const pidFile = join(dir, 'sleep.pid');
+  /** A process's state letter (`Z` for a zombie: killed, not yet reaped by its new parent), or gone. */
+  async function runState(pid: number): Promise<string> {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+    return stat === undefined ? 'gone' : (stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+  }
 
-    // The child host's proof is that it exits at all: its call would otherwise block for 600 s.
-    const run = await runHostInChild({
-      load: [boundaryFixture('call-blocks-in-execfilesync.js')],
-      options: { dataDir: join(dir, 'data') },
-      calls: [{ tool: 'call_blocks_in_execfilesync', args: { pidFile } }],
-    });
+  async function readPid(path: string): Promise<number> {
+    const pid = Number((await readFile(path, 'utf8')).trim());
+    if (!Number.isSafeInteger(pid) || pid <= 0) throw new Error(`no pid in ${path}`);
+    return pid;
+  }
 
-    expect(run.signal).toBeNull();
+  const blocked = (fixture: string, tool: string) =>
+    runHostInChild(
+      {
+        load: [boundaryFixture(fixture)],
+        options: { dataDir: join(dir, 'data') },
+        calls: [{ tool, args: { pidFile: join(dir, 'sleep.pid') } }],
+      },
+      { signal: killed.signal },
+    );
+
+  it.each([
+    ['its child', 'call-blocks-in-execfilesync.js', 'call_blocks_in_execfilesync'],
+    ["its child's child", 'call-blocks-on-a-grandchild.js', 'call_blocks_on_a_grandchild'],
+  ])(
+    'on %s: answers TOOL_TIMEOUT, close() resolves, the host process exits by itself and the sleep is gone',
+    async (_on, fixture, tool) => {
+      // The child host's proof is that it exits at all: its call would otherwise block for 600 s.
+      const run = await blocked(fixture, tool);
+
+      expect(run.signal).toBeNull();
+      expect(run.code).toBe(0);
+      expect(run.report?.loaded).toEqual(['offered']);
+      expect(run.report?.outcomes).toStrictEqual([TIMED_OUT]);
+      expect(run.report?.closed).toBe(true);
+      expect(await runState(await readPid(join(dir, 'sleep.pid')))).toMatch(/^(gone|Z)$/);
+    },
+  );
+
+  // HOLE (see the report on issue 10): a process orphaned before the host looks (here a sleep whose
+  // parent subshell exited at once) is no longer a descendant of the worker's thread, so the host
+  // can't find it to end it; it still holds the pipe the thread's execFileSync reads, so the thread,
+  // and with it the host process, can't end until it does (600 s). close() still resolves. The test
+  // gives up on the child host after 15 s.
+  it.fails('on an orphaned process: the host process exits by itself', async () => {
+    const run = await blocked('call-blocks-on-an-orphan.js', 'call_blocks_on_an_orphan');
+
     expect(run.code).toBe(0);
-    expect(run.report?.loaded).toEqual(['offered']);
     expect(run.report?.outcomes).toStrictEqual([TIMED_OUT]);
-    expect(run.report?.closed).toBe(true);
-    const pid = Number((await readFile(pidFile, 'utf8')).trim());
-    expect(Number.isSafeInteger(pid) && pid > 0).toBe(true);
-    expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
-  });
+  }, 15_000);
 });
