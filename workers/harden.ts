@@ -16,6 +16,8 @@
  * - OpenSSL engines are shared libraries: `crypto.setEngine(path)` and the `privateKeyEngine` /
  *   `clientCertEngine` options of TLS contexts load native code into the host process even with
  *   `--no-addons`. With addons off, the three are refused.
+ * - `os.setPriority(process.pid, 19)` renices the host's main thread (on Linux a pid names a thread):
+ *   every package's calls then wait on a starved host, and without privileges it can't be undone.
  * - `process._getActiveHandles()` hands out every MessagePort the worker holds open, piscina's task
  *   port among them (whose listener on the host's main thread throws on a `null`, or on a reply it
  *   can't deserialize); `_getActiveRequests` goes with it.
@@ -64,10 +66,12 @@ export function hardenWorker(options: HardenOptions): void {
   hardenReport(target);
   hardenInspector();
   if (!options.allowAddons) hardenEngines();
+  replace(require('node:os') as Record<string, unknown>, 'setPriority', refuse('os.setPriority'));
   const v8 = require('node:v8') as Record<string, unknown>;
   replace(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
   replace(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
-  // `import { setFlagsFromString } from 'node:v8'` in a tool sees the replacements too.
+  // `import { setFlagsFromString } from 'node:v8'` (or `setPriority` from 'node:os') in a tool sees
+  // the replacements too.
   syncBuiltinESMExports();
 }
 
