@@ -4,6 +4,7 @@
  * path), fault messages reach the logger and the 'fault' event as escaped data, and a tool that
  * removes the worker's uncaughtException listener still gets one answer.
  */
+import { getPriority, setPriority } from 'node:os';
 import { BroadcastChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { boundaryFixture, TIERS } from './support/boundary.js';
@@ -120,6 +121,24 @@ for (const isolation of TIERS) {
       expect(block?.type === 'text' && block.text).toContain(refusal);
       await expectHostFine(host);
     });
+
+    it.each(['default export', 'named export'])(
+      "a tool can't lower the priority of the host's main thread (os.setPriority, %s)",
+      async (via) => {
+        const { host } = await hostWith('call-renices-the-host.js');
+        const before = getPriority(0);
+        try {
+          expect(await host.call('call_renices_the_host', { via })).toStrictEqual(
+            failed('TOOL_THREW', 'os.setPriority is not available to tools in toolhost'),
+          );
+          expect(getPriority(0)).toBe(before);
+        } finally {
+          // Were it reniced, this suite's own process would stay slowed (as root it can be undone).
+          if (getPriority(0) !== before) setPriority(0, before);
+        }
+        await expectHostFine(host);
+      },
+    );
 
     it("a tool that removes the worker's uncaughtException listener, then throws, gets one TOOL_CRASHED and the pool answers again", async () => {
       const { host } = await hostWith('call-removes-uncaught-listener.js');
