@@ -73,7 +73,8 @@ for (const isolation of TIERS) {
     });
 
     it('a schema that refers 300 times to one definition (12 000 copies if inlined) is offered and validates', async () => {
-      const { host } = await makeHost({ isolation });
+      // 13 KB: the probe compiles it first, in about 100 ms; a loaded machine must not make it miss.
+      const { host } = await makeHost({ isolation, schemaCompileBudgetMs: 30_000 });
       await loadEcho(host);
 
       const report = await host.load(boundaryFixture('decl-schema-shared-definition.js'));
