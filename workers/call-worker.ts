@@ -31,6 +31,13 @@ import { toolSource } from './tool-source.js';
 
 type CallWorkerData = CallSettings & { allowAddons: boolean };
 
+// How many progress messages each call has posted: kept here, not on the call's record, which a tool
+// can reach (it can import the worker module that holds it) and rewrite to post past the cap.
+const posted = new WeakMap<ActiveCall, number>();
+const { get: weakGet, set: weakSet } = WeakMap.prototype;
+const apply = Reflect.apply;
+const progressOf = (call: ActiveCall): number => (apply(weakGet, posted, [call]) as number | undefined) ?? 0;
+
 // First of all, before anything a tool could replace: the line to the host.
 const channel = takePrivateChannel();
 const post = (message: WorkerMessage) => channel.post(message);
@@ -122,14 +129,15 @@ function contextFor(call: ActiveCall): ToolContext {
       return signalFor(call);
     },
     emit(data: JsonValue) {
-      if (call !== activeCall() || call.progressSent >= MAX_PROGRESS_MESSAGES) return;
+      const sent = progressOf(call);
+      if (call !== activeCall() || sent >= MAX_PROGRESS_MESSAGES) return;
       // Progress is advisory: data that is not plain, too deep or too large is dropped here (and
       // would be on the host).
       const check = checkPlainData(data, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_PROGRESS_BYTES });
       if (!check.ok) return;
       try {
         post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
-        call.progressSent += 1;
+        apply(weakSet, posted, [call, sent + 1]);
       } catch {
         // Could not be cloned after all: dropped.
       }
@@ -212,7 +220,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     ...encoded,
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
-    progressSent: call.progressSent,
+    progressSent: progressOf(call),
   };
 }
 
@@ -247,6 +255,6 @@ function failure(call: ActiveCall, code: ToolErrorCode, message: string): CallRe
     error: { code, message },
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
-    progressSent: call.progressSent,
+    progressSent: progressOf(call),
   };
 }
