@@ -142,27 +142,29 @@ for (const isolation of TIERS) {
       await expectHostFine(host);
     });
 
-    it("a tool that emits 5000 progress messages past its worker's count delivers at most 1000, and one answer", async () => {
+    it("a tool that tampers with its worker's progress count still posts at most 1000 progress messages; the reply waits for them", async () => {
       const { host } = await hostWith('call-emits-past-the-progress-cap.js');
       const progress = collect(host, 'progress');
 
       expect(await host.call('call_emits_past_the_progress_cap', {})).toStrictEqual(answered('emitted 5000'));
 
-      expect(progress.length).toBeLessThanOrEqual(1000);
+      // The worker's own count is out of the tool's reach: it posted 1000, said so, and the host
+      // answered once all 1000 had arrived.
       expect(progress.map((event) => event.data)).toStrictEqual(
-        Array.from({ length: progress.length }, (_, index) => ({ step: index + 1 })),
+        Array.from({ length: 1000 }, (_, index) => ({ step: index + 1 })),
       );
       await expectHostFine(host);
     });
 
     it('a reply that claims progress never sent is held only until the deadline, then answered once', async () => {
-      const { host } = await hostWith('call-claims-unsent-progress.js');
+      const { host } = await hostWith('call-claims-unsent-progress.js', { maxThreadsPerPool: 1 });
       const progress = collect(host, 'progress');
 
+      expect(await host.call('call_claims_unsent_progress', { arm: true })).toStrictEqual(answered('armed'));
       expect(await host.call('call_claims_unsent_progress', {})).toStrictEqual(answered('claimed 5'));
 
       expect(progress).toEqual([]);
-      expect(await host.call('call_claims_unsent_progress', {})).toStrictEqual(answered('claimed 5'));
+      expect(await host.call('call_claims_unsent_progress', {})).toStrictEqual(answered('not armed'));
       await expectHostFine(host);
     });
   });
