@@ -166,10 +166,19 @@ function findKey(value: unknown, key: string, at: string): string | undefined {
 
 export type InputCheck = { valid: true } | { valid: false; errors: string[] };
 
-/** Validates a call's input; the messages are written for the model to fix its input. */
+/**
+ * Validates a call's input; the messages are written for the model to fix its input. Never throws: a
+ * schema that refers to itself in place (`{ anyOf: [{ $ref: '#/$defs/self' }] }`) compiles, then
+ * overflows the stack on every value, and that is the tool's schema failing, not the host.
+ */
 export function validateInput(validate: InputValidator, input: unknown): InputCheck {
-  if (validate(input) === true) return { valid: true };
-  return { valid: false, errors: (validate.errors ?? []).map(formatError) };
+  try {
+    if (validate(input) === true) return { valid: true };
+    return { valid: false, errors: (validate.errors ?? []).map(formatError) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { valid: false, errors: [`the tool's parameterSchema could not check the input: ${reason}`] };
+  }
 }
 
 function formatError(error: ErrorObject): string {

@@ -49,9 +49,16 @@ export class PoolThreads {
   readonly #hellos = new Map<number, number | null>();
   readonly #all = new Set<TrackedWorker>();
 
-  constructor(options: { maxLogBytes: number; onFault: (message: string) => void }) {
+  readonly #onWorkerGone: () => void;
+
+  constructor(options: {
+    maxLogBytes: number;
+    onFault: (message: string) => void;
+    onWorkerGone: () => void;
+  }) {
     this.#maxLogBytes = options.maxLogBytes;
     this.#onFault = options.onFault;
+    this.#onWorkerGone = options.onWorkerGone;
   }
 
   /** Wires a piscina pool to this registry; every listener here is total (it never throws). */
@@ -111,6 +118,7 @@ export class PoolThreads {
     void tracked.exited.then(() => {
       this.#all.delete(tracked);
       this.#ready.delete(threadId);
+      this.#onWorkerGone();
     });
     const calls = new Map<string, ThreadListener>();
     this.#ready.set(threadId, { tracked, calls });
@@ -127,7 +135,10 @@ export class PoolThreads {
         const note = parseWorkerMessage(message, this.#maxLogBytes);
         if (note === undefined || note.type === 'hello') return;
         if (note.taskId === null) {
-          if (note.type === 'fault') this.#onFault(`a worker failed outside any call: ${note.message}`);
+          if (note.type !== 'fault') return;
+          // The worker ends right after such a report: a call handed to it now would be blamed for it.
+          this.#ready.delete(threadId);
+          this.#onFault(`a worker failed outside any call: ${note.message}`);
           return;
         }
         calls.get(note.taskId)?.message(note);

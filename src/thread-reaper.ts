@@ -40,47 +40,50 @@ function bound(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** The processes a task (a thread, or a process's threads) started, from /proc (Linux); [] elsewhere. */
-function childrenOf(taskDirs: string[]): number[] {
-  const pids: number[] = [];
-  for (const dir of taskDirs) {
-    let listed = '';
-    try {
-      listed = readFileSync(`${dir}/children`, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const part of listed.split(/\s+/)) if (/^\d+$/.test(part)) pids.push(Number(part));
-  }
-  return pids;
-}
-
-function threadsOf(pid: number): string[] {
+/** The pids a kernel children list names (`/proc/<pid>/task/<tid>/children`), or none. */
+function childrenListed(path: string): number[] {
   try {
-    return readdirSync(`/proc/${pid}/task`).map((tid) => `/proc/${pid}/task/${tid}`);
+    return readFileSync(path, 'utf8')
+      .split(/\s+/)
+      .filter((part) => /^\d+$/.test(part))
+      .map(Number);
   } catch {
     return [];
   }
 }
 
+/** A process's children, over all its threads. */
+function childrenOfProcess(pid: number): number[] {
+  let threads: string[];
+  try {
+    threads = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return threads.flatMap((tid) => childrenListed(`/proc/${pid}/task/${tid}/children`));
+}
+
 /**
- * Kills the processes a thread of this process started, and theirs in turn (a shell's `sleep &` keeps
- * the pipe the blocking call reads from open), on Linux; returns how many.
+ * Kills the processes a thread of this process started, and their descendants (a child's own child,
+ * `sleep 600 & wait`, holds the output pipe the thread reads as long as it lives), on Linux; returns
+ * how many. The whole tree is listed before anything is killed: a killed process's children are
+ * reparented and out of reach. (One that was orphaned before this runs is out of reach too.)
  */
 export function killChildrenOf(osThreadId: number | null): number {
   // The main thread's children are the host's own, never a tool's.
   if (osThreadId === null || osThreadId === process.pid) return 0;
-  const found: number[] = [];
+  const tree: number[] = [];
   const seen = new Set<number>();
-  const queue = childrenOf([`/proc/self/task/${osThreadId}`]);
-  for (let pid = queue.shift(); pid !== undefined; pid = queue.shift()) {
-    if (seen.has(pid) || seen.size > 10_000) continue;
+  const queue = childrenListed(`/proc/self/task/${osThreadId}/children`);
+  while (queue.length > 0 && tree.length < 10_000) {
+    const pid = queue.shift() as number;
+    if (seen.has(pid)) continue;
     seen.add(pid);
-    found.push(pid);
-    queue.push(...childrenOf(threadsOf(pid)));
+    tree.push(pid);
+    queue.push(...childrenOfProcess(pid));
   }
   let killed = 0;
-  for (const pid of found) {
+  for (const pid of tree) {
     try {
       process.kill(pid, 'SIGKILL');
       killed += 1;

@@ -77,7 +77,12 @@ export class TrustDomainPool {
       maxLogBytes: limits.call.maxLogBytes,
     };
     this.#capacity = limits.maxThreads * 2;
-    this.#threads = new PoolThreads({ maxLogBytes: limits.call.maxLogBytes, onFault });
+    this.#threads = new PoolThreads({
+      maxLogBytes: limits.call.maxLogBytes,
+      onFault,
+      // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
+      onWorkerGone: () => this.#unstrand(),
+    });
     this.#piscina = new Piscina({
       filename: CALL_WORKER,
       minThreads: 0,

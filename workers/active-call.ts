@@ -13,7 +13,6 @@ export interface ActiveCall {
   /** Timers the call started (made on first use: most calls start none). */
   timeouts: Set<NodeJS.Timeout> | undefined;
   immediates: Set<NodeJS.Immediate> | undefined;
-  progressSent: number;
   tmpDirMade: boolean;
   /** Aborts when the call ends: it ends the promise timers the call started (made on first use). */
   ended: AbortController | undefined;
@@ -41,7 +40,6 @@ export function newCall(task: CallTask): ActiveCall {
     droppedLogBytes: 0,
     timeouts: undefined,
     immediates: undefined,
-    progressSent: 0,
     tmpDirMade: false,
     ended: undefined,
     signal: undefined,

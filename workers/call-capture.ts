@@ -1,7 +1,7 @@
 /**
  * A tool's printing never reaches the host's stdout (which may be a protocol channel): what it
- * writes through `process.stdout`/`process.stderr`, `console`, `process._rawDebug` or `node:fs` on
- * file descriptors 1 and 2 is kept, up to `maxLogBytes` characters per call, and handed to the host
+ * writes through `process.stdout`/`process.stderr`, `console`, `process._rawDebug` or `node:fs`
+ * (`write`, `writev`, `writeFile` and their sync forms) on file descriptors 1 and 2 is kept, up to `maxLogBytes` characters per call, and handed to the host
  * with the call's reply. Writes that get around this (`Writable.prototype.write.call(process.stdout)`)
  * reach the worker's own stdio stream, which the host reads and drops: it is not piped to the host's.
  */
@@ -57,7 +57,13 @@ export function installCapture(maxLogChars: number): void {
   // captured like its other printing (sync loggers such as pino's destination(1) do this).
   const streamOf = (fd: unknown): Stream | undefined =>
     fd === 1 ? 'stdout' : fd === 2 ? 'stderr' : undefined;
-  const original = { writeSync: fs.writeSync, write: fs.write, writeFileSync: fs.writeFileSync };
+  const original = {
+    writeSync: fs.writeSync,
+    write: fs.write,
+    writevSync: fs.writevSync,
+    writev: fs.writev,
+    writeFileSync: fs.writeFileSync,
+  };
   const lengthOf = (data: unknown) =>
     typeof data === 'string' ? Buffer.byteLength(data) : ((data as Uint8Array | undefined)?.byteLength ?? 0);
   fs.writeSync = ((fd: unknown, data: unknown, ...rest: unknown[]) => {
@@ -76,6 +82,26 @@ export function installCapture(maxLogChars: number): void {
       | undefined;
     if (callback !== undefined) queueMicrotask(() => callback(null, lengthOf(data), data));
   }) as typeof fs.write;
+  const joined = (buffers: unknown) =>
+    Array.isArray(buffers) ? buffers.map((buffer) => decode(buffer)).join('') : decode(buffers);
+  const totalLength = (buffers: unknown) =>
+    Array.isArray(buffers) ? buffers.reduce((sum: number, buffer) => sum + lengthOf(buffer), 0) : 0;
+  fs.writevSync = ((fd: unknown, buffers: unknown, ...rest: unknown[]) => {
+    const stream = streamOf(fd);
+    if (stream === undefined)
+      return (original.writevSync as (...args: unknown[]) => number)(fd, buffers, ...rest);
+    keep(stream, joined(buffers), maxLogChars);
+    return totalLength(buffers);
+  }) as typeof fs.writevSync;
+  fs.writev = ((fd: unknown, buffers: unknown, ...rest: unknown[]) => {
+    const stream = streamOf(fd);
+    if (stream === undefined) return (original.writev as (...args: unknown[]) => void)(fd, buffers, ...rest);
+    keep(stream, joined(buffers), maxLogChars);
+    const callback = rest.find((item) => typeof item === 'function') as
+      | ((error: null, written: number, buffers: unknown) => void)
+      | undefined;
+    if (callback !== undefined) queueMicrotask(() => callback(null, totalLength(buffers), buffers));
+  }) as typeof fs.writev;
   fs.writeFileSync = ((file: unknown, data: unknown, ...rest: unknown[]) => {
     const stream = streamOf(file);
     if (stream === undefined)

@@ -48,6 +48,13 @@ function toolStack(error: unknown): string | undefined {
   return frames.length === 0 ? undefined : frames.join('\n');
 }
 
+// How many progress messages each call has posted: kept here, not on the call's record, which a tool
+// can reach (it can import the worker module that holds it) and rewrite to post past the cap.
+const posted = new WeakMap<ActiveCall, number>();
+const { get: weakGet, set: weakSet } = WeakMap.prototype;
+const apply = Reflect.apply;
+const progressOf = (call: ActiveCall): number => (apply(weakGet, posted, [call]) as number | undefined) ?? 0;
+
 // First of all, before anything a tool could replace: the line to the host.
 const channel = takePrivateChannel();
 const post = (message: WorkerMessage) => channel.post(message);
@@ -99,7 +106,11 @@ process.on('unhandledRejection', (reason) => {
   exit(70);
 });
 process.exit = ((code?: number | string | null) => {
-  fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+  // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
+  // `_exiting` first and report for themselves: a second report would race theirs to the host.
+  if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
+    fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+  }
   exit((code ?? 0) as number);
 }) as typeof process.exit;
 
@@ -136,14 +147,15 @@ function contextFor(call: ActiveCall): ToolContext {
       return signalFor(call);
     },
     emit(data: JsonValue) {
-      if (call !== activeCall() || call.progressSent >= MAX_PROGRESS_MESSAGES) return;
+      const sent = progressOf(call);
+      if (call !== activeCall() || sent >= MAX_PROGRESS_MESSAGES) return;
       // Progress is advisory: data that is not plain, too deep or too large is dropped here (and
       // would be on the host).
       const check = checkPlainData(data, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_PROGRESS_BYTES });
       if (!check.ok) return;
       try {
         post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
-        call.progressSent += 1;
+        apply(weakSet, posted, [call, sent + 1]);
       } catch {
         // Could not be cloned after all: dropped.
       }
@@ -221,7 +233,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     cutBytes: encoded.cutBytes,
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
-    progressSent: call.progressSent,
+    progressSent: progressOf(call),
   };
   if (encoded.details !== undefined) reply.details = encoded.details;
   return reply;
@@ -229,7 +241,9 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
 
 export default async function callTool(task: CallTask): Promise<CallReply | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
-  lockdown();
+  // A reply the host would refuse as over its caps (measured differently there) never crosses: about
+  // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
+  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogBytes) + 65_536 });
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);
@@ -257,6 +271,6 @@ function failure(call: ActiveCall, code: ToolErrorCode, message: string, thrown?
     error: stack === undefined ? { code, message } : { code, message, stack },
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
-    progressSent: call.progressSent,
+    progressSent: progressOf(call),
   };
 }

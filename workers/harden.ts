@@ -16,6 +16,15 @@
  * - OpenSSL engines are shared libraries: `crypto.setEngine(path)` and the `privateKeyEngine` /
  *   `clientCertEngine` options of TLS contexts load native code into the host process even with
  *   `--no-addons`. With addons off, the three are refused.
+ * - `os.setPriority(process.pid, 19)` renices the host's main thread (on Linux a pid names a thread):
+ *   every package's calls then wait on a starved host, and without privileges it can't be undone.
+ * - `process._getActiveHandles()` hands out every MessagePort the worker holds open, piscina's task
+ *   port among them (whose listener on the host's main thread throws on a `null`, or on a reply it
+ *   can't deserialize); `_getActiveRequests` goes with it.
+ * - Node's fatal-exception handler (`process._fatalException`, what runs when no `uncaughtException`
+ *   listener is left) prints straight to the process's stderr when it throws, or when it is replaced:
+ *   a tool could make it do either (a throwing `process.exit` or `exit` listener, `Error.prepareStackTrace`
+ *   for the text). It can't be replaced, and it never throws: a failure in it ends the worker.
  *
  * This is defence in depth, not a boundary: see the README's table of isolation tiers.
  */
@@ -39,20 +48,47 @@ function replace(target: object, key: string, value: unknown): void {
 
 export function hardenWorker(options: HardenOptions): void {
   const target = process as unknown as Record<string, unknown>;
-  const removed = ['kill', '_kill', 'binding', '_linkedBinding', '_debugProcess'];
+  const removed = [
+    'kill',
+    '_kill',
+    'binding',
+    '_linkedBinding',
+    '_debugProcess',
+    '_getActiveHandles',
+    '_getActiveRequests',
+  ];
   if (!options.allowAddons) removed.push('dlopen');
   for (const key of removed) {
     if (key in target) replace(target, key, refuse(`process.${key}`));
   }
 
+  hardenFatalException(target);
   hardenReport(target);
   hardenInspector();
   if (!options.allowAddons) hardenEngines();
+  replace(require('node:os') as Record<string, unknown>, 'setPriority', refuse('os.setPriority'));
   const v8 = require('node:v8') as Record<string, unknown>;
   replace(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
   replace(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
-  // `import { setFlagsFromString } from 'node:v8'` in a tool sees the replacements too.
+  // `import { setFlagsFromString } from 'node:v8'` (or `setPriority` from 'node:os') in a tool sees
+  // the replacements too.
   syncBuiltinESMExports();
+}
+
+function hardenFatalException(target: Record<string, unknown>): void {
+  const apply = Reflect.apply;
+  const fatalException = target['_fatalException'] as ((...args: unknown[]) => unknown) | undefined;
+  // Native: it ends this worker's thread, whatever a tool did to process.exit or 'exit' listeners.
+  const reallyExit = target['reallyExit'] as (code: number) => never;
+  if (typeof fatalException !== 'function' || typeof reallyExit !== 'function') return;
+  replace(target, '_fatalException', (error: unknown, fromPromise: unknown) => {
+    try {
+      if (apply(fatalException, target, [error, fromPromise]) === true) return true;
+    } catch {
+      // Printed to the process's stderr if it got out: the worker ends instead.
+    }
+    return apply(reallyExit, target, [1]);
+  });
 }
 
 function hardenReport(target: Record<string, unknown>): void {

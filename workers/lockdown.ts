@@ -11,30 +11,47 @@
  *
  * So: every `MessagePort#postMessage` in this worker goes through one guard (no `null` or `undefined`
  * on any port; on Node's internal port only the stdio messages Node itself sends there, well
- * formed; the protected ports can't be transferred, so they can't be re-wrapped), the prototypes
- * that lead to the guard are frozen, `Object.prototype` takes no new properties (a getter for an
- * internal symbol there would be handed a port as `this`), and `parentPort` is removed from
- * `node:worker_threads`. The host validates every message regardless: this is defence in depth,
- * except for the two ports above, whose listeners are not ours.
+ * formed, and its fatal-exception report without its payload; on piscina's task port only plain
+ * data of bounded depth and size; the protected ports can't be transferred, so they can't be
+ * re-wrapped), the prototypes that lead to the guard are frozen, `Object.prototype` takes no new
+ * properties (a getter for an internal symbol there would be handed a port as `this`), and
+ * `parentPort` is removed from `node:worker_threads`. The guard itself never reads or writes through
+ * a prototype a tool can still patch (no `for...of`, no `array[index] =`). The host validates every
+ * message regardless: this is defence in depth, except for the two ports above, whose listeners are
+ * not ours.
  */
 import { readlinkSync } from 'node:fs';
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { types } from 'node:util';
 import type * as workerThreads from 'node:worker_threads';
+import { checkPlainData, MAX_DATA_DEPTH } from '../src/plain-data.js';
 
 const require = createRequire(import.meta.url);
 const threads = require('node:worker_threads') as typeof workerThreads & Record<string, unknown>;
 const { MessagePort } = threads;
 const apply = Reflect.apply;
 const getPrototypeOf = Object.getPrototypeOf;
+const defineProperty = Object.defineProperty;
 const isArray = Array.isArray;
 const freeze = Object.freeze;
+const SafeTypeError = TypeError;
 const nativePostMessage = MessagePort.prototype.postMessage;
 const nativeStructuredClone = globalThis.structuredClone;
 const isEncoding = Buffer.isEncoding;
 const { isProxy, isUint8Array } = types;
 const setHas = Set.prototype.has;
 const isIn = (set: Set<object>, value: unknown): boolean => apply(setHas, set, [value]);
+// Taken now, before hardenWorker removes it from tool code: it lists every port this worker holds.
+const getActiveHandles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles;
+
+/**
+ * Sets an array element as an own data property. `array[index] = value` would run a setter a tool
+ * put on `Array.prototype[index]` and leave a hole there, which a getter on the prototype then fills
+ * with something else (for the serializer, or for a later check).
+ */
+function setElement(array: unknown[], index: number, value: unknown): void {
+  defineProperty(array, index, { value, writable: true, enumerable: true, configurable: true });
+}
 
 /** Node's internal port to the host, found as an own symbol property of the worker's stdio streams. */
 function findInternalPorts(): Set<object> {
@@ -63,21 +80,53 @@ function stdioPayload(message: unknown): object | undefined {
     const item: unknown = chunks[index];
     if (typeof item !== 'object' || item === null || isProxy(item)) return undefined;
     const { chunk, encoding } = item as Record<string, unknown>;
-    if (typeof chunk !== 'string' && !isUint8Array(chunk)) return undefined;
-    if (
-      encoding !== undefined &&
-      encoding !== 'buffer' &&
-      !(typeof encoding === 'string' && isEncoding(encoding))
-    ) {
+    const known = encoding === undefined || (typeof encoding === 'string' && isEncoding(encoding));
+    // The host pushes each chunk into a stream: a string with the encoding 'buffer' (what Node sends
+    // beside bytes) makes that push throw, on the host's main thread.
+    if (typeof chunk === 'string' ? !known : !isUint8Array(chunk) || !(known || encoding === 'buffer')) {
       return undefined;
     }
-    rebuilt[index] = { chunk: chunk as string | Uint8Array, encoding: encoding as string | undefined };
+    setElement(rebuilt, index, { chunk, encoding });
   }
   return { type, stream, chunks: rebuilt };
 }
 
 function refused(what: string): never {
-  throw new TypeError(`toolhost: ${what} is refused inside tool workers`);
+  throw new SafeTypeError(`toolhost: ${what} is refused inside tool workers`);
+}
+
+/**
+ * Node's own report of an uncaught exception that nothing handled (`errorMessage`, or
+ * `couldNotSerializeError`). Its payload can't be checked here (the host deserializes it, and a
+ * forged one throws there), so the host gets the payload-free form, once; after that such reports are
+ * dropped. Never a throw: Node posts this from its fatal-exception handler, and a throw there is
+ * printed to the process's stderr, past every capture.
+ */
+let fatalReported = false;
+function fatalReport(message: unknown): object | null | undefined {
+  if (typeof message !== 'object' || message === null || isProxy(message)) return undefined;
+  const { type } = message as Record<string, unknown>;
+  if (type !== 'errorMessage' && type !== 'couldNotSerializeError') return undefined;
+  if (fatalReported) return null;
+  fatalReported = true;
+  return { type: 'couldNotSerializeError' };
+}
+
+/**
+ * What goes on piscina's task port instead of a reply that is not plain data (the tool changed it
+ * after the worker checked it, or answered in toolhost's place): the same task's answer, as a bad
+ * result. Anything not shaped like piscina's response is refused.
+ */
+function replacedReply(message: unknown, problem: string): object {
+  const taskId =
+    typeof message === 'object' && message !== null ? (message as { taskId?: unknown }).taskId : undefined;
+  if (typeof taskId !== 'number') refused("posting anything but a call's reply on piscina's task port");
+  const error = {
+    code: 'TOOL_BAD_RESULT',
+    message: `the tool's reply changed after it was checked: ${problem}`,
+  };
+  const result = { ok: false, error, logs: [], droppedLogBytes: 0, progressSent: 0 };
+  return { taskId, result, error: null, time: null };
 }
 
 /**
@@ -93,14 +142,15 @@ function transferList(transfer: unknown): unknown[] | undefined {
   if (list === undefined) return undefined;
   if (!isArray(list) || isProxy(list)) refused('a transfer list that is not a plain array');
   const copy: unknown[] = [];
-  for (let index = 0; index < list.length; index++) copy[index] = list[index];
+  for (let index = 0; index < list.length; index++) setElement(copy, index, list[index]);
   return copy;
 }
 
 function checkTransfers(list: unknown[] | undefined, protectedPorts: Set<object>): void {
   if (list === undefined) return;
-  for (const item of list) {
-    if (isIn(protectedPorts, item)) refused("transferring the worker's ports to the host");
+  // An index loop: `for...of` would ask `Array.prototype[Symbol.iterator]`, which a tool can replace.
+  for (let index = 0; index < list.length; index++) {
+    if (isIn(protectedPorts, list[index])) refused("transferring the worker's ports to the host");
   }
 }
 
@@ -131,20 +181,46 @@ export function takePrivateChannel(): PrivateChannel {
 
 let lockedDown = false;
 
+export interface LockdownOptions {
+  /**
+   * The most a reply on piscina's task port may be (about its JSON size); a larger one is replaced
+   * there, so a reply the tool grew after it was checked never takes the host's memory.
+   * @default no bound
+   */
+  maxReplyBytes?: number;
+}
+
 /** Locks the channels down (once). Call it after the worker's start-up and before any tool import. */
-export function lockdown(): void {
+export function lockdown(options: LockdownOptions = {}): void {
+  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
   if (lockedDown) return;
   lockedDown = true;
   const internalPorts = findInternalPorts();
   const protectedPorts = new Set<object>(internalPorts);
   if (threads.parentPort !== null) protectedPorts.add(threads.parentPort);
+  // piscina's task port (held in its worker's closure) is among the ports this worker holds open.
+  const taskPorts = new Set<object>();
+  for (const handle of getActiveHandles === undefined ? [] : apply(getActiveHandles, process, [])) {
+    if (handle instanceof MessagePort && !protectedPorts.has(handle)) taskPorts.add(handle);
+  }
+  for (const port of taskPorts) protectedPorts.add(port);
 
   function postMessage(this: object, message: unknown, transfer?: unknown) {
     if (message === null || message === undefined) refused('posting null or undefined on a MessagePort');
     if (isIn(internalPorts, this)) {
-      const payload = stdioPayload(message);
+      const fatal = fatalReport(message);
+      if (fatal === null) return undefined;
+      const payload = fatal ?? stdioPayload(message);
       if (payload === undefined) refused("posting on Node's internal worker port");
       return apply(nativePostMessage, this, [payload]);
+    }
+    // piscina's listener on the host reads each reply off this port, some of them synchronously
+    // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
+    // host object whose deserializer throws) would throw there and end the host. A call's reply is
+    // plain data, and the serializer reads it right after this check, so what passes is what crosses.
+    if (isIn(taskPorts, this)) {
+      const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
+      if (!check.ok) message = replacedReply(message, check.problem);
     }
     const list = transferList(transfer);
     checkTransfers(list, protectedPorts);

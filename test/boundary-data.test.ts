@@ -1,0 +1,71 @@
+/**
+ * Data the host can't take (issue 10): progress nested deeper than the host's main thread can
+ * deserialize, and replies whose parts each fit the cap but not together. `maxResultBytes` counts all
+ * of a reply (every content block and the details); nothing over it crosses.
+ */
+import { describe, expect, it } from 'vitest';
+import { boundaryFixture, TIERS } from './support/boundary.js';
+import { answered, collect, expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
+
+const makeHost = useHosts();
+const CAP = 65_536;
+
+for (const isolation of TIERS) {
+  describe(`isolation: '${isolation}'`, () => {
+    async function hostWith(file: string) {
+      // The output budget is the cap, so what the host shows is what crossed.
+      const made = await makeHost({ isolation, maxResultBytes: CAP, outputBudgetBytes: CAP });
+      await loadEcho(made.host);
+      const report = await made.host.load(boundaryFixture(file));
+      expect(report.modules.map((module) => module.state)).toEqual(['offered']);
+      return made;
+    }
+
+    it('progress nested 5000 deep never reaches the host; the shallow progress after it does, and the call answers', async () => {
+      const { host } = await hostWith('call-emits-deep-progress.js');
+      const progress = collect(host, 'progress');
+
+      expect(await host.call('call_emits_deep_progress', {})).toStrictEqual(answered('emitted'));
+
+      expect(progress.map((event) => event.data)).toStrictEqual([{ shallow: true }]);
+      expect(await host.call('call_emits_deep_progress', {})).toStrictEqual(answered('emitted'));
+      await expectHostFine(host);
+    });
+
+    it('eight text blocks each just under maxResultBytes are cut to fit it together', async () => {
+      const { host } = await hostWith('call-returns-eight-capped-texts.js');
+
+      const outcome = await host.call('call_returns_eight_capped_texts', { cap: CAP });
+
+      expect(outcome.isError).toBe(false);
+      expect(outcome.content).toHaveLength(8);
+      const bytes = outcome.content.reduce(
+        (sum, block) => sum + (block.type === 'text' ? Buffer.byteLength(block.text) : 0),
+        0,
+      );
+      expect(bytes).toBeLessThanOrEqual(CAP);
+      // Each block kept its own head and tail: it was cut, not dropped.
+      outcome.content.forEach((block, index) => {
+        expect(block.type === 'text' && block.text.startsWith(String(index))).toBe(true);
+        expect(block.type === 'text' && block.text.endsWith(String(index))).toBe(true);
+      });
+      await expectHostFine(host);
+    });
+
+    it('eight text blocks and eight details strings each just under maxResultBytes are refused as one reply over the cap', async () => {
+      const { host } = await hostWith('call-returns-eight-capped-details.js');
+      const outputs = collect(host, 'output');
+
+      const outcome = await host.call('call_returns_eight_capped_details', { cap: CAP });
+
+      expect(outcome.isError).toBe(true);
+      expect(outcome.error?.code).toBe('TOOL_BAD_RESULT');
+      expect(outcome.error?.message).toBe(
+        `the result's details are not plain data: details is larger than ${CAP} bytes`,
+      );
+      expect(outcome.details).toBeUndefined();
+      expect(outputs).toEqual([]);
+      await expectHostFine(host);
+    });
+  });
+}
