@@ -63,6 +63,20 @@ function threadsOf(pid: number): string[] {
   }
 }
 
+/** Every process below `pid` (its children, theirs, …), from /proc (Linux); [] elsewhere. */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const seen = new Set<number>();
+  const queue = childrenOf(threadsOf(pid));
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    if (seen.has(next) || seen.size > 10_000) continue;
+    seen.add(next);
+    found.push(next);
+    queue.push(...childrenOf(threadsOf(next)));
+  }
+  return found;
+}
+
 /**
  * Kills the processes a thread of this process started, and theirs in turn (a shell's `sleep &` keeps
  * the pipe the blocking call reads from open), on Linux; returns how many.

@@ -34,6 +34,20 @@ export interface PoolLimits {
 export interface PoolCallHooks {
   signal?: AbortSignal | undefined;
   onProgress?: ((data: JsonValue) => void) | undefined;
+  /** The call was handed to a worker: it runs, and its timeout counts, from now. */
+  onStarted?: (() => void) | undefined;
+}
+
+/**
+ * Where one trust domain version's calls run: a pool of worker threads in the host, or (the process
+ * tier) a process of its own running such a pool.
+ */
+export interface CallPool {
+  run(task: CallTask, hooks?: PoolCallHooks): Promise<PoolReply>;
+  /** Stops taking calls and ends once the calls already running have answered. */
+  drain(): Promise<void>;
+  /** Ends at once; calls still pending answer `HOST_CLOSED`. */
+  close(): Promise<void>;
 }
 
 /** A task that only makes piscina start a worker (see #unstrand). */
@@ -48,7 +62,7 @@ const WAKE_TASK: CallTask = {
   timeoutMs: 1,
 };
 
-export class TrustDomainPool {
+export class TrustDomainPool implements CallPool {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
   readonly #callLimits: PoolCallLimits;
@@ -115,6 +129,7 @@ export class TrustDomainPool {
         task,
         limits: this.#callLimits,
         onProgress: hooks.onProgress,
+        onStarted: hooks.onStarted,
         resolve,
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
