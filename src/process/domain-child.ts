@@ -99,6 +99,11 @@ export class DomainChild {
     return this.#ready && this.#killed === undefined;
   }
 
+  /** Being ended (or ended): nothing new may be sent to it. */
+  get ending(): boolean {
+    return this.#killed !== undefined || this.#ended;
+  }
+
   send(message: HostMessage): void {
     try {
       this.#socket?.write(encodeFrame(message));
@@ -209,9 +214,16 @@ export class DomainChild {
     });
     socket.on('error', () => {});
     socket.once('close', () => {
-      if (this.#exit === undefined)
-        this.kill({ cause: 'crashed', message: 'closed its channel to the host' });
-      else this.#finish();
+      if (this.#exit !== undefined) {
+        this.#finish();
+        return;
+      }
+      // A process that died closes its channel a moment before its exit is seen: wait for that. One
+      // that closed its channel and lives on is ended.
+      setTimeout(() => {
+        if (this.#exit === undefined)
+          this.kill({ cause: 'crashed', message: 'closed its channel to the host' });
+      }, DRAIN_BOUND_MS);
     });
   }
 

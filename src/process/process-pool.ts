@@ -112,6 +112,8 @@ export class ProcessDomainPool implements CallPool {
     if (live === undefined) return;
     await new Promise<void>((resolve) => {
       this.#gone.push(resolve);
+      // Whoever awaits this is owed its end: the process holds the event loop until then.
+      live.child.busy = true;
       live.child.kill({ cause: 'ended', message: 'was ended by the host' });
     });
   }
@@ -124,6 +126,8 @@ export class ProcessDomainPool implements CallPool {
       return;
     }
     clearTimeout(this.#idle);
+    // A process being ended still answers what it holds, but takes nothing new.
+    if (this.#live?.child.ending === true) this.#live = undefined;
     const live = this.#live ?? this.#spawn();
     live.child.busy = true;
     if (!live.ready) return;

@@ -49,9 +49,8 @@ function outcomeFor(end: ChildEnd, memoryMb: number): ReadOutcome {
 export class ProcessReads {
   readonly #options: ProcessReadsOptions;
   readonly #waiting: PendingRead[] = [];
-  readonly #pending = new Map<number, PendingRead>();
+  readonly #pending = new WeakMap<DomainChild, Map<number, PendingRead>>();
   #child: DomainChild | undefined;
-  #ready = false;
   #ids = 0;
   #closed = false;
 
@@ -64,9 +63,11 @@ export class ProcessReads {
     if (this.#closed) return Promise.resolve(CLOSED_OUTCOME);
     return new Promise((resolve) => {
       this.#waiting.push({ moduleUrl, resolve });
+      // One being ended (a read took it down) answers what it holds; the next read gets a new one.
+      if (this.#child?.ending === true) this.#child = undefined;
       this.#child ??= this.#spawn();
       this.#child.busy = true;
-      if (this.#ready) this.#sendWaiting();
+      if (this.#child.ready) this.#sendWaiting();
     });
   };
 
@@ -78,47 +79,51 @@ export class ProcessReads {
 
   #spawn(): DomainChild {
     const { paths, memoryMb, heapMb, timeoutMs, allowAddons, environment } = this.#options;
-    return new DomainChild({
+    /** The reads sent to this process (each process answers only its own). */
+    const pending = new Map<number, PendingRead>();
+    const child: DomainChild = new DomainChild({
       init: { type: 'init', mode: 'reads', heapMb, timeoutMs },
       paths,
       allowAddons,
       memoryMb,
       replyLimits: READ_REPLY_LIMITS,
       environment,
-      onReady: () => {
-        this.#ready = true;
-        this.#sendWaiting();
-      },
+      onReady: () => this.#sendWaiting(),
       onNote: (note) => {
         if (note.type !== 'read') return;
-        const read = this.#pending.get(note.readId);
-        this.#pending.delete(note.readId);
+        const read = pending.get(note.readId);
+        pending.delete(note.readId);
         if (read === undefined) return;
         clearTimeout(read.timer);
         read.resolve(note.outcome);
       },
       onEnd: (end) => {
-        this.#child = undefined;
-        this.#ready = false;
         const outcome = outcomeFor(end, memoryMb);
-        for (const read of [...this.#waiting.splice(0), ...this.#pending.values()]) {
+        const current = this.#child === child;
+        if (current) this.#child = undefined;
+        // Reads still waiting for this process (it never became ready) end with it.
+        const waited = current ? this.#waiting.splice(0) : [];
+        for (const read of [...waited, ...pending.values()]) {
           clearTimeout(read.timer);
           read.resolve(outcome);
         }
-        this.#pending.clear();
+        pending.clear();
       },
     });
+    this.#pending.set(child, pending);
+    return child;
   }
 
   #sendWaiting(): void {
     const child = this.#child;
-    if (child === undefined) return;
+    const pending = child === undefined ? undefined : this.#pending.get(child);
+    if (child === undefined || pending === undefined || !child.ready) return;
     for (const read of this.#waiting.splice(0)) {
       const readId = ++this.#ids;
-      this.#pending.set(readId, read);
+      pending.set(readId, read);
       // The time bound is the host's, from when the process was asked (it starts the worker then).
       read.timer = setTimeout(() => {
-        this.#pending.delete(readId);
+        pending.delete(readId);
         read.resolve({
           state: 'timed-out',
           reason: `reading the declaration took longer than ${this.#options.timeoutMs} ms`,

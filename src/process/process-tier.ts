@@ -28,7 +28,7 @@ export function processTierGaps(found: ChildEnvironment): string[] {
   const gaps: string[] = [];
   if (!found.sandbox.available) {
     gaps.push(
-      `an OS sandbox (${found.sandbox.reason}), so its tools can read and write what the host's user can, reach the network, and signal the host`,
+      `an OS sandbox (${found.sandbox.reason}), so its tools can read and write what the host's user can, reach the network and signal the host's processes`,
     );
   }
   if (!found.cgroups.available) {
@@ -60,7 +60,7 @@ export class ProcessTier {
       const gaps = processTierGaps(found);
       if (gaps.length > 0) {
         this.#logger.warn(
-          `process isolation on this machine has no ${gaps.join('; nor ')}; see the README's table of what each tier contains`,
+          `process isolation here runs without ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
         );
       }
     }
