@@ -12,6 +12,9 @@ import { cgroupSupport } from './memory-cgroup.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
 import { sandboxSupport } from './sandbox.js';
 
+/** How the host's notice of what the tier lacks begins (the CLI shows that line). */
+export const PROCESS_TIER_NOTICE = 'process isolation here runs without';
+
 let environment: Promise<ChildEnvironment> | undefined;
 
 /** This machine's sandbox and memory cgroups, as the process tier can use them. */
@@ -60,7 +63,7 @@ export class ProcessTier {
       const gaps = processTierGaps(found);
       if (gaps.length > 0) {
         this.#logger.warn(
-          `process isolation here runs without ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
+          `${PROCESS_TIER_NOTICE} ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
         );
       }
     }
