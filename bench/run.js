@@ -2,7 +2,7 @@
  * `npm run bench`: runs every scenario in a child process of its own, then writes
  * bench/results/latest.md (the table the README quotes) and bench/results/latest.json.
  *
- *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop]
+ *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,process-tier]
  *                     [--out=<folder>]   (default bench/results)
  *
  * TOOLHOST_BENCH_DIST=<folder laid out like dist/> measures another build (a prototype) instead;
@@ -17,7 +17,16 @@ import { describeMachine } from './lib/machine.mjs';
 import { evaluateTargets, renderMarkdown } from './lib/render.mjs';
 import { formatMs, rounded } from './lib/stats.mjs';
 
-const SCENARIOS = ['round-trip', 'throughput', 'load', 'timeout', 'crash-storm', 'large-results', 'loop'];
+const SCENARIOS = [
+  'round-trip',
+  'throughput',
+  'load',
+  'timeout',
+  'crash-storm',
+  'large-results',
+  'loop',
+  'process-tier',
+];
 
 const quick = process.argv.includes('--quick');
 const onlyArg = process.argv.find((arg) => arg.startsWith('--only='));
