@@ -166,3 +166,19 @@ describe("isolation: 'process', what crosses back", () => {
     expect(progress.map((event) => event.callId)).toEqual(['aborted_1', 'aborted_2']);
   });
 });
+
+describe("isolation: 'process', __proto__ in the arguments", () => {
+  it("reaches the tool as an own key, and can't pollute Object.prototype, in its worker or the host", async () => {
+    const { host } = await makeHost({ isolation: 'process' });
+    await host.load(fixtureModule('call-proto-args.js'));
+    const args = JSON.parse(
+      '{"__proto__": {"polluted": "yes"}, "constructor": {"prototype": {"polluted": "yes"}}}',
+    );
+
+    expect((await host.call('call_proto_args', args)).error).toStrictEqual({
+      code: 'TOOL_THREW',
+      message: 'Cannot add property polluted, object is not extensible',
+    });
+    expect(Object.hasOwn(Object.prototype, 'polluted')).toBe(false);
+  });
+});

@@ -8,7 +8,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import { constants } from 'node:os';
 import type { ReplyLimits } from '../reply-check.js';
 import { descendantsOf } from '../thread-reaper.js';
 import {
@@ -20,6 +19,7 @@ import {
 } from './child-messages.js';
 import { encodeFrame, FrameReader } from './frames.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
+import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
 import { RssWatchdog } from './rss-watchdog.js';
 import { CHILD_MAIN, type SandboxPaths, type SandboxSupport, sandboxArgs } from './sandbox.js';
 
@@ -54,28 +54,6 @@ const START_BOUND_MS = 30_000;
 /** After the process is gone, how long its channel may stay open (a detached grandchild holding it). */
 const DRAIN_BOUND_MS = 1000;
 
-/** Every package process still running, so that they end with the host even without close(). */
-const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined) return;
-  for (const target of [-child.pid, child.pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // Gone already, or not a group leader.
-    }
-  }
-}
-
-function describeExit(code: number | null, signal: NodeJS.Signals | null): string {
-  if (signal !== null) return `was killed (${signal})`;
-  // bwrap reports a command killed by a signal as 128 + the signal's number.
-  const name = Object.entries(constants.signals).find(([, number]) => number + 128 === code)?.[0];
-  return name === undefined ? `exited with code ${code}` : `was killed (${name})`;
-}
-
 export class DomainChild {
   readonly #options: ChildOptions;
   #child: ChildProcess | undefined;
@@ -92,7 +70,10 @@ export class DomainChild {
 
   constructor(options: ChildOptions) {
     this.#options = options;
-    void this.#start();
+    // Whatever fails while it starts (a spawn that throws, a logger that throws) ends it as a start.
+    this.#start().catch((error: unknown) =>
+      this.kill({ cause: 'start', message: `could not start: ${String(error)}` }),
+    );
   }
 
   get ready(): boolean {
@@ -170,13 +151,7 @@ export class DomainChild {
     );
     if (child.pid === undefined) return;
     child.once('exit', (code, signal) => this.#exited(code, signal));
-    live.add(child);
-    if (!exitHookInstalled) {
-      exitHookInstalled = true;
-      process.on('exit', () => {
-        for (const running of live) killGroup(running);
-      });
-    }
+    holdUntilExit(child);
     this.#listen(child.stdio[3] as Socket);
     this.busy = this.#busy;
     // In its cgroup at once; what it starts before its hello (bwrap's own processes) follows then.
@@ -274,7 +249,7 @@ export class DomainChild {
     clearTimeout(this.#startTimer);
     this.#watchdog?.stop();
     if (this.#child !== undefined) {
-      live.delete(this.#child);
+      letGo(this.#child);
       // What a tool left behind (a background job holding the channel open) goes with it.
       killGroup(this.#child);
     }

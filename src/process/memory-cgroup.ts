@@ -11,7 +11,7 @@
  * leftover processes killed) by the next host when the host that made them is gone.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -118,6 +118,31 @@ async function sweep(parent: string, version: 1 | 2): Promise<void> {
 
 let counter = 0;
 
+/** Every cgroup this process made and has not removed: removed at exit, even without close(). */
+const made = new Set<ChildCgroup>();
+let exitHookInstalled = false;
+
+/**
+ * At exit the processes of every cgroup still there are killed, and the folders removed as soon as
+ * the kernel has let the killed processes go (a few milliseconds): a cgroup left behind keeps its
+ * parent from being removed by whoever made that (a service manager, a CI runner).
+ */
+function removeAllAtExit(): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (const cgroup of made) {
+    cgroup.killAllNow();
+    for (let attempt = 0; attempt < 100; attempt += 1) {
+      try {
+        rmdirSync(cgroup.path);
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EBUSY') break;
+        Atomics.wait(pause, 0, 0, 2);
+      }
+    }
+  }
+}
+
 /** One package process's cgroup. */
 export class ChildCgroup {
   readonly path: string;
@@ -135,6 +160,11 @@ export class ChildCgroup {
     const path = join(parent, `toolhost-${process.pid}-${++counter}`);
     const cgroup = new ChildCgroup(path, version, limitMb * 1024 * 1024);
     await mkdir(path);
+    made.add(cgroup);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.on('exit', removeAllAtExit);
+    }
     try {
       const limit = String(cgroup.limitBytes);
       if (version === 1) {
@@ -148,6 +178,7 @@ export class ChildCgroup {
         await writeFile(join(path, 'memory.oom.group'), '1').catch(() => {});
       }
     } catch (error) {
+      made.delete(cgroup);
       await rmdir(path).catch(() => {});
       throw error;
     }
@@ -181,13 +212,23 @@ export class ChildCgroup {
 
   /** Kills everything still in it: what a tool started and detached from its process group, say. */
   async killAll(): Promise<void> {
-    for (const pid of await this.pids()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // Gone already.
-      }
+    kill(await this.pids());
+  }
+
+  /** {@link killAll}, synchronously (at exit). */
+  killAllNow(): void {
+    let listed = '';
+    try {
+      listed = readFileSync(join(this.path, 'cgroup.procs'), 'utf8');
+    } catch {
+      return;
     }
+    kill(
+      listed
+        .split('\n')
+        .filter((line) => /^\d+$/.test(line))
+        .map(Number),
+    );
   }
 
   /**
@@ -198,12 +239,26 @@ export class ChildCgroup {
     for (let attempt = 0; attempt < 20; attempt += 1) {
       try {
         await rmdir(this.path);
+        made.delete(this);
         return;
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          made.delete(this);
+          return;
+        }
         await this.killAll();
         await new Promise((resolve) => setTimeout(resolve, 25 * (attempt + 1)).unref());
       }
+    }
+  }
+}
+
+function kill(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone already.
     }
   }
 }

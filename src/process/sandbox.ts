@@ -132,7 +132,10 @@ let support: Promise<SandboxSupport> | undefined;
  * refused by a security module). Tried once per process.
  */
 export function sandboxSupport(): Promise<SandboxSupport> {
-  support ??= probe();
+  support ??= probe().catch((error: unknown) => ({
+    available: false,
+    reason: `bwrap could not be tried: ${String(error)}`,
+  }));
   return support;
 }
 
