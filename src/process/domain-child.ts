@@ -136,7 +136,7 @@ export class DomainChild {
     const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN];
     const node = realpathSync(process.execPath);
     const [command, args] = sandbox.available
-      ? [sandbox.bwrap, [...sandboxArgs(options.paths), node, ...nodeArgs]]
+      ? [sandbox.bwrap, [...sandboxArgs(options.paths, sandbox), node, ...nodeArgs]]
       : [node, nodeArgs];
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],

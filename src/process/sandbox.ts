@@ -20,7 +20,14 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export type SandboxSupport = { available: true; bwrap: string } | { available: false; reason: string };
+export type SandboxSupport =
+  | {
+      available: true;
+      bwrap: string;
+      /** bubblewrap 0.8 and later can keep the process from making user namespaces of its own. */
+      disableUserns: boolean;
+    }
+  | { available: false; reason: string };
 
 /** What one package's process may see. */
 export interface SandboxPaths {
@@ -51,11 +58,18 @@ const NETWORK_FILES = [
 /** The entry point of a package's process. */
 export const CHILD_MAIN = realpathSync(fileURLToPath(new URL('./child-main.js', import.meta.url)));
 
+let cachedCodePaths: string[] | undefined;
+
 /**
  * What the child's own code reads: toolhost's compiled `src` and `workers`, its package.json (which
  * makes them ES modules), piscina's package folder, and Node. Real paths: Node loads by real path.
  */
 function codePaths(): string[] {
+  cachedCodePaths ??= findCodePaths();
+  return cachedCodePaths;
+}
+
+function findCodePaths(): string[] {
   const require = createRequire(import.meta.url);
   const piscinaEntry = realpathSync(require.resolve('piscina'));
   const piscinaRoot = piscinaEntry.slice(0, piscinaEntry.lastIndexOf(`${sep}dist${sep}`));
@@ -108,8 +122,8 @@ function isWithin(folder: string, path: string): boolean {
 }
 
 /** The `bwrap` arguments (up to and including `--`) for a package's process. */
-export function sandboxArgs(paths: SandboxPaths): string[] {
-  const args = ['--unshare-all', '--unshare-user', '--disable-userns'];
+export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boolean }): string[] {
+  const args = ['--unshare-all', '--unshare-user', ...(options.disableUserns ? ['--disable-userns'] : [])];
   if (paths.network) args.push('--share-net');
   const system = systemArgs();
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...system.args);
@@ -146,8 +160,22 @@ async function probe(): Promise<SandboxSupport> {
   const bwrap = findOnPath('bwrap');
   if (bwrap === undefined) return { available: false, reason: 'bubblewrap (bwrap) is not installed' };
   const tmpDir = await mkdtemp(join(tmpdir(), 'toolhost-sandbox-probe-'));
-  const args = [...sandboxArgs({ readOnly: [], tmpDir, network: false }), process.execPath, '-e', ''];
-  const outcome = await new Promise<SandboxSupport>((resolve) => {
+  try {
+    const outcome = await trial(bwrap, tmpDir, true);
+    // Before 0.8 bubblewrap has no --disable-userns: the rest of the sandbox still holds.
+    if (!outcome.available && outcome.reason.includes('disable-userns'))
+      return await trial(bwrap, tmpDir, false);
+    return outcome;
+  } finally {
+    await rm(tmpDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** One trial run of the sandbox every package's process gets, with Node in it. */
+function trial(bwrap: string, tmpDir: string, disableUserns: boolean): Promise<SandboxSupport> {
+  const node = realpathSync(process.execPath);
+  const args = [...sandboxArgs({ readOnly: [], tmpDir, network: false }, { disableUserns }), node, '-e', ''];
+  return new Promise<SandboxSupport>((resolve) => {
     const trial = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
     let stderr = '';
     trial.stderr.setEncoding('utf8');
@@ -159,7 +187,7 @@ async function probe(): Promise<SandboxSupport> {
     );
     trial.once('close', (code, signal) => {
       if (code === 0) {
-        resolve({ available: true, bwrap });
+        resolve({ available: true, bwrap, disableUserns });
         return;
       }
       const line =
@@ -167,6 +195,4 @@ async function probe(): Promise<SandboxSupport> {
       resolve({ available: false, reason: `bwrap refused to start a sandbox here: ${line.trim()}` });
     });
   });
-  await rm(tmpDir, { recursive: true, force: true }).catch(() => {});
-  return outcome;
 }
