@@ -81,11 +81,13 @@ describe("isolation: 'process' in bubblewrap: files", () => {
     expect(own.split('\0').filter((entry) => entry !== '' && !entry.startsWith('PWD='))).toEqual([]);
   });
 
-  it('a tool that writes outside its tmpDir gets an error result and no file appears', async () => {
+  it('a tool that writes outside its tmpDir (or to a relative path) gets an error result and no file appears', async () => {
     for (const target of [
       join(root, 'written-by-tool.txt'),
       '/tmp/written-by-a-process-tool.txt',
       '/written.txt',
+      // Relative: its working directory is the sandbox's read-only root, not the host's.
+      'written-relative.txt',
     ]) {
       const outcome = await host.call('strict_write_file', { path: target, text: 'pwned' });
       expect(outcome.error?.code).toBe('TOOL_THREW');
@@ -94,6 +96,7 @@ describe("isolation: 'process' in bubblewrap: files", () => {
       );
       expect(existsSync(target)).toBe(false);
     }
+    expect(existsSync(join(process.cwd(), 'written-relative.txt'))).toBe(false);
     await expectNextCallWorks();
   });
 });

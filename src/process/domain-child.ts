@@ -141,7 +141,8 @@ export class DomainChild {
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       env: {},
-      cwd: options.paths.tmpDir,
+      // Without a sandbox, the host's working directory, as a worker's (the CLI's selftest watches it).
+      ...(sandbox.available ? { cwd: options.paths.tmpDir } : {}),
       // A group of its own: ending it ends what a tool started beside it.
       detached: true,
     });

@@ -33,7 +33,7 @@ export type SandboxSupport =
 export interface SandboxPaths {
   /** Read-only: the version's snapshot (its dependency tree and version folders). */
   readOnly: string[];
-  /** Read-write, and the working directory: the domain's tmp folder. */
+  /** Read-write: the domain's tmp folder (each call's tmpDir is inside it). */
   tmpDir: string;
   /** Whether the package has the network (its manifest asks and the host allows). */
   network: boolean;
@@ -134,7 +134,9 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
     if (system.bound.some((folder) => isWithin(folder, path))) continue;
     args.push('--ro-bind', path, path);
   }
-  args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', paths.tmpDir, '--');
+  // Its working directory is the read-only root: a relative write fails, as under strict, rather
+  // than landing beside other calls' tmpDirs.
+  args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', '/', '--');
   return args;
 }
 
