@@ -9,16 +9,19 @@ import { join } from 'node:path';
 import type { SourceVersion } from './generation.js';
 import type { Settings } from './host-options.js';
 import type { DomainPaths } from './isolation.js';
+import { ProcessDomains, type VersionReads } from './process/process-domains.js';
 import type { CallSettings } from './protocol.js';
 import type { WorkerFlags } from './worker-flags.js';
-import { TrustDomainPool } from './worker-pool.js';
+import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
 
 export class DomainPools {
   readonly #settings: Settings;
   readonly #flags: WorkerFlags;
   readonly #onFault: (source: string, message: string) => void;
-  readonly #pools = new Map<SourceVersion, TrustDomainPool>();
-  readonly #drainingPools = new Set<TrustDomainPool>();
+  readonly #pools = new Map<SourceVersion, CallPool>();
+  readonly #drainingPools = new Set<CallPool>();
+  /** The process tier's pools and reads. */
+  readonly #processes: ProcessDomains;
   /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
   readonly #tmpDirs = new Map<string, string>();
   /** What the host's own tools' calls share (made on the first such call). */
@@ -28,30 +31,42 @@ export class DomainPools {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
+    this.#processes = new ProcessDomains(settings);
   }
 
   /** The pool of a current version (made on its first call). */
-  poolFor(version: SourceVersion): TrustDomainPool {
+  poolFor(version: SourceVersion): CallPool {
     let pool = this.#pools.get(version);
     if (pool === undefined) {
       const { root } = version;
-      pool = new TrustDomainPool(
-        {
-          maxThreads: this.#settings.maxThreadsPerPool,
-          idleTimeoutMs: this.#settings.idleTimeoutMs,
-          heapMb: this.#settings.callHeapMb,
-          stackMb: this.#settings.callStackMb,
-          timeoutGraceMs: this.#settings.timeoutGraceMs,
-          env: this.#settings.env,
-          execArgv: this.execArgvFor(version),
-          allowAddons: this.#settings.allowAddons,
-          call: this.#callSettings(root),
-        },
-        (message) => this.#onFault(root, message),
-      );
+      const limits: PoolLimits = {
+        maxThreads: this.#settings.maxThreadsPerPool,
+        idleTimeoutMs: this.#settings.idleTimeoutMs,
+        heapMb: this.#settings.callHeapMb,
+        stackMb: this.#settings.callStackMb,
+        timeoutGraceMs: this.#settings.timeoutGraceMs,
+        env: this.#settings.env,
+        execArgv: this.execArgvFor(version),
+        allowAddons: this.#settings.allowAddons,
+        call: this.#callSettings(root),
+      };
+      const onFault = (message: string) => this.#onFault(root, message);
+      // The process tier runs the same pool, in a process of the version's own.
+      pool =
+        version.isolation === 'process'
+          ? this.#processes.pool(version, limits, onFault)
+          : new TrustDomainPool(limits, onFault);
       this.#pools.set(version, pool);
     }
     return pool;
+  }
+
+  /** Where a process-tier version's declarations are read (a process of their own); none otherwise. */
+  readsFor(
+    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
+  ): VersionReads | undefined {
+    if (version.isolation !== 'process') return undefined;
+    return this.#processes.reads(version, this.execArgvFor(version), this.#domainTmpDir(version.root));
   }
 
   /**
@@ -98,6 +113,7 @@ export class DomainPools {
   async close(): Promise<void> {
     const pools = [...this.#pools.values(), ...this.#drainingPools];
     this.#pools.clear();
+    this.#processes.close();
     await Promise.all(pools.map((pool) => pool.close()));
   }
 

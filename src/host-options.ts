@@ -81,11 +81,19 @@ export interface ToolHostOptions {
    * Which packages that ask for the network in their manifest (`"toolhost": { "permissions": { "net":
    * true } }`) get it in the strict tier: `true` for every package that asks, or a list of package
    * names (`package.json` `name`). A package that doesn't ask never gets it. Only Node 25 and later
-   * can deny the network to a strict worker; the worker tier never denies it.
+   * can deny the network to a strict worker; the process tier denies it where bubblewrap sandboxes
+   * the package's process; the worker tier never denies it.
    * @default false
    * @example new ToolHost({ isolation: 'strict', allowNetwork: ['weather-tools'] })
    */
   allowNetwork?: boolean | readonly string[];
+  /**
+   * The memory limit of each package's process in the `process` tier, in MB: all of its memory (the
+   * heaps of its workers, `ArrayBuffer`s, native memory, the programs it starts), not only the heap.
+   * Enforced by a memory cgroup where the host can make one, else by a watchdog of resident memory.
+   * @default 1024
+   */
+  processMemoryMb?: number;
 }
 
 export interface LoadOptions {
@@ -144,6 +152,7 @@ export interface Settings {
   schemaCompileBudgetMs: number;
   errorStacksToModel: boolean;
   allowNetwork: boolean | readonly string[];
+  processMemoryMb: number;
 }
 
 /** Checks every option and fills in the defaults. */
@@ -162,6 +171,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'maxSchemaBytes',
     'maxSchemaDepth',
     'schemaCompileBudgetMs',
+    'processMemoryMb',
   ] as const) {
     expectPositiveInteger(key, options[key]);
   }
@@ -241,6 +251,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
     errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
+    processMemoryMb: options.processMemoryMb ?? 1024,
   };
 }
 

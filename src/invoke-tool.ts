@@ -11,7 +11,7 @@ import type { CallSettings, CallTask } from './protocol.js';
 import { toOriginalPaths } from './snapshot-paths.js';
 import { relativeTo } from './stack-frames.js';
 import { type JsonValue, text } from './tool-module.js';
-import type { TrustDomainPool } from './worker-pool.js';
+import type { CallPool, PoolReply } from './worker-pool.js';
 
 export interface Invocation {
   kind: 'run' | 'selftest';
@@ -21,7 +21,7 @@ export interface Invocation {
   sequence: number;
   settings: Settings;
   /** The pool of the tool's version (module tools). */
-  pool: TrustDomainPool | undefined;
+  pool: CallPool | undefined;
   inProcess: { settings: CallSettings; closing: AbortSignal };
   emit: {
     emit<K extends keyof ToolHostEvents>(event: K, ...args: ToolHostEvents[K]): boolean;
@@ -51,7 +51,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   };
   const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
 
-  let reply: Awaited<ReturnType<TrustDomainPool['run']>>;
+  let reply: PoolReply;
   if (origin.kind === 'host') {
     reply = await runInProcess(origin.tool, task, {
       settings: invocation.inProcess.settings,

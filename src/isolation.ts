@@ -12,6 +12,10 @@
  * Node 25 and later also deny the network unless `--allow-net` is given, which strict gives only to a
  * package that asks for it and that the host allows ({@link grantsNetwork}).
  *
+ * - `process`: each package version's pool of worker-tier workers inside a process of its own, with a
+ *   memory limit over the whole process, and on Linux with bubblewrap an OS sandbox around it (see
+ *   `src/process/`). Its workers get the worker tier's flags.
+ *
  * Node's documentation says the permission model "does not protect against malicious code": strict
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
  * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
@@ -22,9 +26,9 @@ import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolHostError } from './errors.js';
 
-export type IsolationTier = 'worker' | 'strict';
+export type IsolationTier = 'worker' | 'strict' | 'process';
 
-export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict'];
+export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict', 'process'];
 
 export interface DomainPaths {
   /** The package folder, or the single module file (real paths, as `host.load` resolved them). */
@@ -106,7 +110,8 @@ export function workerExecArgv(
   options: { allowAddons: boolean; allowNetwork?: boolean },
 ): string[] {
   const addons = options.allowAddons ? [] : ['--no-addons'];
-  if (tier === 'worker') return addons;
+  // The process tier's boundary is its process (and sandbox); the workers inside are worker-tier ones.
+  if (tier === 'worker' || tier === 'process') return addons;
 
   assertTierSupported(tier);
   cachedWorkerCodePaths ??= workerCodePaths();

@@ -70,6 +70,7 @@ export class PoolCall implements ThreadListener {
   readonly kill = new KillSwitch();
   readonly #limits: PoolCallLimits;
   readonly #onProgress: ((data: JsonValue) => void) | undefined;
+  readonly #onStarted: (() => void) | undefined;
   readonly #resolve: (reply: PoolReply) => void;
   readonly #onAnswered: () => void;
   #answered = false;
@@ -84,12 +85,14 @@ export class PoolCall implements ThreadListener {
     task: CallTask;
     limits: PoolCallLimits;
     onProgress: ((data: JsonValue) => void) | undefined;
+    onStarted?: (() => void) | undefined;
     resolve: (reply: PoolReply) => void;
     onAnswered: () => void;
   }) {
     this.task = options.task;
     this.#limits = options.limits;
     this.#onProgress = options.onProgress;
+    this.#onStarted = options.onStarted;
     this.#resolve = options.resolve;
     this.#onAnswered = options.onAnswered;
   }
@@ -120,6 +123,7 @@ export class PoolCall implements ThreadListener {
     this.#worker = worker;
     if (this.#answered) return;
     this.#deadline = setTimeout(() => this.#timeOut(), this.task.timeoutMs);
+    this.#onStarted?.();
   }
 
   message(note: WorkerNote): void {

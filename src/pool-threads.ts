@@ -94,6 +94,16 @@ export class PoolThreads {
     return null;
   };
 
+  /** Whether any worker of the pool has started (and not exited). */
+  get anyReady(): boolean {
+    return this.#ready.size > 0;
+  }
+
+  /** The calls given to piscina that no worker has taken yet. */
+  get waiting(): ThreadListener[] {
+    return [...this.#waiting.values()];
+  }
+
   /** A call about to go to piscina: it is told when (and to which worker) it is handed. */
   expect(listener: ThreadListener): void {
     this.#waiting.set(listener.taskId, listener);

@@ -70,8 +70,15 @@ function parseBlock(value: unknown): ToolContentBlock | undefined {
   return { type: 'image', source: { type: 'base64', media_type: mediaType as never, data } };
 }
 
-/** A call's reply (piscina's task result): shape, types, codes and the size of all of it. */
-export function parseCallReply(value: unknown, limits: ReplyLimits): Parsed<CallReply> {
+/**
+ * A call's reply (piscina's task result): shape, types, codes and the size of all of it. `codes` are
+ * the error codes it may carry (a package's process also relays the faults its workers had).
+ */
+export function parseCallReply(
+  value: unknown,
+  limits: ReplyLimits,
+  codes: ReadonlySet<ToolErrorCode> = REPLY_ERROR_CODES,
+): Parsed<CallReply> {
   const reply = record(value);
   if (reply === undefined) return fail('the reply is not an object');
   const logs = parseLogs(own(reply, 'logs'), limits.maxLogBytes);
@@ -86,7 +93,7 @@ export function parseCallReply(value: unknown, limits: ReplyLimits): Parsed<Call
   if (ok === false) {
     const error = record(own(reply, 'error'));
     const code = error === undefined ? undefined : own(error, 'code');
-    if (typeof code !== 'string' || !REPLY_ERROR_CODES.has(code as ToolErrorCode)) {
+    if (typeof code !== 'string' || !codes.has(code as ToolErrorCode)) {
       return fail('its error has no known code');
     }
     const message = safeMessage(own(error as Data, 'message'), 'the tool failed without a message');

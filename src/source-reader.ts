@@ -6,10 +6,11 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { checkDeclaration } from './declaration.js';
-import type { DeclarationReader } from './declaration-reader.js';
+import type { DeclarationReader, RawRead } from './declaration-reader.js';
 import type { ModuleRead, ModuleRecord, SourceVersion } from './generation.js';
 import { findEscapingSymlink, type IsolationTier } from './isolation.js';
 import type { Snapshot, Snapshots } from './package-snapshot.js';
+import type { VersionReads } from './process/process-domains.js';
 import { snapshotUrl, toOriginalPaths } from './snapshot-paths.js';
 import { fieldLocation, syntaxErrorLocation } from './source-location.js';
 import { relativeTo } from './stack-frames.js';
@@ -21,12 +22,14 @@ import {
   type ResolvedSource,
 } from './tool-source.js';
 
+type VersionFlags = Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>;
+
 export interface SourceReaderParts {
   snapshots: Snapshots;
   reader: DeclarationReader;
-  execArgvFor(
-    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
-  ): string[];
+  execArgvFor(version: VersionFlags): string[];
+  /** Where a version's modules are read when not in the host's own workers (the process tier). */
+  readsFor(version: VersionFlags): VersionReads | undefined;
 }
 
 export interface SourceReadPlan {
@@ -99,22 +102,47 @@ export async function readSource(
     listed.modules,
   );
   const execArgv = parts.execArgvFor(version);
-  await Promise.all(
-    version.modules.map(async (record) => {
-      if (record.url !== '') record.read = await readModule(parts.reader, record.url, execArgv, snapshot);
-    }),
-  );
+  const reads = parts.readsFor(version);
+  try {
+    await Promise.all(
+      version.modules.map(async (record) => {
+        if (record.url !== '')
+          record.read = await readModule(parts.reader, record.url, execArgv, snapshot, reads?.read);
+      }),
+    );
+  } finally {
+    reads?.close();
+  }
   return version;
 }
 
-/** Reads one module of a snapshot (also what a re-read does). */
+/** Reads one module of a version again (a re-read after a read that ran over its time bound). */
+export async function rereadModule(parts: SourceReaderParts, record: ModuleRecord): Promise<ModuleRead> {
+  const { source } = record;
+  if (source.snapshot === undefined) return CLOSED_READ;
+  const reads = parts.readsFor(source);
+  try {
+    return await readModule(
+      parts.reader,
+      record.url,
+      parts.execArgvFor(source),
+      source.snapshot,
+      reads?.read,
+    );
+  } finally {
+    reads?.close();
+  }
+}
+
+/** Reads one module of a snapshot, in a worker of the host or `via` a process of its own. */
 export async function readModule(
   reader: DeclarationReader,
   url: string,
   execArgv: string[],
   snapshot: Snapshot,
+  via?: RawRead,
 ): Promise<ModuleRead> {
-  const outcome = await reader.read(url, execArgv);
+  const outcome = await reader.read(url, execArgv, via);
   if (outcome.state === 'timed-out')
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
   if (outcome.state === 'failed') {

@@ -107,3 +107,18 @@ export async function ensureEnded(tracked: TrackedWorker, boundMs = END_BOUND_MS
   // Still there: let it go, so at least it doesn't hold the event loop open.
   if (!tracked.hasExited()) tracked.worker.unref();
 }
+
+/** Every process below `pid` (its children, theirs, …), from /proc (Linux); [] elsewhere. */
+export function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  const seen = new Set<number>();
+  const queue = childrenOfProcess(pid);
+  while (queue.length > 0 && found.length < 10_000) {
+    const next = queue.shift() as number;
+    if (seen.has(next)) continue;
+    seen.add(next);
+    found.push(next);
+    queue.push(...childrenOfProcess(next));
+  }
+  return found;
+}

@@ -38,7 +38,7 @@ import { type HostTool, type ModuleStatus, Registry } from './registry.js';
 import { escapeControl, truncate } from './sanitize.js';
 import { runSelftests } from './selftests.js';
 import { type LoadingParts, letGo, loadSource, unloadSource } from './source-loading.js';
-import { CLOSED_READ, readModule } from './source-reader.js';
+import { rereadModule } from './source-reader.js';
 import {
   ServedSource,
   type SourceLister,
@@ -88,11 +88,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#registry = new Registry({
       rereadDelaysMs: settings.rereadDelaysMs,
       clock: settings.clock,
-      reread: (record) => {
-        const { snapshot } = record.source;
-        if (snapshot === undefined) return Promise.resolve(CLOSED_READ);
-        return readModule(this.#reader, record.url, this.#pools.execArgvFor(record.source), snapshot);
-      },
+      reread: (record) => rereadModule(this.#loading, record),
       onPublished: ({ next, retired }) => {
         for (const version of retired) this.#pools.retire(version, () => letGo(this.#snapshots, version));
         reporter.report(next);
@@ -103,6 +99,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       snapshots: this.#snapshots,
       reader: this.#reader,
       execArgvFor: (version) => this.#pools.execArgvFor(version),
+      readsFor: (version) => this.#pools.readsFor(version),
     };
     holdTempRoot(settings.tmpRoot);
     this.#swept = sweepDeadTempRoots(dirname(settings.tmpRoot));

@@ -34,6 +34,20 @@ export interface PoolLimits {
 export interface PoolCallHooks {
   signal?: AbortSignal | undefined;
   onProgress?: ((data: JsonValue) => void) | undefined;
+  /** The call was handed to a worker: it runs, and its timeout counts, from now. */
+  onStarted?: (() => void) | undefined;
+}
+
+/**
+ * Where one trust domain version's calls run: a pool of worker threads in the host, or (the process
+ * tier) a process of its own running such a pool.
+ */
+export interface CallPool {
+  run(task: CallTask, hooks?: PoolCallHooks): Promise<PoolReply>;
+  /** Stops taking calls and ends once the calls already running have answered. */
+  drain(): Promise<void>;
+  /** Ends at once; calls still pending answer `HOST_CLOSED`. */
+  close(): Promise<void>;
 }
 
 /** A task that only makes piscina start a worker (see #unstrand). */
@@ -48,7 +62,7 @@ const WAKE_TASK: CallTask = {
   timeoutMs: 1,
 };
 
-export class TrustDomainPool {
+export class TrustDomainPool implements CallPool {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
   readonly #callLimits: PoolCallLimits;
@@ -102,9 +116,26 @@ export class TrustDomainPool {
     this.#threads.attach(this.#piscina);
     // Unheard, a pool 'error' (a worker failing between tasks, or a message piscina didn't expect)
     // would crash the host.
-    this.#piscina.on('error', (error: unknown) =>
-      onFault(`a worker failed outside any call: ${error instanceof Error ? error.message : String(error)}`),
-    );
+    this.#piscina.on('error', (error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      onFault(`a worker failed outside any call: ${message}`);
+      this.#failIfNoWorkerStarts(message);
+    });
+  }
+
+  /**
+   * A worker that fails while it starts (a strict tier that can't read what the worker needs, say)
+   * takes no call, and piscina may start no other: with no worker running, the calls waiting for one
+   * would wait forever (and a process holding nothing else would exit under them). They answer.
+   */
+  #failIfNoWorkerStarts(message: string): void {
+    if (this.#threads.anyReady) return;
+    for (const listener of this.#threads.waiting) {
+      const call = [...this.#calls].find((candidate) => candidate.taskId === listener.taskId);
+      if (call === undefined) continue;
+      call.answer(failure('TOOL_CRASHED', `the tool's worker could not start: ${message}`));
+      call.kill.abort();
+    }
   }
 
   /** Calls waiting for a worker or running now. */
@@ -120,6 +151,7 @@ export class TrustDomainPool {
         task,
         limits: this.#callLimits,
         onProgress: hooks.onProgress,
+        onStarted: hooks.onStarted,
         resolve,
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);

@@ -24,7 +24,7 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   optionLikeValue: ['-m', '--json', 'model'],
   unexpectedValue: ['--json', 'Yes'],
   notPositiveInteger: ['--concurrency', '0'],
-  unknownTier: ['--isolation', ['worker', 'strict'], 'Iron'],
+  unknownTier: ['--isolation', ['worker', 'strict', 'process'], 'Iron'],
   tierUnsupported: ['--isolation', 'v20.10.0'],
   missingPaths: ['selftest'],
   callArguments: [],
@@ -61,6 +61,9 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   hostProcessEnded: ['SIGKILL'],
   hostWarning: ['/srv/Tools: a worker failed outside any call'],
   hostError: ['Something broke'],
+  isolationNotice: [
+    'Process isolation here runs without an OS sandbox (bubblewrap (bwrap) is not installed)',
+  ],
 };
 
 const CLI_SOURCES = join(REPO, 'src/cli');

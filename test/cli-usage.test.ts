@@ -140,7 +140,7 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
   it('an isolation tier that does not exist, named by its flag', async () => {
     expectUsageError(
       await run('selftest', '--isolation', 'iron', join(PACKAGES, 'notes')),
-      'expected --isolation to be worker or strict, got "iron"',
+      'expected --isolation to be worker, strict or process, got "iron"',
     );
   });
 

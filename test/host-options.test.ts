@@ -18,7 +18,7 @@ describe('ToolHost options', () => {
     ],
     [{ clock: 42 }, 'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`'],
     [{ envAllowList: 'HOME' }, 'Expected `envAllowList` to be an array of variable names'],
-    [{ isolation: 'vm' }, `Expected \`isolation\` to be one of 'worker', 'strict', got "vm"`],
+    [{ isolation: 'vm' }, `Expected \`isolation\` to be one of 'worker', 'strict', 'process', got "vm"`],
     [{ allowNetwork: 5 }, 'Expected `allowNetwork` to be a boolean or an array of package names, got 5'],
     [
       { allowNetwork: 'weather-tools' },

@@ -1,7 +1,7 @@
 /**
- * Environment secrets: workers start with an empty environment in both tiers, and a diagnostic
+ * Environment secrets: workers start with an empty environment in every tier, and a diagnostic
  * report (which lists the whole process's environment, whatever the worker's `env`) is given without
- * it.
+ * it. (In the process tier the process itself has an empty environment too.)
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ afterEach(async () => {
   await removeDir(root);
 });
 
-for (const isolation of ['worker', 'strict'] as const) {
+for (const isolation of ['worker', 'strict', 'process'] as const) {
   describe(`isolation: '${isolation}'`, () => {
     beforeEach(async () => {
       host = new ToolHost({ dataDir: join(root, 'data'), isolation, logger: recordingLogger() });

@@ -51,10 +51,10 @@ function startWorker(execArgv: string[]): Promise<unknown> {
 }
 
 describe('the isolation option', () => {
-  it("accepts 'worker' and 'strict' and names both when it gets anything else", () => {
+  it("accepts 'worker', 'strict' and 'process' and names them all when it gets anything else", () => {
     host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict' });
     expect(() => new ToolHost({ isolation: 'sandbox' as never })).toThrow(
-      `Expected \`isolation\` to be one of 'worker', 'strict', got "sandbox"`,
+      `Expected \`isolation\` to be one of 'worker', 'strict', 'process', got "sandbox"`,
     );
   });
 

@@ -36,7 +36,7 @@ afterEach(async () => {
 });
 
 async function hostWith(
-  isolation: 'worker' | 'strict',
+  isolation: 'worker' | 'strict' | 'process',
   options: { allowAddons?: boolean } = {},
 ): Promise<void> {
   host = new ToolHost({ dataDir: join(root, 'data'), isolation, logger: recordingLogger(), ...options });
@@ -94,8 +94,8 @@ describe("isolation: 'strict'", () => {
   );
 });
 
-describe('hardening in both tiers', () => {
-  for (const isolation of ['worker', 'strict'] as const) {
+describe('hardening in every tier', () => {
+  for (const isolation of ['worker', 'strict', 'process'] as const) {
     it(`${isolation}: a tool that calls process.kill(process.pid) gets an error result and the host lives on`, async () => {
       await hostWith(isolation);
       const outcome = await host.call('strict_kill_host', {});

@@ -6,8 +6,7 @@
  * realm and could have changed any of it.
  */
 import { mkdirSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId, workerData } from 'node:worker_threads';
 import { encodeResult } from '../src/encode-result.js';
@@ -36,11 +35,19 @@ import { toolSource } from './tool-source.js';
 
 type CallWorkerData = CallSettings & { allowAddons: boolean };
 
-/** Code that is not the tool's: toolhost's own (dist/) and piscina's, as paths and as file URLs. */
+/**
+ * Code that is not the tool's: toolhost's own (dist/) and piscina's (found from toolhost's own folder,
+ * not resolved: resolving would probe files the strict tier may not let this worker see), as paths
+ * and as file URLs.
+ */
+const OWN = fileURLToPath(new URL('../', import.meta.url));
 const NOT_THE_TOOL = [
-  fileURLToPath(new URL('../', import.meta.url)),
-  `${dirname(createRequire(import.meta.url).resolve('piscina'))}/`,
-].flatMap((folder) => [folder, pathToFileURL(folder).href]);
+  OWN,
+  join(OWN, '..', 'node_modules', 'piscina', 'dist'),
+  join(OWN, '..', '..', 'piscina', 'dist'),
+]
+  .map((folder) => (folder.endsWith(sep) ? folder : `${folder}${sep}`))
+  .flatMap((folder) => [folder, pathToFileURL(folder).href]);
 
 /** The tool's frames of an error's stack (for the host only), or undefined when there are none. */
 function toolStack(error: unknown): string | undefined {

@@ -367,6 +367,39 @@ function mcpServeSection(result) {
   ].join('\n');
 }
 
+function processTierSection(result) {
+  const { startup, memory, roundTrip } = result;
+  const ratio = (key, stat = 'median') => formatRatio(key.process[stat] / key.worker[stat]);
+  const spawnRows = [
+    ['first call to a fresh package', startup.worker.firstCall, startup.process.firstCall],
+    ['loading it (declarations read)', startup.worker.load, startup.process.load],
+    ['host.call round trip, warm', roundTrip.worker, roundTrip.process],
+  ].map(([label, worker, process]) => [
+    label,
+    `${formatMs(worker.median)} (p99 ${formatMs(worker.p99)})`,
+    `${formatMs(process.median)} (p99 ${formatMs(process.p99)})`,
+    ratio({ worker, process }),
+    String(process.n),
+  ]);
+  const memoryRows = ['worker', 'process'].map((tier) => [
+    `\`${tier}\``,
+    formatMb(memory[tier].hostRssPerPackage),
+    formatMb(memory[tier].childRssPerPackage),
+    formatMb(memory[tier].childPssPerPackage),
+  ]);
+  return [
+    '## 9. The process tier against the worker tier',
+    '',
+    `Sandbox: ${result.sandbox}; memory limit: ${result.memoryLimit}. First calls: ${result.firstCalls} fresh packages per tier, tiers in turns; round trip: ${result.cycles} cycles, interleaved call by call.`,
+    '',
+    table(['Measure', '`worker` median', '`process` median', 'process vs worker', 'n'], spawnRows),
+    '',
+    `Memory an idle package holds after one call (${memory.process.packages} packages per tier, each its own pool; the host's RSS after a full GC, and what its child processes hold: RSS counts shared pages in each process, PSS shares them out):`,
+    '',
+    table(['Tier', 'Host RSS per package', 'Child RSS per package', 'Child PSS per package'], memoryRows),
+  ].join('\n');
+}
+
 const sections = {
   'round-trip': roundTripSection,
   throughput: throughputSection,
@@ -376,6 +409,7 @@ const sections = {
   'large-results': largeResultsSection,
   loop: loopSection,
   'mcp-serve': mcpServeSection,
+  'process-tier': processTierSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -35,6 +35,8 @@ export interface HostArgs {
   heapMb: number | undefined;
   /** `--isolation`: the isolation tier (checked here, so a mistake names the flag). */
   isolation: IsolationTier | undefined;
+  /** `--process-memory-mb`: the memory limit of each package's process (the process tier). */
+  processMemoryMb: number | undefined;
 }
 
 export interface ListArgs extends HostArgs {
@@ -126,6 +128,7 @@ const HOST_OPTIONS = {
   'allow-env': { type: 'string', multiple: true },
   'heap-mb': { type: 'string' },
   isolation: { type: 'string' },
+  'process-memory-mb': { type: 'string' },
 } satisfies Options;
 
 const COMMAND_OPTIONS = {
@@ -199,6 +202,7 @@ export function parseCommandLine(
     allowEnv: stringList(values, 'allow-env'),
     heapMb: positiveInteger('heap-mb'),
     isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
+    processMemoryMb: positiveInteger('process-memory-mb'),
   };
 
   const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);

@@ -7,6 +7,7 @@
 import { ToolHostError } from '../errors.js';
 import type { LoadReport } from '../host-events.js';
 import type { Logger, ToolHostOptions } from '../host-options.js';
+import { PROCESS_TIER_NOTICE } from '../process/process-tier.js';
 import type { ModuleStatus } from '../registry.js';
 import { ToolHost } from '../tool-host.js';
 import type { DataDirArgs, HostArgs } from './args.js';
@@ -15,12 +16,15 @@ import type { OutputStream } from './terminal.js';
 
 /**
  * The command shows left-out modules and tool output itself, so the host's warnings would only repeat
- * them; an error (a host fault) still goes to stderr.
+ * them; an error (a host fault) still goes to stderr, and so does what the process tier lacks on this
+ * machine (no sandbox, say), which nothing else would tell.
  */
 export function commandLogger(stderr: OutputStream): Logger {
   return {
     info: () => {},
-    warn: () => {},
+    warn: (message) => {
+      if (message.startsWith(PROCESS_TIER_NOTICE)) writeMessage(stderr, messages.isolationNotice(message));
+    },
     error: (message) => writeMessage(stderr, messages.hostError(message)),
   };
 }
@@ -41,6 +45,7 @@ export function hostOptions(
   if (args.dataDir !== undefined) options.dataDir = args.dataDir;
   if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
   if (args.isolation !== undefined) options.isolation = args.isolation;
+  if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
   return options;
 }
 

@@ -34,7 +34,7 @@ export const messages = {
   notPositiveInteger: (option: string, value: string) =>
     `expected ${option} to be a positive integer, got ${JSON.stringify(value)}`,
   unknownTier: (option: string, tiers: readonly string[], value: string) =>
-    `expected ${option} to be ${tiers.join(' or ')}, got ${JSON.stringify(value)}`,
+    `expected ${option} to be ${oneOf(tiers)}, got ${JSON.stringify(value)}`,
   tierUnsupported: (option: string, version: string) =>
     `this Node.js (${version}) can't run ${option} strict: its permission model covers WASI from Node.js 20.16 on`,
   missingPaths: (command: string) =>
@@ -98,6 +98,8 @@ export const messages = {
 
   // The host's own log (a fault of toolhost, not of a tool).
   hostError: (message: string) => `the host reported an error: ${message}`,
+  // What the chosen isolation tier lacks on this machine, as the host says it (once).
+  isolationNotice: (notice: string) => `note: ${notice}`,
 } satisfies Record<string, (...args: never[]) => string>;
 
 /**
@@ -111,6 +113,11 @@ export function writeMessage(
 ): void {
   stream.write(`toolhost: ${sentence}\n`);
   for (const line of continuation) stream.write(`${line}\n`);
+}
+
+/** `a or b`, `a, b or c`. */
+function oneOf(words: readonly string[]): string {
+  return words.length <= 2 ? words.join(' or ') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
 function lowerFirst(sentence: string): string {

@@ -1,0 +1,138 @@
+/**
+ * The protocol between the host and a package's process (the process tier), and the host's parse of
+ * everything that process sends. Tool code runs in that process's worker threads and can take the
+ * whole process over (write to its channel, patch its memory through `/proc/self/mem`), so every
+ * message is untrusted input, exactly like a worker's: checked with the same parsers (replies,
+ * progress, read replies, sizes, codes), rebuilt as fresh values, never thrown on.
+ */
+import type { ReadOutcome } from '../declaration-worker.js';
+import type { LeftOutCode, ToolErrorCode } from '../errors.js';
+import { type CallReply, type CallTask, FAULT_CODES, REPLY_ERROR_CODES } from '../protocol.js';
+import { parseReadReply } from '../read-reply.js';
+import { type Parsed, parseCallReply, parseProgressData, type ReplyLimits } from '../reply-check.js';
+import { safeMessage } from '../sanitize.js';
+import type { JsonValue } from '../tool-module.js';
+import { count, own, record } from '../untrusted.js';
+import type { PoolLimits } from '../worker-pool.js';
+
+/** What a package's process is for: running calls (one per version), or reading declarations. */
+export type ChildInit =
+  | { type: 'init'; mode: 'calls'; limits: PoolLimits }
+  | { type: 'init'; mode: 'reads'; heapMb: number; timeoutMs: number };
+
+/** What the host sends a package's process. */
+export type HostMessage =
+  | ChildInit
+  | { type: 'run'; task: CallTask }
+  | { type: 'cancel'; taskId: string }
+  | { type: 'read'; readId: number; moduleUrl: string; execArgv: string[] };
+
+/** What a package's process sends, as its own code writes it (the host trusts none of it). */
+export type ChildMessage =
+  | { type: 'hello' }
+  | { type: 'ready' }
+  | { type: 'started'; taskId: string }
+  | { type: 'progress'; taskId: string; data: JsonValue }
+  | { type: 'reply'; taskId: string; reply: CallReply }
+  | { type: 'fault'; message: string }
+  | { type: 'read'; readId: number; outcome: ReadOutcome };
+
+/**
+ * The codes a process may answer a call with: a worker's reply codes, and the faults that ended a
+ * worker inside it (its own pool saw them end). Never `HOST_CLOSED` or `CALL_ABORTED`: only the host
+ * says those.
+ */
+export const CHILD_REPLY_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
+  ...REPLY_ERROR_CODES,
+  ...FAULT_CODES,
+  'TOOL_OUT_OF_MEMORY',
+]);
+
+/** How a declaration read may fail (see readInWorker). */
+const READ_FAILURE_CODES: ReadonlySet<LeftOutCode> = new Set<LeftOutCode>([
+  'IMPORT_FAILED',
+  'DECLARATION_THREW',
+  'DECLARATION_INVALID',
+  'DECLARATION_OUT_OF_MEMORY',
+  'DECLARATION_EXITED',
+  'DECLARATION_CRASHED',
+]);
+
+/** Task ids are the host's own (`String(sequence)`); anything longer is not one of them. */
+const MAX_TASK_ID_LENGTH = 32;
+
+/** A message from a package's process, as the host may believe it. */
+export type ChildNote =
+  | { type: 'hello' }
+  | { type: 'ready' }
+  | { type: 'started'; taskId: string }
+  | { type: 'progress'; taskId: string; data: JsonValue | undefined }
+  | { type: 'reply'; taskId: string; reply: Parsed<CallReply> }
+  | { type: 'fault'; message: string }
+  | { type: 'read'; readId: number; outcome: ReadOutcome };
+
+function taskIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= MAX_TASK_ID_LENGTH
+    ? value
+    : undefined;
+}
+
+/**
+ * Parses one message. `undefined` is a message that is not part of the protocol at all: the host
+ * then ends the process (it is not running toolhost's code as written any more). A reply or progress
+ * whose *content* is bad is still a note, so that the call it names gets the answer.
+ */
+export function parseChildMessage(value: unknown, limits: ReplyLimits): ChildNote | undefined {
+  const message = record(value);
+  const type = own(message, 'type');
+  if (type === 'hello' || type === 'ready') return { type };
+  if (type === 'fault') return { type, message: safeMessage(own(message, 'message'), 'no message') };
+  if (type === 'read') {
+    const readId = count(own(message, 'readId'), Number.MAX_SAFE_INTEGER);
+    const outcome = parseReadOutcome(own(message, 'outcome'));
+    return readId === undefined || outcome === undefined ? undefined : { type, readId, outcome };
+  }
+  const taskId = taskIdOf(own(message, 'taskId'));
+  if (taskId === undefined) return undefined;
+  if (type === 'started') return { type, taskId };
+  if (type === 'progress') {
+    const data = parseProgressData(own(message, 'data'));
+    return { type, taskId, data: data.ok ? data.value : undefined };
+  }
+  if (type === 'reply') {
+    return { type, taskId, reply: parseCallReply(own(message, 'reply'), limits, CHILD_REPLY_CODES) };
+  }
+  return undefined;
+}
+
+/** A read's outcome as a process reported it: a declaration is checked field by field again. */
+function parseReadOutcome(value: unknown): ReadOutcome | undefined {
+  const outcome = record(value);
+  const state = own(outcome, 'state');
+  if (state === 'timed-out') {
+    return { state, reason: safeMessage(own(outcome, 'reason'), 'the read took too long') };
+  }
+  if (state === 'failed') {
+    const code = own(outcome, 'code');
+    if (typeof code !== 'string' || !READ_FAILURE_CODES.has(code as LeftOutCode)) return undefined;
+    return { state, code: code as LeftOutCode, reason: safeMessage(own(outcome, 'reason'), 'no reason') };
+  }
+  if (state !== 'read') return undefined;
+  const parsed = parseReadReply({ ok: true, declaration: own(outcome, 'declaration') });
+  if (!parsed.ok) {
+    return {
+      state: 'failed',
+      code: 'DECLARATION_INVALID',
+      reason: `the package's process sent a malformed declaration: ${parsed.reason}`,
+    };
+  }
+  return parsed.reply.ok ? { state: 'read', declaration: parsed.reply.declaration } : undefined;
+}
+
+/**
+ * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogBytes` of output,
+ * as JSON (where a control character takes six bytes), and some room for the rest.
+ */
+export function maxChildFrameBytes(limits: ReplyLimits): number {
+  return 6 * (limits.maxResultBytes + limits.maxLogBytes) + 1024 * 1024;
+}

@@ -1,0 +1,286 @@
+/**
+ * One package process, as the host holds it: started (inside bubblewrap where it can be) with null
+ * stdio, an empty environment and one channel (descriptor 3); put into its memory cgroup, or watched,
+ * before it is told what to do; every frame it sends parsed (child-messages.ts); and ended as a
+ * whole (its process group, its cgroup, its pid namespace). How it ended is worked out once, after
+ * the process is gone and its channel is drained, so a reply sent just before a crash still counts.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, realpathSync } from 'node:fs';
+import type { Socket } from 'node:net';
+import type { ReplyLimits } from '../reply-check.js';
+import { descendantsOf } from '../thread-reaper.js';
+import {
+  type ChildInit,
+  type ChildNote,
+  type HostMessage,
+  maxChildFrameBytes,
+  parseChildMessage,
+} from './child-messages.js';
+import { encodeFrame, FrameReader } from './frames.js';
+import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
+import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
+import { RssWatchdog } from './rss-watchdog.js';
+import { CHILD_MAIN, type SandboxPaths, type SandboxSupport, sandboxArgs } from './sandbox.js';
+
+/** What this machine gives a package's process (found once per process). */
+export interface ChildEnvironment {
+  sandbox: SandboxSupport;
+  cgroups: CgroupSupport;
+}
+
+/** How a package's process ended: what its running calls answer. */
+export interface ChildEnd {
+  cause: 'memory' | 'crashed' | 'protocol' | 'start' | 'ended';
+  /** What the process did, to follow "the tool's process" (`was killed (SIGKILL)`). */
+  message: string;
+}
+
+export interface ChildOptions {
+  init: ChildInit;
+  paths: SandboxPaths;
+  allowAddons: boolean;
+  memoryMb: number;
+  replyLimits: ReplyLimits;
+  /** What this machine gives it (found once; every process waits for that). */
+  environment: () => Promise<ChildEnvironment>;
+  onReady(): void;
+  onNote(note: ChildNote): void;
+  onEnd(end: ChildEnd): void;
+}
+
+/** How long a process may take from its start to being ready for work. */
+const START_BOUND_MS = 30_000;
+/** After the process is gone, how long its channel may stay open (a detached grandchild holding it). */
+const DRAIN_BOUND_MS = 1000;
+
+export class DomainChild {
+  readonly #options: ChildOptions;
+  #child: ChildProcess | undefined;
+  #socket: Socket | undefined;
+  #cgroup: ChildCgroup | undefined;
+  #watchdog: RssWatchdog | undefined;
+  #greeted = false;
+  #ready = false;
+  #killed: ChildEnd | undefined;
+  #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  #ended = false;
+  #busy = false;
+  #startTimer: NodeJS.Timeout | undefined;
+
+  constructor(options: ChildOptions) {
+    this.#options = options;
+    // Whatever fails while it starts (a spawn that throws, a logger that throws) ends it as a start.
+    this.#start().catch((error: unknown) =>
+      this.kill({ cause: 'start', message: `could not start: ${String(error)}` }),
+    );
+  }
+
+  get ready(): boolean {
+    return this.#ready && this.#killed === undefined;
+  }
+
+  /** Being ended (or ended): nothing new may be sent to it. */
+  get ending(): boolean {
+    return this.#killed !== undefined || this.#ended;
+  }
+
+  send(message: HostMessage): void {
+    try {
+      this.#socket?.write(encodeFrame(message));
+    } catch {
+      // The channel is gone; the end is on its way.
+    }
+  }
+
+  /** A process running calls keeps the host alive and is watched closely; an idle one neither. */
+  set busy(busy: boolean) {
+    this.#busy = busy;
+    if (this.#watchdog !== undefined) this.#watchdog.busy = busy;
+    for (const handle of [this.#child, this.#socket]) {
+      if (busy) handle?.ref();
+      else handle?.unref();
+    }
+  }
+
+  /** Ends the process and everything in it; `end` is what its running calls answer. */
+  kill(end: ChildEnd): void {
+    this.#killed ??= end;
+    clearTimeout(this.#startTimer);
+    this.#watchdog?.stop();
+    void this.#cgroup?.killAll();
+    // Not started (still being prepared, or its spawn failed): there is no exit to wait for.
+    if (this.#child?.pid === undefined) this.#finish();
+    else killGroup(this.#child);
+  }
+
+  async #start(): Promise<void> {
+    const options = this.#options;
+    this.#startTimer = setTimeout(
+      () => this.kill({ cause: 'start', message: `did not start within ${START_BOUND_MS / 1000} s` }),
+      START_BOUND_MS,
+    );
+    this.#startTimer.unref();
+    const { sandbox, cgroups } = await options.environment();
+    if (this.#killed !== undefined) return;
+    try {
+      mkdirSync(options.paths.tmpDir, { recursive: true });
+      if (cgroups.available) {
+        this.#cgroup = await ChildCgroup.create(cgroups.parent, cgroups.version, options.memoryMb);
+      }
+    } catch (error) {
+      this.kill({ cause: 'start', message: `could not be prepared: ${String(error)}` });
+      return;
+    }
+    if (this.#killed !== undefined) return;
+    const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN];
+    const node = realpathSync(process.execPath);
+    const [command, args] = sandbox.available
+      ? [sandbox.bwrap, [...sandboxArgs(options.paths, sandbox), node, ...nodeArgs]]
+      : [node, nodeArgs];
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+      env: {},
+      // Without a sandbox, the host's working directory, as a worker's (the CLI's selftest watches it).
+      ...(sandbox.available ? { cwd: options.paths.tmpDir } : {}),
+      // A group of its own: ending it ends what a tool started beside it.
+      detached: true,
+    });
+    this.#child = child;
+    child.once('error', (error) =>
+      this.kill({ cause: 'start', message: `could not start: ${error.message}` }),
+    );
+    if (child.pid === undefined) return;
+    child.once('exit', (code, signal) => this.#exited(code, signal));
+    holdUntilExit(child);
+    this.#listen(child.stdio[3] as Socket);
+    this.busy = this.#busy;
+    // In its cgroup at once; what it starts before its hello (bwrap's own processes) follows then.
+    await this.#cgroup?.place([child.pid]).catch(() => {});
+  }
+
+  #listen(socket: Socket): void {
+    this.#socket = socket;
+    const frames = new FrameReader(maxChildFrameBytes(this.#options.replyLimits));
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        const result = frames.push(chunk);
+        if (!result.ok) {
+          this.kill({ cause: 'protocol', message: `broke the protocol: ${result.reason}` });
+          return;
+        }
+        for (const value of result.values) {
+          if (this.#killed !== undefined) return;
+          const note = parseChildMessage(value, this.#options.replyLimits);
+          if (note === undefined) {
+            this.kill({
+              cause: 'protocol',
+              message: 'broke the protocol: it sent a message that is not part of it',
+            });
+            return;
+          }
+          this.#receive(note);
+        }
+      } catch (error) {
+        this.kill({
+          cause: 'protocol',
+          message: `sent a message the host could not handle: ${String(error)}`,
+        });
+      }
+    });
+    socket.on('error', () => {});
+    socket.once('close', () => {
+      if (this.#exit !== undefined) {
+        this.#finish();
+        return;
+      }
+      // A process that died closes its channel a moment before its exit is seen: wait for that. One
+      // that closed its channel and lives on is ended.
+      setTimeout(() => {
+        if (this.#exit === undefined)
+          this.kill({ cause: 'crashed', message: 'closed its channel to the host' });
+      }, DRAIN_BOUND_MS);
+    });
+  }
+
+  #receive(note: ChildNote): void {
+    if (this.#ended) return;
+    if (note.type === 'hello') {
+      if (!this.#greeted) void this.#greet();
+      return;
+    }
+    if (note.type === 'ready') {
+      if (this.#greeted && !this.#ready) {
+        this.#ready = true;
+        clearTimeout(this.#startTimer);
+        this.#options.onReady();
+      }
+      return;
+    }
+    // Nothing but the handshake before the process is ready.
+    if (this.#ready) this.#options.onNote(note);
+  }
+
+  /** Its hello came before any tool code can run: it is placed and watched, then told what to do. */
+  async #greet(): Promise<void> {
+    this.#greeted = true;
+    const pid = this.#child?.pid;
+    if (pid === undefined) return;
+    try {
+      await this.#cgroup?.place([pid, ...descendantsOf(pid)]);
+    } catch (error) {
+      this.kill({ cause: 'start', message: `could not be put in its memory cgroup: ${String(error)}` });
+      return;
+    }
+    if (this.#cgroup === undefined && process.platform === 'linux') {
+      const limitMb = this.#options.memoryMb;
+      this.#watchdog = new RssWatchdog(pid, limitMb * 1024 * 1024, () =>
+        this.kill({
+          cause: 'memory',
+          message: `went over its memory limit (${limitMb} MB of resident memory)`,
+        }),
+      );
+      this.#watchdog.busy = this.#busy;
+    }
+    if (this.#killed === undefined) this.send(this.#options.init);
+  }
+
+  #exited(code: number | null, signal: NodeJS.Signals | null): void {
+    this.#exit = { code, signal };
+    clearTimeout(this.#startTimer);
+    this.#watchdog?.stop();
+    if (this.#child !== undefined) {
+      letGo(this.#child);
+      // What a tool left behind (a background job holding the channel open) goes with it.
+      killGroup(this.#child);
+    }
+    void this.#cgroup?.killAll();
+    if (this.#socket === undefined || this.#socket.closed) {
+      this.#finish();
+      return;
+    }
+    setTimeout(() => this.#socket?.destroy(), DRAIN_BOUND_MS).unref();
+  }
+
+  #finish(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    const limitMb = this.#options.memoryMb;
+    let end: ChildEnd;
+    if (this.#cgroup?.oomKilled() === true) {
+      end = { cause: 'memory', message: `ran out of memory (limit ${limitMb} MB)` };
+    } else if (this.#killed !== undefined) {
+      end = this.#killed;
+    } else {
+      const { code = null, signal = null } = this.#exit ?? {};
+      end = { cause: 'crashed', message: describeExit(code, signal) };
+    }
+    const cgroup = this.#cgroup;
+    if (cgroup !== undefined) void cgroup.killAll().then(() => cgroup.remove());
+    try {
+      this.#options.onEnd(end);
+    } catch {
+      // The owner's handler is total; a throw here must not reach the host's event loop.
+    }
+  }
+}

@@ -1,0 +1,248 @@
+/**
+ * The process tier's pool for one package version: the calls run in a process of the package's own
+ * (see domain-child.ts), which runs the same pool of worker threads the worker tier runs in the host.
+ * The host queues the calls and sends that process at most one per thread, so a call sent starts at
+ * once; deadlines are the host's ({@link ProcessCall}). When the process dies, however it dies, the
+ * calls it was running answer (`TOOL_OUT_OF_MEMORY` when its memory limit killed it, `TOOL_CRASHED`
+ * otherwise), and the next call starts a new process. An idle process ends after `idleTimeoutMs`.
+ */
+import { rm } from 'node:fs/promises';
+import { failure, type PoolReply } from '../pool-call.js';
+import { type CallTask, callTmpDir } from '../protocol.js';
+import type { CallPool, PoolCallHooks, PoolLimits } from '../worker-pool.js';
+import type { ChildNote } from './child-messages.js';
+import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import { ProcessCall } from './process-call.js';
+import type { SandboxPaths } from './sandbox.js';
+
+export interface ProcessPoolOptions {
+  /** The pool the package's process runs (threads, heap, env, the calls' settings). */
+  limits: PoolLimits;
+  paths: SandboxPaths;
+  memoryMb: number;
+  environment: () => Promise<ChildEnvironment>;
+  onFault: (message: string) => void;
+}
+
+/** How long a process may take to give back a call the host has answered (timed out, aborted). */
+const RELEASE_BOUND_MS = 10_000;
+/** Fault reports kept per process: a process that floods them is heard this many times. */
+const MAX_FAULTS = 100;
+
+/** One process and the calls it holds. */
+interface Live {
+  child: DomainChild;
+  ready: boolean;
+  /** Calls sent to it that it has not given back (replied to), answered by the host or not. */
+  holding: Map<string, ProcessCall>;
+  faults: number;
+}
+
+function answerFor(end: ChildEnd): PoolReply {
+  const code = end.cause === 'memory' ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED';
+  return failure(code, `the tool's process ${end.message}`);
+}
+
+export class ProcessDomainPool implements CallPool {
+  readonly #options: ProcessPoolOptions;
+  readonly #calls = new Set<ProcessCall>();
+  readonly #queue: ProcessCall[] = [];
+  #live: Live | undefined;
+  #idle: NodeJS.Timeout | undefined;
+  /** Drains waiting for every call to be answered and given back. */
+  readonly #drained: Array<() => void> = [];
+  /** Waiting for the process to be gone. */
+  readonly #gone: Array<() => void> = [];
+  #closed = false;
+
+  constructor(options: ProcessPoolOptions) {
+    this.#options = options;
+  }
+
+  run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
+    if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
+    return new Promise<PoolReply>((resolve) => {
+      const onCallerAbort = () => {
+        call.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
+        this.#live?.child.send({ type: 'cancel', taskId: task.taskId });
+      };
+      const call: ProcessCall = new ProcessCall({
+        task,
+        onProgress: hooks.onProgress,
+        resolve,
+        onAnswered: () => {
+          hooks.signal?.removeEventListener('abort', onCallerAbort);
+          this.#calls.delete(call);
+          this.#awaitRelease(call);
+        },
+      });
+      this.#calls.add(call);
+      if (hooks.signal?.aborted) {
+        call.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
+        return;
+      }
+      hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      this.#queue.push(call);
+      this.#pump();
+    });
+  }
+
+  /** Stops taking calls, lets the running ones answer, then ends the process. */
+  async drain(): Promise<void> {
+    this.#closed = true;
+    this.#pump();
+    if (this.#calls.size > 0 || (this.#live?.holding.size ?? 0) > 0) {
+      await new Promise<void>((resolve) => this.#drained.push(resolve));
+    }
+    await this.#endProcess();
+  }
+
+  /** Ends the process at once; calls still pending answer `HOST_CLOSED`. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#queue.length = 0;
+    for (const call of [...this.#calls])
+      call.answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
+    await this.#endProcess();
+  }
+
+  async #endProcess(): Promise<void> {
+    clearTimeout(this.#idle);
+    const live = this.#live;
+    if (live === undefined) return;
+    await new Promise<void>((resolve) => {
+      this.#gone.push(resolve);
+      // Whoever awaits this is owed its end: the process holds the event loop until then.
+      live.child.busy = true;
+      live.child.kill({ cause: 'ended', message: 'was ended by the host' });
+    });
+  }
+
+  /** Sends waiting calls to the process (starting one if there is none), up to one per thread. */
+  #pump(): void {
+    while (this.#queue[0]?.answered === true) this.#queue.shift();
+    if (this.#queue.length === 0) {
+      this.#settle();
+      return;
+    }
+    clearTimeout(this.#idle);
+    // A process being ended still answers what it holds, but takes nothing new.
+    if (this.#live?.child.ending === true) this.#live = undefined;
+    const live = this.#live ?? this.#spawn();
+    live.child.busy = true;
+    if (!live.ready) return;
+    while (this.#queue.length > 0 && live.holding.size < this.#options.limits.maxThreads) {
+      const call = this.#queue.shift() as ProcessCall;
+      if (call.answered) continue;
+      live.holding.set(call.task.taskId, call);
+      live.child.send({ type: 'run', task: call.task });
+      call.sent(() => this.#kill(live, 'crashed', 'did not start a call it was sent'));
+    }
+  }
+
+  /** Nothing waits: a process with nothing to do goes idle, and drains finish. */
+  #settle(): void {
+    const live = this.#live;
+    if (live !== undefined && live.holding.size === 0) {
+      live.child.busy = false;
+      clearTimeout(this.#idle);
+      this.#idle = setTimeout(
+        () => this.#kill(live, 'ended', 'was idle'),
+        this.#options.limits.idleTimeoutMs,
+      );
+      this.#idle.unref();
+    }
+    if (this.#closed && this.#calls.size === 0 && (live?.holding.size ?? 0) === 0) {
+      for (const resolve of this.#drained.splice(0)) resolve();
+    }
+  }
+
+  #spawn(): Live {
+    const { limits, paths, memoryMb } = this.#options;
+    const live: Live = {
+      child: undefined as unknown as DomainChild,
+      ready: false,
+      holding: new Map(),
+      faults: 0,
+    };
+    this.#live = live;
+    live.child = new DomainChild({
+      init: { type: 'init', mode: 'calls', limits },
+      paths,
+      allowAddons: limits.allowAddons,
+      memoryMb,
+      replyLimits: limits.call,
+      environment: this.#options.environment,
+      onReady: () => {
+        live.ready = true;
+        this.#pump();
+      },
+      onNote: (note) => this.#note(live, note),
+      onEnd: (end) => this.#processEnded(live, end),
+    });
+    return live;
+  }
+
+  #note(live: Live, note: ChildNote): void {
+    if (note.type === 'fault') {
+      live.faults += 1;
+      if (live.faults <= MAX_FAULTS) this.#options.onFault(note.message);
+      return;
+    }
+    if (note.type !== 'started' && note.type !== 'progress' && note.type !== 'reply') return;
+    const call = live.holding.get(note.taskId);
+    if (call === undefined) return;
+    if (note.type === 'started') {
+      call.started();
+    } else if (note.type === 'progress') {
+      call.progress(note.data);
+    } else if (call.answered) {
+      // A call the host answered itself (timed out, aborted): its reply only gives its thread back.
+      live.holding.delete(note.taskId);
+      this.#pump();
+    } else if (!note.reply.ok) {
+      const reason = note.reply.reason;
+      call.answer(failure('TOOL_BAD_RESULT', `the tool's process sent a malformed reply: ${reason}`));
+      // Its pool parsed its workers' replies: a bad one means the process itself was taken over.
+      this.#kill(live, 'protocol', 'sent a malformed reply');
+    } else {
+      live.holding.delete(note.taskId);
+      call.answer(note.reply.value);
+      this.#pump();
+    }
+  }
+
+  /** The host answered a call the process still holds: the process must give it back in time. */
+  #awaitRelease(call: ProcessCall): void {
+    const live = this.#live;
+    if (live === undefined || live.holding.get(call.task.taskId) !== call) return;
+    const bound = this.#options.limits.timeoutGraceMs + RELEASE_BOUND_MS;
+    setTimeout(() => {
+      if (live.holding.get(call.task.taskId) === call)
+        this.#kill(live, 'crashed', 'did not end a call in time');
+    }, bound).unref();
+  }
+
+  #kill(live: Live, cause: ChildEnd['cause'], message: string): void {
+    live.child.kill({ cause, message });
+  }
+
+  #processEnded(live: Live, end: ChildEnd): void {
+    if (this.#live === live) this.#live = undefined;
+    const reply = answerFor(end);
+    for (const call of live.holding.values()) {
+      call.answer(reply);
+      // Its worker could not remove the call's tmpDir: the process is gone.
+      void rm(callTmpDir(this.#options.limits.call, call.task), { recursive: true, force: true }).catch(
+        () => {},
+      );
+    }
+    live.holding.clear();
+    // Calls that waited for a process that never started would only wait for the next one.
+    if (!live.ready) {
+      for (const call of this.#queue.splice(0)) call.answer(answerFor({ ...end, cause: 'crashed' }));
+    }
+    for (const resolve of this.#gone.splice(0)) resolve();
+    this.#pump();
+  }
+}

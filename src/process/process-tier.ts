@@ -1,0 +1,84 @@
+/**
+ * What the process tier gives on this machine, found once per process (is bubblewrap there and
+ * usable, can the host make memory cgroups), and what a host says about it, once: the first time
+ * one of its packages starts a process, it names what the tier lacks here, and for each package
+ * that asks for the network without being granted it, that it has none.
+ */
+import type { Logger } from '../host-options.js';
+import { grantsNetwork } from '../isolation.js';
+import type { DomainManifest } from '../worker-flags.js';
+import type { ChildEnvironment } from './domain-child.js';
+import { cgroupSupport } from './memory-cgroup.js';
+import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
+import { sandboxSupport } from './sandbox.js';
+
+/** How the host's notice of what the tier lacks begins (the CLI shows that line). */
+export const PROCESS_TIER_NOTICE = 'process isolation here runs without';
+
+let environment: Promise<ChildEnvironment> | undefined;
+
+/** This machine's sandbox and memory cgroups, as the process tier can use them. */
+export function processEnvironment(): Promise<ChildEnvironment> {
+  environment ??= Promise.all([sandboxSupport(), cgroupSupport()]).then(([sandbox, cgroups]) => ({
+    sandbox,
+    cgroups,
+  }));
+  return environment;
+}
+
+/** What the process tier can't give here (empty when it gives everything it can anywhere). */
+export function processTierGaps(found: ChildEnvironment): string[] {
+  const gaps: string[] = [];
+  if (!found.sandbox.available) {
+    gaps.push(
+      `an OS sandbox (${found.sandbox.reason}), so its tools can read and write what the host's user can, reach the network and signal the host's processes`,
+    );
+  }
+  if (!found.cgroups.available) {
+    gaps.push(
+      process.platform === 'linux'
+        ? `a memory cgroup (${found.cgroups.reason}), so processMemoryMb is watched (resident memory, every ${BUSY_INTERVAL_MS} ms), not enforced by the kernel`
+        : `a memory limit (${found.cgroups.reason}), so processMemoryMb is not enforced`,
+    );
+  }
+  return gaps;
+}
+
+export class ProcessTier {
+  readonly #logger: Logger;
+  readonly #allowNetwork: boolean | readonly string[];
+  #told = false;
+  readonly #refusalsTold = new Set<string>();
+
+  constructor(options: { logger: Logger; allowNetwork: boolean | readonly string[] }) {
+    this.#logger = options.logger;
+    this.#allowNetwork = options.allowNetwork;
+  }
+
+  /** This machine's environment; the first caller of a host hears its gaps. */
+  async environment(): Promise<ChildEnvironment> {
+    const found = await processEnvironment();
+    if (!this.#told) {
+      this.#told = true;
+      const gaps = processTierGaps(found);
+      if (gaps.length > 0) {
+        this.#logger.warn(
+          `${PROCESS_TIER_NOTICE} ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
+        );
+      }
+    }
+    return found;
+  }
+
+  /** Whether a package's process gets the network; a refused request is said once per package. */
+  grantsNetwork(domain: string, manifest: DomainManifest): boolean {
+    const granted = grantsNetwork(this.#allowNetwork, manifest);
+    if (manifest.permissions.net && !granted && !this.#refusalsTold.has(domain)) {
+      this.#refusalsTold.add(domain);
+      this.#logger.warn(
+        `${manifest.packageName ?? domain} asks for the network ("permissions": { "net": true }) and \`allowNetwork\` does not grant it: its process has none where bubblewrap sandboxes it`,
+      );
+    }
+    return granted;
+  }
+}

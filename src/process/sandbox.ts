@@ -1,0 +1,200 @@
+/**
+ * The process tier's OS sandbox on Linux: bubblewrap (`bwrap`), driven directly. A package's process
+ * starts in new namespaces (user, pid, ipc, uts, cgroup, and network unless granted) with a file
+ * system built from nothing: the system's programs and libraries read-only (what Node needs), Node
+ * itself, toolhost's own code and piscina read-only, the version's snapshot read-only, its tmp folder
+ * read-write, a private `/proc` and a minimal `/dev`; everything else, the root included, read-only
+ * and empty. No capabilities, no new user namespaces inside, a session of its own, and it dies with
+ * the host.
+ *
+ * Chosen over `@anthropic-ai/sandbox-runtime` (README, "Isolation tiers"): that library needs Node
+ * 22.12, starts from the whole file system readable (`--ro-bind / /`) and masks what is denied,
+ * filters the network through proxies in the calling process that Node's `fetch` and sockets don't
+ * use by default, and needs socat and ripgrep besides bubblewrap.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { delimiter, join, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export type SandboxSupport =
+  | {
+      available: true;
+      bwrap: string;
+      /** bubblewrap 0.8 and later can keep the process from making user namespaces of its own. */
+      disableUserns: boolean;
+    }
+  | { available: false; reason: string };
+
+/** What one package's process may see. */
+export interface SandboxPaths {
+  /** Read-only: the version's snapshot (its dependency tree and version folders). */
+  readOnly: string[];
+  /** Read-write: the domain's tmp folder (each call's tmpDir is inside it). */
+  tmpDir: string;
+  /** Whether the package has the network (its manifest asks and the host allows). */
+  network: boolean;
+}
+
+/** The system folders Node and the programs a tool starts need; each only if it exists. */
+const SYSTEM_FOLDERS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** The dynamic loader's cache: startup works without it, but reads every library folder. */
+const LOADER_FILES = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d'];
+/** What name resolution and TLS read, for a package that has the network. */
+const NETWORK_FILES = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/gai.conf',
+  '/etc/host.conf',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/pki',
+];
+
+/** The entry point of a package's process. */
+export const CHILD_MAIN = realpathSync(fileURLToPath(new URL('./child-main.js', import.meta.url)));
+
+let cachedCodePaths: string[] | undefined;
+
+/**
+ * What the child's own code reads: toolhost's compiled `src` and `workers`, its package.json (which
+ * makes them ES modules), piscina's package folder, and Node. Real paths: Node loads by real path.
+ */
+function codePaths(): string[] {
+  cachedCodePaths ??= findCodePaths();
+  return cachedCodePaths;
+}
+
+function findCodePaths(): string[] {
+  const require = createRequire(import.meta.url);
+  const piscinaEntry = realpathSync(require.resolve('piscina'));
+  const piscinaRoot = piscinaEntry.slice(0, piscinaEntry.lastIndexOf(`${sep}dist${sep}`));
+  return [
+    realpathSync(fileURLToPath(new URL('../', import.meta.url))),
+    realpathSync(fileURLToPath(new URL('../../workers/', import.meta.url))),
+    realpathSync(fileURLToPath(new URL('../../../package.json', import.meta.url))),
+    piscinaRoot,
+    realpathSync(process.execPath),
+  ];
+}
+
+function findOnPath(name: string): string | undefined {
+  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
+    if (folder === '') continue;
+    const candidate = join(folder, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not here.
+    }
+  }
+  return undefined;
+}
+
+/** Binds for the system folders, keeping a folder that is a link (merged /usr) a link. */
+function systemArgs(): { args: string[]; bound: string[] } {
+  const args: string[] = [];
+  const bound: string[] = [];
+  for (const folder of SYSTEM_FOLDERS) {
+    try {
+      const stat = lstatSync(folder);
+      if (stat.isSymbolicLink()) {
+        args.push('--symlink', readlinkSync(folder), folder);
+      } else if (stat.isDirectory()) {
+        args.push('--ro-bind', folder, folder);
+        bound.push(folder);
+      }
+    } catch {
+      // Not on this system.
+    }
+  }
+  for (const file of LOADER_FILES) args.push('--ro-bind-try', file, file);
+  return { args, bound };
+}
+
+function isWithin(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(`${folder}${sep}`);
+}
+
+/** The `bwrap` arguments (up to and including `--`) for a package's process. */
+export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boolean }): string[] {
+  const args = ['--unshare-all', '--unshare-user', ...(options.disableUserns ? ['--disable-userns'] : [])];
+  if (paths.network) args.push('--share-net');
+  const system = systemArgs();
+  args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...system.args);
+  if (paths.network) for (const file of NETWORK_FILES) args.push('--ro-bind-try', file, file);
+  args.push('--proc', '/proc', '--dev', '/dev');
+  for (const path of [...codePaths(), ...paths.readOnly]) {
+    // Node installed under /usr is there already.
+    if (system.bound.some((folder) => isWithin(folder, path))) continue;
+    args.push('--ro-bind', path, path);
+  }
+  // Its working directory is the read-only root: a relative write fails, as under strict, rather
+  // than landing beside other calls' tmpDirs.
+  args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', '/', '--');
+  return args;
+}
+
+let support: Promise<SandboxSupport> | undefined;
+
+/**
+ * Whether this machine can sandbox a package's process: Linux, `bwrap` on the host's PATH, and a
+ * trial run with the arguments every package's process gets (user namespaces may be off, or bwrap
+ * refused by a security module). Tried once per process.
+ */
+export function sandboxSupport(): Promise<SandboxSupport> {
+  support ??= probe().catch((error: unknown) => ({
+    available: false,
+    reason: `bwrap could not be tried: ${String(error)}`,
+  }));
+  return support;
+}
+
+async function probe(): Promise<SandboxSupport> {
+  if (process.platform !== 'linux') {
+    return { available: false, reason: `there is no bubblewrap sandbox on ${process.platform}` };
+  }
+  const bwrap = findOnPath('bwrap');
+  if (bwrap === undefined) return { available: false, reason: 'bubblewrap (bwrap) is not installed' };
+  const tmpDir = await mkdtemp(join(tmpdir(), 'toolhost-sandbox-probe-'));
+  try {
+    const outcome = await trial(bwrap, tmpDir, true);
+    // Before 0.8 bubblewrap has no --disable-userns: the rest of the sandbox still holds.
+    if (!outcome.available && outcome.reason.includes('disable-userns'))
+      return await trial(bwrap, tmpDir, false);
+    return outcome;
+  } finally {
+    await rm(tmpDir, { recursive: true, force: true }).catch(() => {});
+  }
+}
+
+/** One trial run of the sandbox every package's process gets, with Node in it. */
+function trial(bwrap: string, tmpDir: string, disableUserns: boolean): Promise<SandboxSupport> {
+  const node = realpathSync(process.execPath);
+  const args = [...sandboxArgs({ readOnly: [], tmpDir, network: false }, { disableUserns }), node, '-e', ''];
+  return new Promise<SandboxSupport>((resolve) => {
+    const trial = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    let stderr = '';
+    trial.stderr.setEncoding('utf8');
+    trial.stderr.on('data', (chunk: string) => {
+      if (stderr.length < 2000) stderr += chunk;
+    });
+    trial.once('error', (error) =>
+      resolve({ available: false, reason: `bwrap could not run: ${error.message}` }),
+    );
+    trial.once('close', (code, signal) => {
+      if (code === 0) {
+        resolve({ available: true, bwrap, disableUserns });
+        return;
+      }
+      const line =
+        stderr.split('\n').find((text) => text.trim() !== '') ?? `it exited with ${signal ?? code}`;
+      resolve({ available: false, reason: `bwrap refused to start a sandbox here: ${line.trim()}` });
+    });
+  });
+}

@@ -1,0 +1,113 @@
+/**
+ * The life of a package's process: when it dies (a tool SIGKILLs it), the calls it was running
+ * answer and the next call starts a new one, while other packages never notice; a tool blocked in a
+ * native call is answered at its timeout, and the host still closes and its process exits by
+ * itself; close() ends every package process, whatever they were doing.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { outcomeText, type ToolHost } from '../dist/src/index.js';
+import { descendantsOf } from '../dist/src/thread-reaper.js';
+import { answered, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
+
+const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
+const HOST_SCRIPT = fileURLToPath(new URL('./support/process-host.mjs', import.meta.url));
+
+const makeHost = useHosts();
+
+/** Resolves once the tool `name` reports progress (it is running). */
+function running(host: ToolHost, callId: string): Promise<void> {
+  return new Promise((resolve) => {
+    const listener = (event: { callId: string }) => {
+      if (event.callId !== callId) return;
+      host.off('progress', listener);
+      resolve();
+    };
+    host.on('progress', listener);
+  });
+}
+
+/** The package processes below this one (what a host started: bwrap, or node running child-main). */
+function packageProcesses(): number[] {
+  return descendantsOf(process.pid).filter((pid) => {
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      return command.includes('child-main.js') || command.startsWith('bwrap');
+    } catch {
+      return false;
+    }
+  });
+}
+
+describe("isolation: 'process', a process that dies", () => {
+  it("a tool that SIGKILLs its own process gets TOOL_CRASHED, so does the call beside it, and the next call runs in a new process; other packages don't notice", async () => {
+    const { host } = await makeHost({ isolation: 'process' });
+    await loadEcho(host);
+    await host.load(HOSTILE);
+    const napping = running(host, 'beside');
+    const beside = host.call('proc_nap', { ms: 600_000 }, { callId: 'beside' });
+    await napping;
+
+    const killed = failed('TOOL_CRASHED', "the tool's process was killed (SIGKILL)");
+    expect(await host.call('proc_sigkill_self', {})).toStrictEqual(killed);
+    expect(await beside).toStrictEqual(killed);
+
+    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
+    expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
+    await expectHostFine(host);
+  });
+
+  it.skipIf(process.platform !== 'linux')(
+    'close() answers the calls still running with HOST_CLOSED and ends every package process',
+    async () => {
+      const { host } = await makeHost({ isolation: 'process' });
+      await host.load(HOSTILE);
+      const napping = running(host, 'long');
+      const call = host.call('proc_nap', { ms: 600_000 }, { callId: 'long' });
+      await napping;
+      expect(packageProcesses().length).toBeGreaterThan(0);
+
+      await host.close();
+
+      expect(await call).toStrictEqual(failed('HOST_CLOSED', 'the tool host closed during the call'));
+      expect(packageProcesses()).toEqual([]);
+    },
+  );
+});
+
+describe("isolation: 'process', a tool blocked in a native call", () => {
+  it('is answered at its timeout; close() resolves and the host process exits by itself', async () => {
+    const plan = {
+      options: { isolation: 'process' },
+      packages: [HOSTILE],
+      calls: [
+        { name: 'proc_block_native', args: {}, options: { timeoutMs: 500 } },
+        { name: 'proc_read_own_file', args: {} },
+      ],
+    };
+    const child = spawn(process.execPath, [HOST_SCRIPT, JSON.stringify(plan)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+    );
+
+    expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
+    expect(stdout.split('\n')).toEqual([
+      `RESULT ${JSON.stringify({ content: [{ type: 'text', text: 'tool timed out after 500 ms' }], isError: true, error: { code: 'TOOL_TIMEOUT', message: 'tool timed out after 500 ms' } })}`,
+      `RESULT ${JSON.stringify(answered('process-hostile'))}`,
+      'CLOSED',
+      '',
+    ]);
+  });
+});
