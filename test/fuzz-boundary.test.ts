@@ -1,7 +1,7 @@
 /**
- * Property-based tests of the worker boundary, end to end: a hostile tool (fixtures/fuzz/forger.js)
- * returns, throws and emits generated hostile values, and forges whole replies by taking over
- * piscina's handler in its worker; generated declarations are read. For every case the host lives,
+ * Property-based tests of the worker boundary, end to end, in every isolation tier: a hostile tool
+ * (fixtures/fuzz/forger.js) returns, throws and emits generated hostile values, and forges whole
+ * replies by taking over piscina's handler in its worker; generated declarations are read. For every case the host lives,
  * the call answers once with a documented code (or succeeds within the caps), and another package's
  * tool still answers. `FUZZ_RUNS` raises the case count.
  */
@@ -62,30 +62,35 @@ function expectWellFormed(outcome: ToolOutcome): void {
   expect(bytes).toBeLessThanOrEqual(MAX_RESULT_BYTES);
 }
 
-describe('the worker boundary under generated hostile values', () => {
-  const makeHost = useHosts();
+// The same property in every tier: in the process tier the package's process parses the worker's
+// messages, and the host parses what that process sends again.
+describe.each(['worker', 'strict', 'process'] as const)(
+  'the %s tier under generated hostile values',
+  (isolation) => {
+    const makeHost = useHosts();
 
-  it('every forged reply, hostile result, throw and progress answers once with a documented code, and the host serves on', async () => {
-    const { host } = await makeHost({ maxResultBytes: MAX_RESULT_BYTES, maxThreadsPerPool: 1 });
-    await loadEcho(host);
-    await host.load(FORGER);
-    const progress: unknown[] = [];
-    host.on('progress', (event) => progress.push(event));
-    await fc.assert(
-      fc.asyncProperty(forgerCase, async (testCase) => {
-        progress.length = 0;
-        const outcome = await host.call('forger', testCase as Record<string, unknown>);
-        expectWellFormed(outcome);
-        const afterAnswer = progress.length;
-        await expectHostFine(host);
-        // Progress is bounded per call, and none is delivered once the call has answered.
-        expect(afterAnswer).toBeLessThanOrEqual(1000);
-        expect(progress.length).toBe(afterAnswer);
-      }),
-      { numRuns: FUZZ_RUNS },
-    );
-  });
-});
+    it('every forged reply, hostile result, throw and progress answers once with a documented code, and the host serves on', async () => {
+      const { host } = await makeHost({ isolation, maxResultBytes: MAX_RESULT_BYTES, maxThreadsPerPool: 1 });
+      await loadEcho(host);
+      await host.load(FORGER);
+      const progress: unknown[] = [];
+      host.on('progress', (event) => progress.push(event));
+      await fc.assert(
+        fc.asyncProperty(forgerCase, async (testCase) => {
+          progress.length = 0;
+          const outcome = await host.call('forger', testCase as Record<string, unknown>);
+          expectWellFormed(outcome);
+          const afterAnswer = progress.length;
+          await expectHostFine(host);
+          // Progress is bounded per call, and none is delivered once the call has answered.
+          expect(afterAnswer).toBeLessThanOrEqual(1000);
+          expect(progress.length).toBe(afterAnswer);
+        }),
+        { numRuns: FUZZ_RUNS },
+      );
+    });
+  },
+);
 
 describe('declarations under generated hostile fields', () => {
   const makeHost = useHosts();

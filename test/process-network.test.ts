@@ -5,50 +5,21 @@
  * on 127.0.0.1, which count what reaches them. Without bubblewrap the tier does not contain the
  * network (process-no-sandbox.test.ts).
  */
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, type ToolHostOptions, type ToolOutcome } from '../dist/src/index.js';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
 import { type RecordingLogger, recordingLogger } from './support/host-harness.js';
+import { useLocalServers } from './support/local-servers.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const NETWORKED = fileURLToPath(new URL('../fixtures/strict/networked', import.meta.url));
 const { sandbox } = await processEnvironment();
 
-const reached = { requests: [] as string[], connections: 0 };
-let http: HttpServer;
-let tcp: TcpServer;
-let httpUrl: string;
-let tcpPort: number;
-
-beforeAll(async () => {
-  http = createHttpServer((request, response) => {
-    reached.requests.push(request.url ?? '');
-    response.end('reached the http server');
-  });
-  tcp = createTcpServer((socket) => {
-    reached.connections += 1;
-    socket.end('reached the tcp server');
-  });
-  await Promise.all([
-    new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve)),
-    new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve)),
-  ]);
-  httpUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/exfiltrate`;
-  tcpPort = (tcp.address() as AddressInfo).port;
-});
-
-afterAll(async () => {
-  http.closeAllConnections();
-  await Promise.all([
-    new Promise((resolve) => http.close(resolve)),
-    new Promise((resolve) => tcp.close(resolve)),
-  ]);
-});
+const servers = useLocalServers();
+const { reached } = servers;
 
 let root: string;
 let host: ToolHost | undefined;
@@ -78,8 +49,8 @@ async function processHost(options: ToolHostOptions, ...packages: string[]): Pro
 }
 
 async function tryTheNetwork(tools: { fetch: string; socket: string }) {
-  const fetched = await host?.call(tools.fetch, { url: httpUrl });
-  const socket = await host?.call(tools.socket, { port: tcpPort });
+  const fetched = await host?.call(tools.fetch, { url: servers.httpUrl });
+  const socket = await host?.call(tools.socket, { port: servers.tcpPort });
   // An error's code and message (where the tool threw is another suite's concern).
   const failure = (outcome: ToolOutcome | undefined) => ({
     code: outcome?.error?.code,
@@ -96,7 +67,7 @@ const ASKED = { fetch: 'net_fetch', socket: 'net_open_socket' };
 /** The sandbox's own loopback has nothing listening: the connection is refused there. */
 const refused = () => ({
   fetch: { code: 'TOOL_THREW', message: 'fetch failed' },
-  socket: { code: 'TOOL_THREW', message: `connect ECONNREFUSED 127.0.0.1:${tcpPort}` },
+  socket: { code: 'TOOL_THREW', message: `connect ECONNREFUSED 127.0.0.1:${servers.tcpPort}` },
 });
 const GOT_THROUGH = { fetch: 'reached the http server', socket: 'reached the tcp server' };
 

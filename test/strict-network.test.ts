@@ -7,15 +7,14 @@
  * host says so once.
  */
 import { cp, readFile, writeFile } from 'node:fs/promises';
-import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { type AddressInfo, createServer as createTcpServer, type Server as TcpServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, type ToolHostOptions } from '../dist/src/index.js';
 import { strictTierGaps } from '../dist/src/isolation.js';
 import { accessDenied } from '../dist/workers/access-denied.js';
 import { type RecordingLogger, recordingLogger } from './support/host-harness.js';
+import { useLocalServers } from './support/local-servers.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
@@ -23,37 +22,8 @@ const NETWORKED = fileURLToPath(new URL('../fixtures/strict/networked', import.m
 const NODE_DENIES_NETWORK = process.allowedNodeEnvironmentFlags.has('--allow-net');
 const NEEDS_NODE_25 = `Node ${process.version}'s permission model has no network permission (Node 25 and later have --allow-net)`;
 
-/** What reached the test's servers. */
-const reached = { requests: [] as string[], connections: 0 };
-let http: HttpServer;
-let tcp: TcpServer;
-let httpUrl: string;
-let tcpPort: number;
-
-beforeAll(async () => {
-  http = createHttpServer((request, response) => {
-    reached.requests.push(request.url ?? '');
-    response.end('reached the http server');
-  });
-  tcp = createTcpServer((socket) => {
-    reached.connections += 1;
-    socket.end('reached the tcp server');
-  });
-  await Promise.all([
-    new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve)),
-    new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve)),
-  ]);
-  httpUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}/exfiltrate`;
-  tcpPort = (tcp.address() as AddressInfo).port;
-});
-
-afterAll(async () => {
-  http.closeAllConnections();
-  await Promise.all([
-    new Promise((resolve) => http.close(resolve)),
-    new Promise((resolve) => tcp.close(resolve)),
-  ]);
-});
+const servers = useLocalServers();
+const { reached } = servers;
 
 let root: string;
 let host: ToolHost | undefined;
@@ -83,8 +53,8 @@ async function strictHost(options: ToolHostOptions, ...packages: string[]): Prom
 
 /** Both ways out: a `fetch` and a raw socket. Each outcome is its text, or its error. */
 async function tryTheNetwork(tools: { fetch: string; socket: string }) {
-  const fetched = await host?.call(tools.fetch, { url: httpUrl });
-  const socket = await host?.call(tools.socket, { port: tcpPort });
+  const fetched = await host?.call(tools.fetch, { url: servers.httpUrl });
+  const socket = await host?.call(tools.socket, { port: servers.tcpPort });
   return {
     fetch: fetched?.isError ? fetched.error : outcomeText(fetched ?? { content: [], isError: true }),
     socket: socket?.isError ? socket.error : outcomeText(socket ?? { content: [], isError: true }),
@@ -106,11 +76,11 @@ describe("isolation: 'strict' and the network (Node 25 and later)", () => {
     skip(!NODE_DENIES_NETWORK, NEEDS_NODE_25);
     // Allowing every package that asks grants nothing to one that didn't ask.
     await strictHost({ allowNetwork: true }, HOSTILE);
-    const { port } = new URL(httpUrl);
+    const { port } = new URL(servers.httpUrl);
 
     expect(await tryTheNetwork(UNASKED)).toEqual({
       fetch: refusedConnect(Number(port)),
-      socket: refusedConnect(tcpPort),
+      socket: refusedConnect(servers.tcpPort),
     });
     expect(reached).toEqual({ requests: [], connections: 0 });
     const next = await host?.call('strict_tmp_roundtrip', {});
@@ -130,7 +100,7 @@ describe("isolation: 'strict' and the network (Node 25 and later)", () => {
     skip(!NODE_DENIES_NETWORK, NEEDS_NODE_25);
     await strictHost({ allowNetwork: ['strict-networked', 'strict-hostile'] }, NETWORKED, HOSTILE);
     expect(await tryTheNetwork(ASKED)).toEqual(GOT_THROUGH);
-    expect((await tryTheNetwork(UNASKED)).socket).toEqual(refusedConnect(tcpPort));
+    expect((await tryTheNetwork(UNASKED)).socket).toEqual(refusedConnect(servers.tcpPort));
     expect(reached).toEqual({ requests: ['/exfiltrate'], connections: 1 });
   });
 
@@ -141,11 +111,11 @@ describe("isolation: 'strict' and the network (Node 25 and later)", () => {
   ])('a package that asked gets no network %s, and the host says why once', async ([, options], { skip }) => {
     skip(!NODE_DENIES_NETWORK, NEEDS_NODE_25);
     await strictHost(options, NETWORKED);
-    const { port } = new URL(httpUrl);
+    const { port } = new URL(servers.httpUrl);
 
     expect(await tryTheNetwork(ASKED)).toEqual({
       fetch: refusedConnect(Number(port)),
-      socket: refusedConnect(tcpPort),
+      socket: refusedConnect(servers.tcpPort),
     });
     expect(reached).toEqual({ requests: [], connections: 0 });
     expect(logger.matching('warn', 'asks for the network')).toEqual([
@@ -165,7 +135,7 @@ describe("isolation: 'strict' and the network (Node 25 and later)", () => {
     await writeFile(join(copy, 'package.json'), JSON.stringify(manifest));
     await host?.load(copy);
 
-    expect((await tryTheNetwork(ASKED)).socket).toEqual(refusedConnect(tcpPort));
+    expect((await tryTheNetwork(ASKED)).socket).toEqual(refusedConnect(servers.tcpPort));
     expect(reached.connections).toBe(1);
   });
 });
