@@ -1,17 +1,14 @@
 /**
- * A pool whose workers can't start (here: a permission model that lets the worker read nothing, not
- * even toolhost's own worker code) still answers every call, with the reason: no call waits for a
- * worker that will never come, and a process that holds nothing else doesn't exit under it.
+ * A pool whose workers can't start (here: each is told to preload a file that isn't there, as a
+ * strict tier that can't read what a worker needs would fail it) still answers every call, with the
+ * reason: no call waits for a worker that will never come, and a process that holds nothing else
+ * doesn't exit under it.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
 import { TrustDomainPool } from '../dist/src/worker-pool.js';
-
-const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
-  ? '--permission'
-  : '--experimental-permission';
 
 let pool: TrustDomainPool | undefined;
 let root: string | undefined;
@@ -31,7 +28,7 @@ it("a call whose pool can't start a worker answers TOOL_CRASHED with why, and so
       stackMb: 4,
       timeoutGraceMs: 100,
       env: {},
-      execArgv: [PERMISSION_FLAG, `--allow-fs-read=${join(root, 'nothing-here')}`],
+      execArgv: ['--require', join(root, 'no-such-preload.cjs')],
       allowAddons: false,
       call: { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogBytes: 1024 },
     },
