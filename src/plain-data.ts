@@ -10,13 +10,25 @@
  */
 import { types } from 'node:util';
 
+// Taken when this module loads: a tool that runs later in the same realm may replace any of these
+// (an `Array.prototype[Symbol.iterator]` that skips the keys of its deep value, say, would blind a
+// `for...of` walk), so the walk reads nothing through a global or a prototype at check time.
 const isProxy = types.isProxy;
 const isArray = Array.isArray;
 const getPrototypeOf = Object.getPrototypeOf;
-const ownKeys = Reflect.ownKeys;
+const ownNames = Object.getOwnPropertyNames;
+const ownSymbols = Object.getOwnPropertySymbols;
 const getOwnPropertyDescriptor = Reflect.getOwnPropertyDescriptor;
+const hasOwn = Object.hasOwn;
+const apply = Reflect.apply;
 const byteLength = Buffer.byteLength;
+const isFiniteNumber = Number.isFinite;
+const isInteger = Number.isInteger;
+const toNumber = Number;
+const SafeSet = Set;
+const { add: setAdd, has: setHas, delete: setDelete } = Set.prototype;
 const objectPrototype = Object.prototype;
+const arrayPrototype = Array.prototype;
 const numberToString = (value: number) => `${value}`;
 
 /** How deep JSON data may nest (objects and arrays), unless a caller sets its own bound. */
@@ -36,73 +48,108 @@ export type PlainDataCheck = { ok: true; bytes: number } | { ok: false; problem:
  * JSON, in UTF-8 bytes). `path` names the value in the problem it reports.
  */
 export function checkPlainData(value: unknown, limits: PlainDataLimits, path = '$'): PlainDataCheck {
-  const onPath = new Set<object>();
-  let bytes = 0;
-  const over = () => bytes > limits.maxBytes;
+  const walk = new Walk(limits.maxDepth, limits.maxBytes);
+  let problem: Problem | undefined;
+  try {
+    problem = walk.visit(value, 0);
+  } catch {
+    // Only hostile values get here (a revoked Proxy nested where isProxy can't see it, say).
+    return { ok: false, problem: `${path} can't be inspected` };
+  }
+  if (problem !== undefined) return { ok: false, problem: `${path}${problem.where} ${problem.what}` };
+  if (walk.over()) return { ok: false, problem: `${path} is larger than ${limits.maxBytes} bytes` };
+  return { ok: true, bytes: walk.bytes };
+}
 
-  const visit = (current: unknown, at: string, depth: number): string | undefined => {
+/** What is wrong, and where below the root (`.key[0]`): spelled out as the walk unwinds. */
+interface Problem {
+  where: string;
+  what: string;
+}
+
+const problem = (what: string): Problem => ({ where: '', what });
+
+/**
+ * One check's walk. It runs on every reply a worker sends (in the worker, where tool code shares
+ * the realm), and nearly all of them are fine: the path to a value is built only for a problem.
+ */
+class Walk {
+  bytes = 0;
+  readonly #maxDepth: number;
+  readonly #maxBytes: number;
+  /** The objects from the root down to the one being visited: a cycle returns to one of them. */
+  readonly #onPath = new SafeSet<object>();
+
+  constructor(maxDepth: number, maxBytes: number) {
+    this.#maxDepth = maxDepth;
+    this.#maxBytes = maxBytes;
+  }
+
+  over(): boolean {
+    return this.bytes > this.#maxBytes;
+  }
+
+  visit(current: unknown, depth: number): Problem | undefined {
     if (current === null) {
-      bytes += 4;
+      this.bytes += 4;
       return undefined;
     }
     switch (typeof current) {
       case 'string':
-        bytes += byteLength(current, 'utf8') + 2;
+        this.bytes += byteLength(current, 'utf8') + 2;
         return undefined;
       case 'boolean':
-        bytes += 5;
+        this.bytes += 5;
         return undefined;
       case 'number':
-        if (!Number.isFinite(current)) return `${at} is ${current}`;
-        bytes += numberToString(current).length;
+        if (!isFiniteNumber(current)) return problem(`is ${current}`);
+        this.bytes += numberToString(current).length;
         return undefined;
       case 'object':
         break;
       default:
-        return `${at} is a ${typeof current}`;
+        return problem(`is a ${typeof current}`);
     }
     const object = current as object;
-    if (isProxy(object)) return `${at} is a Proxy`;
-    if (onPath.has(object)) return `${at} is a cycle`;
-    if (depth >= limits.maxDepth) return `${at} is nested deeper than ${limits.maxDepth} levels`;
+    if (isProxy(object)) return problem('is a Proxy');
+    if (apply(setHas, this.#onPath, [object])) return problem('is a cycle');
+    if (depth >= this.#maxDepth) return problem(`is nested deeper than ${this.#maxDepth} levels`);
     const array = isArray(object);
     const prototype = getPrototypeOf(object) as object | null;
-    if (array ? prototype !== Array.prototype : prototype !== objectPrototype && prototype !== null) {
-      return `${at} is an instance of ${describePrototype(prototype)}`;
+    if (array ? prototype !== arrayPrototype : prototype !== objectPrototype && prototype !== null) {
+      return problem(`is an instance of ${describePrototype(prototype)}`);
     }
-    onPath.add(object);
-    bytes += 2;
-    for (const key of ownKeys(object)) {
-      if (typeof key === 'symbol') return `${at} has a symbol key`;
+    // Reflect.ownKeys would do in one call, at several times the cost of these two.
+    if (ownSymbols(object).length > 0) return problem('has a symbol key');
+    const names = ownNames(object);
+    apply(setAdd, this.#onPath, [object]);
+    this.bytes += 2;
+    for (let index = 0; index < names.length; index++) {
+      const key = names[index] as string;
       if (array && key === 'length') continue;
-      if (array && !isIndex(key)) return `${at} is an array with a non-index key "${key}"`;
+      if (array && !isIndex(key)) return problem(`is an array with a non-index key "${key}"`);
       const descriptor = getOwnPropertyDescriptor(object, key);
       if (descriptor === undefined) continue;
-      if (!('value' in descriptor)) return `${at}.${key} is a getter`;
-      bytes += array ? 1 : byteLength(key, 'utf8') + 4;
-      const found = visit(descriptor.value, array ? `${at}[${key}]` : `${at}.${key}`, depth + 1);
-      if (found !== undefined) return found;
-      if (over()) return undefined;
+      let found: Problem | undefined;
+      if (!hasOwn(descriptor, 'value')) found = problem('is a getter');
+      else {
+        this.bytes += array ? 1 : byteLength(key, 'utf8') + 4;
+        found = this.visit(descriptor.value, depth + 1);
+      }
+      if (found !== undefined) {
+        found.where = `${array ? `[${key}]` : `.${key}`}${found.where}`;
+        return found;
+      }
+      if (this.over()) return undefined;
     }
-    onPath.delete(object);
+    apply(setDelete, this.#onPath, [object]);
     return undefined;
-  };
-
-  let problem: string | undefined;
-  try {
-    problem = visit(value, path, 0);
-  } catch {
-    // Only hostile values get here (a revoked Proxy nested where isProxy can't see it, say).
-    problem = `${path} can't be inspected`;
   }
-  if (problem !== undefined) return { ok: false, problem };
-  if (over()) return { ok: false, problem: `${path} is larger than ${limits.maxBytes} bytes` };
-  return { ok: true, bytes };
 }
 
 function isIndex(key: string): boolean {
-  const index = Number(key);
-  return Number.isInteger(index) && index >= 0 && `${index}` === key;
+  const index = toNumber(key);
+  return isInteger(index) && index >= 0 && `${index}` === key;
 }
 
 function describePrototype(prototype: object | null): string {

@@ -147,6 +147,8 @@ for (const isolation of TIERS) {
       ['grow details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
       ['grow logs', `${MALFORMED}its logs are over the 65536-character cap`],
       ['nest details', `${CHANGED}$.result.details.note`],
+      // A walk with `for...of` would have seen no key of the details, and passed them on.
+      ['nest details past a blinded walk', `${CHANGED}$.result.details.note`],
     ])(
       'a reply changed after the worker checked it (%s) answers TOOL_BAD_RESULT',
       async (change, message) => {
@@ -172,58 +174,64 @@ describe("two replies on the host at once, one it can't deserialize (isolation: 
     await removeDir(dir);
   });
 
-  it("piscina's listener never reads a reply the host can't deserialize: the host lives, each call answers once", async () => {
-    const { host } = await makeHost({ maxThreadsPerPool: 2 });
-    await loadEcho(host);
-    await host.load(boundaryFixture('call-races-an-undeserializable-reply.js'));
-    const tool = 'call_races_an_undeserializable_reply';
-    const started = (count: number) =>
-      new Promise<void>((resolve) => {
-        let seen = 0;
-        const listener = () => {
-          seen += 1;
-          if (seen < count) return;
-          host.off('progress', listener);
-          resolve();
-        };
-        host.on('progress', listener);
-      });
-    // Two workers, made one after the other (piscina handles their replies in that order): two calls
-    // that wait for each other.
-    const warmGo = join(dir, 'warm');
-    const bothWarm = started(2);
-    const warming = [host.call(tool, { go: warmGo }), host.call(tool, { go: warmGo })];
-    await bothWarm;
-    writeFileSync(warmGo, '');
-    const warm = (await Promise.all(warming)).map(
-      (outcome) => (jsonOf(outcome) as { threadId: number }).threadId,
-    );
-    expect(new Set(warm).size).toBe(2);
-    const [early, late] = [Math.min(...warm), Math.max(...warm)];
-    const go = join(dir, 'go');
-    const bothStarted = started(2);
+  it.each([
+    ['', false],
+    [', its array iterator replaced to blind the check', true],
+  ])(
+    "piscina's listener never reads a reply the host can't deserialize%s: the host lives, each call answers once",
+    async (_, blind) => {
+      const { host } = await makeHost({ maxThreadsPerPool: 2 });
+      await loadEcho(host);
+      await host.load(boundaryFixture('call-races-an-undeserializable-reply.js'));
+      const tool = 'call_races_an_undeserializable_reply';
+      const started = (count: number) =>
+        new Promise<void>((resolve) => {
+          let seen = 0;
+          const listener = () => {
+            seen += 1;
+            if (seen < count) return;
+            host.off('progress', listener);
+            resolve();
+          };
+          host.on('progress', listener);
+        });
+      // Two workers, made one after the other (piscina handles their replies in that order): two calls
+      // that wait for each other.
+      const warmGo = join(dir, 'warm');
+      const bothWarm = started(2);
+      const warming = [host.call(tool, { go: warmGo }), host.call(tool, { go: warmGo })];
+      await bothWarm;
+      writeFileSync(warmGo, '');
+      const warm = (await Promise.all(warming)).map(
+        (outcome) => (jsonOf(outcome) as { threadId: number }).threadId,
+      );
+      expect(new Set(warm).size).toBe(2);
+      const [early, late] = [Math.min(...warm), Math.max(...warm)];
+      const go = join(dir, 'go');
+      const bothStarted = started(2);
 
-    const calls = [
-      host.call(tool, { dir, go, deepThreadId: late }),
-      host.call(tool, { dir, go, deepThreadId: late }),
-    ];
-    await bothStarted;
-    // Both calls wait for `go`. The host's main thread stays busy until both workers have posted, so
-    // the two replies wait on the host together.
-    writeFileSync(go, '');
-    const nap = new Int32Array(new SharedArrayBuffer(4));
-    while (!existsSync(join(dir, String(early))) || !existsSync(join(dir, String(late)))) {
-      Atomics.wait(nap, 0, 0, 1);
-    }
-    const outcomes = await Promise.all(calls);
+      const calls = [
+        host.call(tool, { dir, go, deepThreadId: late, blind }),
+        host.call(tool, { dir, go, deepThreadId: late, blind }),
+      ];
+      await bothStarted;
+      // Both calls wait for `go`. The host's main thread stays busy until both workers have posted, so
+      // the two replies wait on the host together.
+      writeFileSync(go, '');
+      const nap = new Int32Array(new SharedArrayBuffer(4));
+      while (!existsSync(join(dir, String(early))) || !existsSync(join(dir, String(late)))) {
+        Atomics.wait(nap, 0, 0, 1);
+      }
+      const outcomes = await Promise.all(calls);
 
-    const texts = outcomes.map((outcome) => outcome.error?.message ?? outcome.content[0]);
-    expect(texts).toContainEqual({ type: 'text', text: `thread ${early}` });
-    const failedOutcome = outcomes.find((outcome) => outcome.isError);
-    expect(failedOutcome?.error?.code).toBe('TOOL_BAD_RESULT');
-    expect(failedOutcome?.error?.message).toMatch(
-      /^the tool.s reply changed after it was checked: \$.result.details.note/,
-    );
-    await expectHostFine(host);
-  });
+      const texts = outcomes.map((outcome) => outcome.error?.message ?? outcome.content[0]);
+      expect(texts).toContainEqual({ type: 'text', text: `thread ${early}` });
+      const failedOutcome = outcomes.find((outcome) => outcome.isError);
+      expect(failedOutcome?.error?.code).toBe('TOOL_BAD_RESULT');
+      expect(failedOutcome?.error?.message).toMatch(
+        /^the tool.s reply changed after it was checked: \$.result.details.note/,
+      );
+      await expectHostFine(host);
+    },
+  );
 });

@@ -214,16 +214,17 @@ export function lockdown(options: LockdownOptions = {}): void {
       if (payload === undefined) refused("posting on Node's internal worker port");
       return apply(nativePostMessage, this, [payload]);
     }
+    const list = transferList(transfer);
+    checkTransfers(list, protectedPorts);
     // piscina's listener on the host reads each reply off this port, some of them synchronously
     // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
     // host object whose deserializer throws) would throw there and end the host. A call's reply is
-    // plain data, and the serializer reads it right after this check, so what passes is what crosses.
+    // plain data, and the serializer reads it right after this check (no tool code can run between:
+    // the check reads no getter and nothing a tool can patch), so what passes is what crosses.
     if (isIn(taskPorts, this)) {
       const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
       if (!check.ok) message = replacedReply(message, check.problem);
     }
-    const list = transferList(transfer);
-    checkTransfers(list, protectedPorts);
     return apply(nativePostMessage, this, list === undefined ? [message] : [message, list]);
   }
   Object.defineProperty(MessagePort.prototype, 'postMessage', {

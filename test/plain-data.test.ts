@@ -1,0 +1,70 @@
+/**
+ * The plain-data check on its own: what it refuses, the path it names for each problem, and what it
+ * measures. It runs on every reply a worker posts, so its walk names a path only for a problem; these
+ * pin that the path is still the one to the offending value.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkPlainData } from '../dist/src/plain-data.js';
+
+const limits = { maxDepth: 8, maxBytes: 1_000 };
+
+function problemOf(value: unknown, path?: string): string | undefined {
+  const check = checkPlainData(value, limits, path);
+  return check.ok ? undefined : check.problem;
+}
+
+describe('checkPlainData', () => {
+  it('names the path to each kind of value it refuses', () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle['self'] = { back: cycle };
+    const sparse: unknown[] = [1, 2];
+    (sparse as unknown as Record<string, unknown>)['extra'] = true;
+    const getter = { outer: [0, Object.defineProperty({}, 'secret', { get: () => 1, enumerable: true })] };
+
+    expect(problemOf({ list: [1, { deep: Number.NaN }] })).toBe('$.list[1].deep is NaN');
+    expect(problemOf({ a: { b: () => 1 } })).toBe('$.a.b is a function');
+    expect(problemOf({ a: [new Map()] })).toBe('$.a[0] is an instance of Map');
+    expect(problemOf({ a: new Proxy({}, {}) })).toBe('$.a is a Proxy');
+    expect(problemOf(cycle)).toBe('$.self.back is a cycle');
+    expect(problemOf({ s: sparse })).toBe('$.s is an array with a non-index key "extra"');
+    expect(problemOf({ k: { [Symbol('x')]: 1 } })).toBe('$.k has a symbol key');
+    expect(problemOf(getter)).toBe('$.outer[1].secret is a getter');
+    expect(problemOf({ n: 10n })).toBe('$.n is a bigint');
+    expect(problemOf([[[[[[[[[[]]]]]]]]]])).toBe('$[0][0][0][0][0][0][0][0] is nested deeper than 8 levels');
+    expect(problemOf({ big: 'x'.repeat(2_000) })).toBe('$ is larger than 1000 bytes');
+    expect(problemOf({ a: [1, { b: undefined }] }, 'details')).toBe('details.a[1].b is a undefined');
+  });
+
+  it('finds a problem after siblings that had none, at the right path', () => {
+    const value = {
+      ok: [1, 'two', { three: 3 }],
+      alsoOk: { x: null },
+      bad: [true, [false, Symbol.iterator]],
+    };
+    expect(problemOf(value)).toBe('$.bad[1][1] is a symbol');
+  });
+
+  it('accepts JSON data and measures it at no less than its JSON without escapes', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', 'é', '€', '😀', ' ') });
+    const json = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small', maxDepth: 4 },
+        fc.constant(null),
+        fc.boolean(),
+        fc.integer(),
+        text,
+        fc.array(tie('value'), { maxLength: 4 }),
+        fc.dictionary(text, tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(json, (value) => {
+        const check = checkPlainData(value, { maxDepth: 64, maxBytes: 1_000_000 });
+        expect(check.ok).toBe(true);
+        if (check.ok) expect(check.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
