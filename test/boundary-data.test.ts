@@ -1,7 +1,8 @@
 /**
  * Data the host can't take (issue 10): progress nested deeper than the host's main thread can
- * deserialize, and replies whose parts each fit the cap but not together. `maxResultBytes` counts all
- * of a reply (every content block and the details); nothing over it crosses.
+ * deserialize, replies whose parts each fit the cap but not together, and an array that is tiny to
+ * clone and huge as JSON. `maxResultBytes` counts all of a reply (every content block and the
+ * details); nothing over it crosses.
  */
 import { describe, expect, it } from 'vitest';
 import { boundaryFixture, TIERS } from './support/boundary.js';
@@ -65,6 +66,20 @@ for (const isolation of TIERS) {
       );
       expect(outcome.details).toBeUndefined();
       expect(outputs).toEqual([]);
+      await expectHostFine(host);
+    });
+
+    it('details with an empty array of length 1e9 (5 GB as JSON) are refused, and the outcome prints', async () => {
+      const { host } = await hostWith('call-returns-a-hollow-array.js');
+
+      const outcome = await host.call('call_returns_a_hollow_array', {});
+
+      expect(outcome.error).toStrictEqual({
+        code: 'TOOL_BAD_RESULT',
+        message: "the result's details are not plain data: details.hollow is a sparse array",
+      });
+      expect(outcome.details).toBeUndefined();
+      expect(JSON.stringify(outcome).length).toBeLessThan(1_000);
       await expectHostFine(host);
     });
   });

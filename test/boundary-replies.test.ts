@@ -39,7 +39,7 @@ const FORGERIES: Array<[string, string, string]> = [
   ['progressSent 1e9', 'TOOL_BAD_RESULT', `${MALFORMED}its progressSent is not a count up to 1000`],
   ['progressSent -1', 'TOOL_BAD_RESULT', `${MALFORMED}its progressSent is not a count up to 1000`],
   ['content not an array', 'TOOL_BAD_RESULT', `${MALFORMED}its content is not an array`],
-  ['sparse content', 'TOOL_BAD_RESULT', `${MALFORMED}a content block is malformed`],
+  ['sparse content', 'TOOL_BAD_RESULT', `${CHANGED}$.result.content is a sparse array`],
   ['a content block of an unknown type', 'TOOL_BAD_RESULT', `${MALFORMED}a content block is malformed`],
   ['an image of an unknown media type', 'TOOL_BAD_RESULT', `${MALFORMED}a content block is malformed`],
   ['isError as a number', 'TOOL_BAD_RESULT', `${MALFORMED}its isError is not a boolean`],

@@ -31,9 +31,21 @@ describe('checkPlainData', () => {
     expect(problemOf({ k: { [Symbol('x')]: 1 } })).toBe('$.k has a symbol key');
     expect(problemOf(getter)).toBe('$.outer[1].secret is a getter');
     expect(problemOf({ n: 10n })).toBe('$.n is a bigint');
+    const holes = [1, 2, 3];
+    delete holes[1];
+    expect(problemOf({ holes })).toBe('$.holes is a sparse array');
     expect(problemOf([[[[[[[[[[]]]]]]]]]])).toBe('$[0][0][0][0][0][0][0][0] is nested deeper than 8 levels');
     expect(problemOf({ big: 'x'.repeat(2_000) })).toBe('$ is larger than 1000 bytes');
     expect(problemOf({ a: [1, { b: undefined }] }, 'details')).toBe('details.a[1].b is a undefined');
+  });
+
+  it('measures an array by its length: an empty one of length 1e9 is not 2 bytes of JSON', () => {
+    const huge: unknown[] = [];
+    huge.length = 1e9;
+    expect(problemOf({ huge })).toBe('$.huge is a sparse array');
+    const stretched = [1, 2];
+    stretched.length = 10;
+    expect(problemOf([stretched])).toBe('$[0] is a sparse array');
   });
 
   it('finds a problem after siblings that had none, at the right path', () => {
