@@ -25,8 +25,8 @@ const byteLength = Buffer.byteLength;
 const isFiniteNumber = Number.isFinite;
 const isInteger = Number.isInteger;
 const toNumber = Number;
-const SafeSet = Set;
-const { add: setAdd, has: setHas, delete: setDelete } = Set.prototype;
+const SafeMap = Map;
+const { get: mapGet, set: mapSet } = Map.prototype;
 const objectPrototype = Object.prototype;
 const arrayPrototype = Array.prototype;
 const numberToString = (value: number) => `${value}`;
@@ -69,16 +69,31 @@ interface Problem {
 
 const problem = (what: string): Problem => ({ where: '', what });
 
+/** What the walk keeps of an object it has walked: its size, and how many levels of objects it holds. */
+interface Measured {
+  bytes: number;
+  height: number;
+}
+
+/** Marks an object the walk is inside of: meeting it again there is a cycle. */
+const ON_PATH = null;
+
 /**
  * One check's walk. It runs on every reply a worker sends (in the worker, where tool code shares
  * the realm), and nearly all of them are fine: the path to a value is built only for a problem.
+ *
+ * An object met a second time (a structured clone keeps shared references) counts its size again,
+ * as JSON would write it again, but is not walked again: a chain of 40 arrays that each hold the
+ * next one twice is a few hundred bytes to send and 2^40 values to a walk that doesn't remember.
  */
 class Walk {
   bytes = 0;
+  /** How many levels of objects the value just visited holds. */
+  height = 0;
   readonly #maxDepth: number;
   readonly #maxBytes: number;
-  /** The objects from the root down to the one being visited: a cycle returns to one of them. */
-  readonly #onPath = new SafeSet<object>();
+  /** Objects seen: ON_PATH while the walk is inside them, then what they measured. */
+  readonly #seen = new SafeMap<object, Measured | typeof ON_PATH>();
 
   constructor(maxDepth: number, maxBytes: number) {
     this.#maxDepth = maxDepth;
@@ -90,6 +105,7 @@ class Walk {
   }
 
   visit(current: unknown, depth: number): Problem | undefined {
+    this.height = 0;
     if (current === null) {
       this.bytes += 4;
       return undefined;
@@ -111,9 +127,16 @@ class Walk {
         return problem(`is a ${typeof current}`);
     }
     const object = current as object;
+    const seen = apply(mapGet, this.#seen, [object]) as Measured | typeof ON_PATH | undefined;
+    if (seen === ON_PATH) return problem('is a cycle');
+    if (seen !== undefined) {
+      if (depth + seen.height > this.#maxDepth) return this.#tooDeep();
+      this.bytes += seen.bytes;
+      this.height = seen.height;
+      return undefined;
+    }
+    if (depth >= this.#maxDepth) return this.#tooDeep();
     if (isProxy(object)) return problem('is a Proxy');
-    if (apply(setHas, this.#onPath, [object])) return problem('is a cycle');
-    if (depth >= this.#maxDepth) return problem(`is nested deeper than ${this.#maxDepth} levels`);
     const array = isArray(object);
     const prototype = getPrototypeOf(object) as object | null;
     if (array ? prototype !== arrayPrototype : prototype !== objectPrototype && prototype !== null) {
@@ -122,7 +145,9 @@ class Walk {
     // Reflect.ownKeys would do in one call, at several times the cost of these two.
     if (ownSymbols(object).length > 0) return problem('has a symbol key');
     const names = ownNames(object);
-    apply(setAdd, this.#onPath, [object]);
+    apply(mapSet, this.#seen, [object, ON_PATH]);
+    const start = this.bytes;
+    let below = 0;
     this.bytes += 2;
     for (let index = 0; index < names.length; index++) {
       const key = names[index] as string;
@@ -140,13 +165,20 @@ class Walk {
         found.where = `${array ? `[${key}]` : `.${key}`}${found.where}`;
         return found;
       }
+      if (this.height > below) below = this.height;
       if (this.over()) return undefined;
     }
     // An array's names are its indexes and `length`; fewer, and it has holes, which JSON writes as
     // `null`: an empty array of length 1e9 would measure 2 bytes here and be 5 GB of JSON.
     if (array && names.length !== (object as unknown[]).length + 1) return problem('is a sparse array');
-    apply(setDelete, this.#onPath, [object]);
+    this.height = below + 1;
+    const walked: Measured = { bytes: this.bytes - start, height: this.height };
+    apply(mapSet, this.#seen, [object, walked]);
     return undefined;
+  }
+
+  #tooDeep(): Problem {
+    return problem(`is nested deeper than ${this.#maxDepth} levels`);
   }
 }
 

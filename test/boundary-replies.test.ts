@@ -149,6 +149,8 @@ for (const isolation of TIERS) {
       ['nest details', `${CHANGED}$.result.details.note`],
       // A walk with `for...of` would have seen no key of the details, and passed them on.
       ['nest details past a blinded walk', `${CHANGED}$.result.details.note`],
+      // Measured as the JSON it would be, each shared reference again.
+      ['share details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
     ])(
       'a reply changed after the worker checked it (%s) answers TOOL_BAD_RESULT',
       async (change, message) => {

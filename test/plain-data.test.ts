@@ -48,6 +48,29 @@ describe('checkPlainData', () => {
     expect(problemOf([stretched])).toBe('$[0] is a sparse array');
   });
 
+  it('measures a shared object each time it is referenced, as JSON writes it, walking it once', () => {
+    const shared = { text: 'shared' };
+    const value = { a: shared, b: [shared, shared] };
+    const check = checkPlainData(value, { maxDepth: 8, maxBytes: 1_000 });
+    expect(check.ok && check.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(value)));
+
+    // 2^40 references to one array: walked once per level, it is refused as the 5 TB it would be.
+    let pyramid: unknown = [0];
+    for (let level = 0; level < 40; level++) pyramid = [pyramid, pyramid];
+    expect(checkPlainData(pyramid, { maxDepth: 64, maxBytes: 10_000_000 })).toStrictEqual({
+      ok: false,
+      problem: '$ is larger than 10000000 bytes',
+    });
+  });
+
+  it('bounds the depth of a shared object wherever it is referenced', () => {
+    let tower: unknown = {};
+    for (let level = 0; level < 5; level++) tower = { tower };
+    // 6 levels of objects: fine one level down, too deep three levels down (depth 8).
+    expect(checkPlainData({ a: tower }, limits).ok).toBe(true);
+    expect(problemOf({ a: tower, b: { c: { d: tower } } })).toBe('$.b.c.d is nested deeper than 8 levels');
+  });
+
   it('finds a problem after siblings that had none, at the right path', () => {
     const value = {
       ok: [1, 'two', { three: 3 }],
