@@ -1,7 +1,7 @@
 /**
  * Plain data: what may cross between a tool and the host (declarations, `details`, progress). Null,
  * booleans, finite numbers, strings, arrays and objects whose prototype is `Object.prototype` or
- * null; no accessors, proxies, symbols, class instances or cycles; and bounded, in depth and in size,
+ * null; no accessors, proxies, symbols, class instances, holes or cycles; and bounded, in depth and in size,
  * so that neither side spends unbounded stack or memory on it.
  *
  * Used inside workers (on values a tool made, which may be hostile: proxies, getters, patched
@@ -30,6 +30,9 @@ const { get: mapGet, set: mapSet } = Map.prototype;
 const objectPrototype = Object.prototype;
 const arrayPrototype = Array.prototype;
 const numberToString = (value: number) => `${value}`;
+const stringSlice = String.prototype.slice;
+/** A key as a problem's path shows it: a long one is cut (a key can be as large as the message). */
+const shownKey = (key: string) => (key.length > 64 ? `${apply(stringSlice, key, [0, 64])}…` : key);
 
 /** How deep JSON data may nest (objects and arrays), unless a caller sets its own bound. */
 export const MAX_DATA_DEPTH = 64;
@@ -152,7 +155,7 @@ class Walk {
     for (let index = 0; index < names.length; index++) {
       const key = names[index] as string;
       if (array && key === 'length') continue;
-      if (array && !isIndex(key)) return problem(`is an array with a non-index key "${key}"`);
+      if (array && !isIndex(key)) return problem(`is an array with a non-index key "${shownKey(key)}"`);
       const descriptor = getOwnPropertyDescriptor(object, key);
       if (descriptor === undefined) continue;
       let found: Problem | undefined;
@@ -162,7 +165,7 @@ class Walk {
         found = this.visit(descriptor.value, depth + 1);
       }
       if (found !== undefined) {
-        found.where = `${array ? `[${key}]` : `.${key}`}${found.where}`;
+        found.where = `${array ? `[${key}]` : `.${shownKey(key)}`}${found.where}`;
         return found;
       }
       if (this.height > below) below = this.height;

@@ -71,6 +71,10 @@ describe('checkPlainData', () => {
     expect(problemOf({ a: tower, b: { c: { d: tower } } })).toBe('$.b.c.d is nested deeper than 8 levels');
   });
 
+  it('cuts a long key in the path it names', () => {
+    expect(problemOf({ [`k${'e'.repeat(10_000)}`]: Number.NaN })).toBe(`$.k${'e'.repeat(63)}… is NaN`);
+  });
+
   it('finds a problem after siblings that had none, at the right path', () => {
     const value = {
       ok: [1, 'two', { three: 3 }],
