@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolHost, ToolOutcome } from '../dist/src/index.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
-import { declarationSource, FUZZ_RUNS, forgerCase } from './support/hostile-arbitraries.js';
+import { declarationSource, FUZZ_RUNS, forgerCase, fuzzTimeout } from './support/hostile-arbitraries.js';
 
 const FORGER = fileURLToPath(new URL('../fixtures/fuzz/', import.meta.url));
 const MAX_RESULT_BYTES = 1024 * 1024;
@@ -69,26 +69,34 @@ describe.each(['worker', 'strict', 'process'] as const)(
   (isolation) => {
     const makeHost = useHosts();
 
-    it('every forged reply, hostile result, throw and progress answers once with a documented code, and the host serves on', async () => {
-      const { host } = await makeHost({ isolation, maxResultBytes: MAX_RESULT_BYTES, maxThreadsPerPool: 1 });
-      await loadEcho(host);
-      await host.load(FORGER);
-      const progress: unknown[] = [];
-      host.on('progress', (event) => progress.push(event));
-      await fc.assert(
-        fc.asyncProperty(forgerCase, async (testCase) => {
-          progress.length = 0;
-          const outcome = await host.call('forger', testCase as Record<string, unknown>);
-          expectWellFormed(outcome);
-          const afterAnswer = progress.length;
-          await expectHostFine(host);
-          // Progress is bounded per call, and none is delivered once the call has answered.
-          expect(afterAnswer).toBeLessThanOrEqual(1000);
-          expect(progress.length).toBe(afterAnswer);
-        }),
-        { numRuns: FUZZ_RUNS },
-      );
-    });
+    it(
+      'every forged reply, hostile result, throw and progress answers once with a documented code, and the host serves on',
+      async () => {
+        const { host } = await makeHost({
+          isolation,
+          maxResultBytes: MAX_RESULT_BYTES,
+          maxThreadsPerPool: 1,
+        });
+        await loadEcho(host);
+        await host.load(FORGER);
+        const progress: unknown[] = [];
+        host.on('progress', (event) => progress.push(event));
+        await fc.assert(
+          fc.asyncProperty(forgerCase, async (testCase) => {
+            progress.length = 0;
+            const outcome = await host.call('forger', testCase as Record<string, unknown>);
+            expectWellFormed(outcome);
+            const afterAnswer = progress.length;
+            await expectHostFine(host);
+            // Progress is bounded per call, and none is delivered once the call has answered.
+            expect(afterAnswer).toBeLessThanOrEqual(1000);
+            expect(progress.length).toBe(afterAnswer);
+          }),
+          { numRuns: FUZZ_RUNS },
+        );
+      },
+      fuzzTimeout(1, 2_000),
+    );
   },
 );
 
@@ -102,28 +110,32 @@ describe('declarations under generated hostile fields', () => {
     await rm(folder, { recursive: true, force: true });
   });
 
-  it('every generated declaration is offered or left out with a documented reason, and the host serves on', async () => {
-    const { host } = await makeHost({ readTimeoutMs: 10_000 });
-    await loadEcho(host);
-    let index = 0;
-    await fc.assert(
-      fc.asyncProperty(declarationSource, async (source) => {
-        const path = join(folder, `module-${index++}.js`);
-        await writeFile(path, source);
-        const report = await (host as ToolHost).load(path);
-        for (const status of report.modules) {
-          if (status.state === 'offered') {
-            expect(host.list().some((tool) => tool.name === status.name)).toBe(true);
-          } else {
-            expect(status.state).toBe('left-out');
-            expect(LEFT_OUT_CODES.has(status.code ?? ''), `undocumented code ${status.code}`).toBe(true);
-            expect(status.reason).not.toContain('\u001b');
+  it(
+    'every generated declaration is offered or left out with a documented reason, and the host serves on',
+    async () => {
+      const { host } = await makeHost({ readTimeoutMs: 10_000 });
+      await loadEcho(host);
+      let index = 0;
+      await fc.assert(
+        fc.asyncProperty(declarationSource, async (source) => {
+          const path = join(folder, `module-${index++}.js`);
+          await writeFile(path, source);
+          const report = await (host as ToolHost).load(path);
+          for (const status of report.modules) {
+            if (status.state === 'offered') {
+              expect(host.list().some((tool) => tool.name === status.name)).toBe(true);
+            } else {
+              expect(status.state).toBe('left-out');
+              expect(LEFT_OUT_CODES.has(status.code ?? ''), `undocumented code ${status.code}`).toBe(true);
+              expect(status.reason).not.toContain('\u001b');
+            }
           }
-        }
-        host.unload(path);
-        await expectHostFine(host);
-      }),
-      { numRuns: Math.max(5, Math.ceil(FUZZ_RUNS / 2)) },
-    );
-  });
+          host.unload(path);
+          await expectHostFine(host);
+        }),
+        { numRuns: Math.max(5, Math.ceil(FUZZ_RUNS / 2)) },
+      );
+    },
+    fuzzTimeout(0.5, 2_000),
+  );
 });

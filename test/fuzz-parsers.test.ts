@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPlainData } from '../dist/src/plain-data.js';
 import { parseReadReply } from '../dist/src/read-reply.js';
 import { parseCallReply, parseProgressData, parseWorkerMessage } from '../dist/src/reply-check.js';
-import { FUZZ_RUNS } from './support/hostile-arbitraries.js';
+import { FUZZ_RUNS, fuzzTimeout } from './support/hostile-arbitraries.js';
 
 const limits = { maxResultBytes: 65_536, maxLogBytes: 1_024 };
 const numRuns = FUZZ_RUNS * 10;
@@ -79,66 +79,74 @@ const worker = fc.oneof(
 );
 
 describe('the host parsers of worker messages', () => {
-  it('parseCallReply returns a verdict for any value, and what it accepts is well formed and within the cap', () => {
-    fc.assert(
-      fc.property(worker, (value) => {
-        const parsed = parseCallReply(cloned(value), limits);
-        if (!parsed.ok) {
-          expect(typeof parsed.reason).toBe('string');
-          return;
-        }
-        const { value: accepted } = parsed;
-        expect(Array.isArray(accepted.logs)).toBe(true);
-        expect(accepted.logs.reduce((sum, log) => sum + log.text.length, 0)).toBeLessThanOrEqual(
-          limits.maxLogBytes,
-        );
-        if (accepted.ok) {
-          let bytes = 0;
-          for (const block of accepted.content) {
-            expect(['text', 'image']).toContain(block.type);
-            bytes += block.type === 'text' ? Buffer.byteLength(block.text) : block.source.data.length;
+  it(
+    'parseCallReply returns a verdict for any value, and what it accepts is well formed and within the cap',
+    () => {
+      fc.assert(
+        fc.property(worker, (value) => {
+          const parsed = parseCallReply(cloned(value), limits);
+          if (!parsed.ok) {
+            expect(typeof parsed.reason).toBe('string');
+            return;
           }
-          expect(bytes).toBeLessThanOrEqual(limits.maxResultBytes);
-        } else {
-          expect([
-            'TOOL_THREW',
-            'TOOL_ACCESS_DENIED',
-            'TOOL_STACK_OVERFLOW',
-            'TOOL_TIMEOUT',
-            'TOOL_BAD_RESULT',
-            'TOOL_LOAD_FAILED',
-          ]).toContain(accepted.error.code);
-        }
-      }),
-      { numRuns },
-    );
-  });
+          const { value: accepted } = parsed;
+          expect(Array.isArray(accepted.logs)).toBe(true);
+          expect(accepted.logs.reduce((sum, log) => sum + log.text.length, 0)).toBeLessThanOrEqual(
+            limits.maxLogBytes,
+          );
+          if (accepted.ok) {
+            let bytes = 0;
+            for (const block of accepted.content) {
+              expect(['text', 'image']).toContain(block.type);
+              bytes += block.type === 'text' ? Buffer.byteLength(block.text) : block.source.data.length;
+            }
+            expect(bytes).toBeLessThanOrEqual(limits.maxResultBytes);
+          } else {
+            expect([
+              'TOOL_THREW',
+              'TOOL_ACCESS_DENIED',
+              'TOOL_STACK_OVERFLOW',
+              'TOOL_TIMEOUT',
+              'TOOL_BAD_RESULT',
+              'TOOL_LOAD_FAILED',
+            ]).toContain(accepted.error.code);
+          }
+        }),
+        { numRuns },
+      );
+    },
+    fuzzTimeout(10, 5),
+  );
 
-  it('parseWorkerMessage, parseProgressData, parseReadReply and checkPlainData never throw', () => {
-    const message = fc.oneof(
-      worker,
-      fc.record({
-        tag: fc.constant('toolhost:worker'),
-        type: fc.constantFrom('hello', 'progress', 'fault', 'x'),
-        taskId: anything,
-        data: anything,
-        error: anything,
-        logs: anything,
-        threadId: anything,
-        osThreadId: anything,
-      }),
-    );
-    fc.assert(
-      fc.property(message, (value) => {
-        const clone = cloned(value);
-        parseWorkerMessage(clone, limits.maxLogBytes);
-        parseProgressData(clone);
-        const read = parseReadReply(clone);
-        expect(typeof read.ok).toBe('boolean');
-        const plain = checkPlainData(clone, { maxDepth: 64, maxBytes: 65_536 });
-        expect(typeof plain.ok).toBe('boolean');
-      }),
-      { numRuns },
-    );
-  });
+  it(
+    'parseWorkerMessage, parseProgressData, parseReadReply and checkPlainData never throw',
+    () => {
+      const message = fc.oneof(
+        worker,
+        fc.record({
+          tag: fc.constant('toolhost:worker'),
+          type: fc.constantFrom('hello', 'progress', 'fault', 'x'),
+          taskId: anything,
+          data: anything,
+          error: anything,
+          logs: anything,
+          threadId: anything,
+          osThreadId: anything,
+        }),
+      );
+      fc.assert(
+        fc.property(message, (value) => {
+          const clone = cloned(value);
+          parseWorkerMessage(clone, limits.maxLogBytes);
+          parseProgressData(clone);
+          const read = parseReadReply(clone);
+          expect(typeof read.ok).toBe('boolean');
+          const plain = checkPlainData(clone, { maxDepth: 64, maxBytes: 65_536 });
+          expect(typeof plain.ok).toBe('boolean');
+        }),
+        { numRuns },
+      );
+    },
+    fuzzTimeout(10, 5),
+  );
 });

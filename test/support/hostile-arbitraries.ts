@@ -8,6 +8,14 @@ import fc from 'fast-check';
 /** How many cases an end-to-end property runs; unit properties run ten times as many. */
 export const FUZZ_RUNS = Number(process.env['FUZZ_RUNS'] ?? 20);
 
+/**
+ * A fuzz test's time bound: the suite's usual 60 s, or more when FUZZ_RUNS asks for a big run (at
+ * `perCaseMs` a case, far more than a case takes, so a slow machine doesn't cut a run short).
+ */
+export function fuzzTimeout(casesPerRun: number, perCaseMs: number): number {
+  return Math.max(60_000, FUZZ_RUNS * casesPerRun * perCaseMs);
+}
+
 export type Spec = unknown;
 
 /** Sizes around the caps the fuzz hosts use (1 MiB results, 64 KiB progress). */
