@@ -8,6 +8,7 @@
 import { rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isAlive } from './pid-alive.js';
 
 /** `toolhost-<pid>-<8 hex>`: what {@link resolveSettings} names a host's folder. */
 const TEMP_ROOT_NAME = /^toolhost-(\d+)-[0-9a-f]{8}$/;
@@ -65,18 +66,4 @@ async function sweepOnce(parent: string): Promise<void> {
       await rm(join(parent, name), { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
     }),
   );
-}
-
-/**
- * Signal 0 checks that a process exists without touching it. `EPERM` means it exists but belongs
- * to another user: alive. (A pid reused by an unrelated process also reads as alive, which errs on
- * the safe side: that folder waits for a later sweep.)
- */
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }

@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isAlive } from '../pid-alive.js';
 
 export type CgroupSupport =
   | { available: true; version: 1 | 2; parent: string }
@@ -93,15 +94,6 @@ async function detect(): Promise<CgroupSupport> {
   await rmdir(trial).catch(() => {});
   void sweep(folder, version);
   return { available: true, version, parent: folder };
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Removes the cgroups of hosts that are gone (killing what still runs in them). Never throws. */
