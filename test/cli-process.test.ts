@@ -5,9 +5,11 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
 import { freshDir, PACKAGES, runCli, stderrLines } from './support/cli-run.js';
+import { startStdio } from './support/mcp-serve.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const environment = await processEnvironment();
@@ -72,5 +74,34 @@ describe('toolhost call --isolation process', () => {
     expect(stderrLines(result)).toEqual([
       'toolhost: expected --process-memory-mb to be a positive integer, got "0"',
     ]);
+  });
+});
+
+describe('toolhost serve --isolation process', () => {
+  it('--process-memory-mb is the limit of each served package’s process; the next call gets a new one', async () => {
+    const serve = await startStdio(
+      ['--isolation', 'process', '--process-memory-mb', '256', HOSTILE],
+      tmp.path,
+    );
+    try {
+      const bomb = await serve.client.callTool(
+        { name: 'proc_memory_bomb', arguments: { megabytes: 8192, kind: 'buffer' } },
+        CallToolResultSchema,
+      );
+      const reason = environment.cgroups.available
+        ? "the tool's process ran out of memory (limit 256 MB)"
+        : "the tool's process went over its memory limit (256 MB of resident memory)";
+      expect(bomb.isError).toBe(true);
+      expect(bomb.content).toStrictEqual([{ type: 'text', text: `TOOL_OUT_OF_MEMORY: ${reason}` }]);
+
+      const next = await serve.client.callTool(
+        { name: 'proc_nap', arguments: { ms: 1 } },
+        CallToolResultSchema,
+      );
+      expect(next.content).toStrictEqual([{ type: 'text', text: 'napped 1 ms' }]);
+      expect(serve.clientErrors).toEqual([]);
+    } finally {
+      await serve.client.close();
+    }
   });
 });

@@ -159,6 +159,7 @@ const COMMAND_OPTIONS = {
     'allow-env': { type: 'string', multiple: true },
     'heap-mb': { type: 'string' },
     isolation: { type: 'string' },
+    'process-memory-mb': { type: 'string' },
     'data-dir': { type: 'string' },
     timeout: { type: 'string' },
     concurrency: { type: 'string' },

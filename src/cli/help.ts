@@ -109,7 +109,8 @@ Options:
 ${DATA_DIR_OPTION}
   --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
   --heap-mb N            heap limit of each tool worker, in MB (default 128)
-  --isolation TIER       isolation tier of the tool workers (default worker)
+  --isolation TIER       isolation tier: worker (default), strict or process
+  --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
   -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]
