@@ -14,6 +14,27 @@ import { types } from 'node:util';
 // (an `Array.prototype[Symbol.iterator]` that skips the keys of its deep value, say, would blind a
 // `for...of` walk), so the walk reads nothing through a global or a prototype at check time.
 const isProxy = types.isProxy;
+// Brand checks: what the serializer writes follows an object's internal kind, not its prototype, so
+// a Map or an ArrayBuffer given `Object.prototype` would pass as `{}` and cross with all it holds.
+const {
+  isMap,
+  isSet,
+  isAnyArrayBuffer,
+  isArrayBufferView,
+  isNativeError,
+  isDate,
+  isRegExp,
+  isBoxedPrimitive,
+} = types;
+const isBuiltin = (object: object) =>
+  isMap(object) ||
+  isSet(object) ||
+  isAnyArrayBuffer(object) ||
+  isArrayBufferView(object) ||
+  isNativeError(object) ||
+  isDate(object) ||
+  isRegExp(object) ||
+  isBoxedPrimitive(object);
 const isArray = Array.isArray;
 const getPrototypeOf = Object.getPrototypeOf;
 const ownNames = Object.getOwnPropertyNames;
@@ -145,6 +166,7 @@ class Walk {
     if (array ? prototype !== arrayPrototype : prototype !== objectPrototype && prototype !== null) {
       return problem(`is an instance of ${describePrototype(prototype)}`);
     }
+    if (!array && isBuiltin(object)) return problem('is a built-in object with its prototype replaced');
     // Reflect.ownKeys would do in one call, at several times the cost of these two.
     if (ownSymbols(object).length > 0) return problem('has a symbol key');
     const names = ownNames(object);
@@ -185,15 +207,25 @@ class Walk {
   }
 }
 
+/** An array index: an integer below 2^32 − 1 in its canonical form (larger ones are plain keys). */
 function isIndex(key: string): boolean {
   const index = toNumber(key);
-  return isInteger(index) && index >= 0 && `${index}` === key;
+  return isInteger(index) && index >= 0 && index < 4_294_967_295 && `${index}` === key;
 }
 
+/**
+ * The class name a prototype's `constructor` gives, read as own data properties only: no getter
+ * runs and nothing a tool can patch is called, so the name can't be made as large as it likes.
+ */
 function describePrototype(prototype: object | null): string {
   try {
-    const name = (prototype as { constructor?: { name?: unknown } } | null)?.constructor?.name;
-    return typeof name === 'string' && name !== '' ? name.slice(0, 64) : 'a class';
+    if (prototype === null || isProxy(prototype)) return 'a class';
+    const maker = getOwnPropertyDescriptor(prototype, 'constructor');
+    const value: unknown = maker !== undefined && hasOwn(maker, 'value') ? maker.value : undefined;
+    if (typeof value !== 'function' || isProxy(value)) return 'a class';
+    const name = getOwnPropertyDescriptor(value, 'name');
+    const text: unknown = name !== undefined && hasOwn(name, 'value') ? name.value : undefined;
+    return typeof text === 'string' && text !== '' ? shownKey(text) : 'a class';
   } catch {
     return 'a class';
   }

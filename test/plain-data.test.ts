@@ -71,6 +71,36 @@ describe('checkPlainData', () => {
     expect(problemOf({ a: tower, b: { c: { d: tower } } })).toBe('$.b.c.d is nested deeper than 8 levels');
   });
 
+  it('refuses a built-in object given a plain prototype: the serializer would still write all it holds', () => {
+    const map = new Map([[1, 'x'.repeat(10_000)]]);
+    Object.setPrototypeOf(map, Object.prototype);
+    const buffer = new ArrayBuffer(1_000_000);
+    Object.setPrototypeOf(buffer, null);
+    const error = new Error('e');
+    Object.setPrototypeOf(error, Object.prototype);
+    for (const [key, value] of Object.entries({ map, buffer, error })) {
+      expect(problemOf({ [key]: value })).toBe(`$.${key} is a built-in object with its prototype replaced`);
+    }
+  });
+
+  it('names a class without running its getters: a constructor getter can’t grow the message', () => {
+    let ran = 0;
+    const prototype = {
+      get constructor() {
+        ran += 1;
+        return { name: 'y'.repeat(1_000_000) };
+      },
+    };
+    expect(problemOf({ o: Object.create(prototype) })).toBe('$.o is an instance of a class');
+    expect(ran).toBe(0);
+  });
+
+  it('counts a key of 2^32 − 1 or more on an array as a key, not an index', () => {
+    const array: unknown[] = [0];
+    (array as unknown as Record<string, unknown>)['4294967295'] = 1;
+    expect(problemOf(array)).toBe('$ is an array with a non-index key "4294967295"');
+  });
+
   it('cuts a long key in the path it names', () => {
     expect(problemOf({ [`k${'e'.repeat(10_000)}`]: Number.NaN })).toBe(`$.k${'e'.repeat(63)}… is NaN`);
   });
