@@ -42,6 +42,16 @@ describe('signed lines', () => {
     const junk = `junk ${'f'.repeat(64)} {"not": "signed"} and more `;
     expect(readSignedLine(key, `${junk}${line(signedLine(key, message))}`)).toEqual(message);
   });
+
+  it('looks for a signed line at most 8 places past the start: each try hashes the rest of the line', () => {
+    const fakes = (count: number) => `${'f'.repeat(64)} {x} `.repeat(count);
+    const signed = line(signedLine(key, message));
+    // The line's start is tried first, then the later places: the 9th would-be signature is too far.
+    expect(readSignedLine(key, `${fakes(8)}${signed}`)).toEqual(message);
+    expect(readSignedLine(key, `${fakes(9)}${signed}`)).toBeUndefined();
+    // A megabyte of them is refused after those few tries, not after one per signature.
+    expect(readSignedLine(key, `${fakes(14_000)}${signed}`)).toBeUndefined();
+  });
 });
 
 describe('LineSplitter', () => {

@@ -28,17 +28,27 @@ function sign(key: Buffer, json: string): string {
 }
 
 /**
+ * Places after the first where a line's signed message is looked for. Each try hashes the rest of
+ * the line, so without a bound a tool's long line full of would-be signatures cost the relay time
+ * that grows with its square (a 1 MB line held it for 5 s); past the bound the line is garbled.
+ */
+const MAX_LATER_STARTS = 8;
+
+/**
  * The message a signed line holds, or `undefined`. A tool's bytes written just before a real line
- * would otherwise cost that line, so when the line as a whole fails, each later place where a
- * signed line could start is tried (only then: the common case costs one HMAC).
+ * would otherwise cost that line, so when the line as a whole fails, the next few places where a
+ * signed line could start are tried (only then: the common case costs one HMAC).
  */
 export function readSignedLine(key: Buffer, line: string): JSONRPCMessage | undefined {
   const whole = verified(key, line, 0);
   if (whole !== undefined) return whole;
   SIGNED_START.lastIndex = 1;
+  let tries = 0;
   for (let match = SIGNED_START.exec(line); match !== null; match = SIGNED_START.exec(line)) {
     const found = verified(key, line, match.index);
     if (found !== undefined) return found;
+    tries += 1;
+    if (tries === MAX_LATER_STARTS) return undefined;
     SIGNED_START.lastIndex = match.index + 1;
   }
   return undefined;
