@@ -75,8 +75,10 @@ export function readInWorker(
       outcome ??= value;
       clearTimeout(timer);
       void worker.terminate();
-      // A module blocked in a child process would keep its thread (and the process) alive.
-      void ensureEnded(tracked);
+      // A module blocked in a child process would keep its thread (and the process) alive. One
+      // blocked where nothing ends it (a read from a pipe nobody writes) never exits: once it is let
+      // go, the read answers anyway.
+      void ensureEnded(tracked).then(() => resolve(outcome as ReadOutcome));
     };
     const timer = setTimeout(() => {
       settle({ state: 'timed-out', reason: `reading the declaration took longer than ${timeoutMs} ms` });

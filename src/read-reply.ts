@@ -18,7 +18,7 @@ const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurre
 
 /** A `file:line:column` the reader reports: one short line, or none. */
 function parseLocation(value: unknown): string | undefined {
-  return typeof value === 'string' && /^[^\n]{1,1000}:\d+:\d+$/.test(value)
+  return typeof value === 'string' && /^[^\n]{1,1000}:\d{1,9}:\d{1,9}$/.test(value)
     ? escapeControl(value)
     : undefined;
 }

@@ -236,7 +236,11 @@ export class TrustDomainPool implements CallPool {
   #unstrand(): void {
     if (this.#destroyed || this.#piscina.queueSize === 0) return;
     if (this.#piscina.threads.length >= this.#limits.maxThreads) return;
-    this.#piscina.run(WAKE_TASK).catch(() => {});
+    try {
+      this.#piscina.run(WAKE_TASK).catch(() => {});
+    } catch {
+      // Starting a worker can throw at once (as in #dispatch); this runs where nothing would catch it.
+    }
   }
 
   /**

@@ -3,6 +3,10 @@
  * 1, 5 and 30 minutes of the host's clock (a fake one here, moved by the test), and after the last
  * re-read it stays out. The reads themselves really run (and really time out) in throwaway workers.
  */
+import { execFileSync } from 'node:child_process';
+import { closeSync, constants, openSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REREAD_DELAYS_MS } from '../dist/src/index.js';
 import {
@@ -15,6 +19,7 @@ import {
   statusOf,
   useHosts,
 } from './support/host-harness.js';
+import { removeDir, tempDir } from './support/tool-packages.js';
 
 const makeHost = useHosts();
 
@@ -144,5 +149,44 @@ describe('the first report of a timed-out read', () => {
     expect(logger.matching('warn', path)).toEqual([
       `left out ${path}: ${TIMED_OUT_REASON}; it will be read again later`,
     ]);
+  });
+});
+
+describe('a declaration read blocked where terminating its worker does not end it', () => {
+  it('a module whose import blocks opening a FIFO nobody writes is left out at its time bound, and the host serves on', async () => {
+    const dir = await tempDir('toolhost-fifo-');
+    const fifo = join(dir, 'nobody-writes');
+    execFileSync('mkfifo', [fifo]);
+    const path = join(dir, 'blocks-on-a-fifo.js');
+    await writeFile(
+      path,
+      [
+        "import { readFileSync } from 'node:fs';",
+        `readFileSync(${JSON.stringify(fifo)});`,
+        "export const name = 'blocks_on_a_fifo';",
+        "export const description = 'Never gets past its import';",
+        "export const parameterSchema = { type: 'object' };",
+        'export function run() { return "unreachable"; }',
+        '',
+      ].join('\n'),
+    );
+    const { host } = await makeHost({ readTimeoutMs: READ_TIMEOUT_MS });
+    try {
+      await loadEcho(host);
+      const report = await host.load(path);
+      expect(report.modules.map((module) => [module.state, module.code, module.reason])).toEqual([
+        ['reread-pending', 'DECLARATION_TIMEOUT', TIMED_OUT_REASON],
+      ]);
+      await expectHostFine(host);
+      await host.close();
+    } finally {
+      // Opening the FIFO for writing lets the blocked thread's open return, so it can end.
+      try {
+        closeSync(openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK));
+      } catch {
+        // No reader left: nothing is blocked on it.
+      }
+      await removeDir(dir);
+    }
   });
 });
