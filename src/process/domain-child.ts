@@ -111,7 +111,8 @@ export class DomainChild {
     void this.#cgroup?.killAll();
     // Not started (still being prepared, or its spawn failed): there is no exit to wait for.
     if (this.#child?.pid === undefined) this.#finish();
-    else killGroup(this.#child);
+    // Exited: its group was ended then, and its pid may name another process by now.
+    else if (this.#exit === undefined) killGroup(this.#child);
   }
 
   async #start(): Promise<void> {
@@ -126,7 +127,13 @@ export class DomainChild {
     try {
       mkdirSync(options.paths.tmpDir, { recursive: true });
       if (cgroups.available) {
-        this.#cgroup = await ChildCgroup.create(cgroups.parent, cgroups.version, options.memoryMb);
+        const cgroup = await ChildCgroup.create(cgroups.parent, cgroups.version, options.memoryMb);
+        // Ended while it was being made: #finish has run without it, so it goes here.
+        if (this.#killed !== undefined) {
+          void cgroup.remove();
+          return;
+        }
+        this.#cgroup = cgroup;
       }
     } catch (error) {
       this.kill({ cause: 'start', message: `could not be prepared: ${String(error)}` });

@@ -9,16 +9,19 @@ import { constants } from 'node:os';
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
-/** SIGKILLs a process's whole group (it leads one: it was started detached), and the process. */
+/**
+ * SIGKILLs a process's whole group (it leads one: it was started detached), and the process. The
+ * process itself is signalled through its handle, which Node drops once it has been reaped, so a
+ * pid the system has since given to another process is never hit.
+ */
 export function killGroup(child: ChildProcess): void {
   if (child.pid === undefined) return;
-  for (const target of [-child.pid, child.pid]) {
-    try {
-      process.kill(target, 'SIGKILL');
-    } catch {
-      // Gone already, or not a group leader.
-    }
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // The group is gone already.
   }
+  child.kill('SIGKILL');
 }
 
 /** Ends `child` when this process exits, however it exits (one listener for every host). */

@@ -228,7 +228,11 @@ export class ProcessDomainPool implements CallPool {
   }
 
   #processEnded(live: Live, end: ChildEnd): void {
-    if (this.#live === live) this.#live = undefined;
+    if (this.#live === live) {
+      this.#live = undefined;
+      // Its idle timer would end a process that is gone.
+      clearTimeout(this.#idle);
+    }
     const reply = answerFor(end);
     for (const call of live.holding.values()) {
       call.answer(reply);
