@@ -30,9 +30,17 @@ export function escapeControl(text: string, options: { keepLines?: boolean } = {
   return text.replace(options.keepLines === true ? CONTROL_BUT_LINES : CONTROL, escapeOne);
 }
 
-/** Cuts text to `max` characters (never inside a surrogate pair), saying how much was cut. */
+/** What {@link truncate} puts after the text it kept. */
+const CUT_MARKER = /… \((\d{1,15}) more characters\)$/;
+
+/**
+ * Cuts text to `max` characters (never inside a surrogate pair), saying how much was cut. Text it
+ * already cut to `max` (a worker cuts its messages as the host does) is left as it is.
+ */
 export function truncate(text: string, max = MAX_MESSAGE_LENGTH): string {
   if (text.length <= max) return text;
+  const cut = CUT_MARKER.exec(text);
+  if (cut !== null && cut.index <= max) return text;
   let end = max;
   const code = text.charCodeAt(end - 1);
   if (code >= 0xd800 && code <= 0xdbff) end -= 1;

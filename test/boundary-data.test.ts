@@ -69,6 +69,16 @@ for (const isolation of TIERS) {
       await expectHostFine(host);
     });
 
+    it('an honest error with a 600 000-character message is its TOOL_THREW, cut, and the next call works', async () => {
+      const { host } = await hostWith('call-throws-a-huge-message.js');
+
+      const outcome = await host.call('call_throws_a_huge_message', {});
+
+      expect(outcome.error?.code).toBe('TOOL_THREW');
+      expect(outcome.error?.message).toBe(`${'w'.repeat(2000)}… (598000 more characters)`);
+      await expectHostFine(host);
+    });
+
     it('details with an empty array of length 1e9 (5 GB as JSON) are refused, and the outcome prints', async () => {
       const { host } = await hostWith('call-returns-a-hollow-array.js');
 

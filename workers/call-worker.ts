@@ -23,6 +23,7 @@ import {
   type WorkerMessage,
 } from '../src/protocol.js';
 import { logBytes } from '../src/reply-size.js';
+import { truncate } from '../src/sanitize.js';
 import { stackOf, toolFrames } from '../src/stack-frames.js';
 import type { JsonValue, ToolContext } from '../src/tool-module.js';
 import { accessDenied } from './access-denied.js';
@@ -85,13 +86,15 @@ const exit = process.exit.bind(process);
 // piscina replaces it. Node delivers the report before the worker's 'exit' event.
 function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
   let message: string;
+  let stack: string | undefined;
   try {
-    message = describe();
+    message = truncate(describe());
+    stack = toolStack(thrown);
   } catch {
+    // Tool code can have replaced what describing a fault uses (String.prototype.split, say).
     message = 'a fault that could not be described';
   }
   const call = activeCall();
-  const stack = toolStack(thrown);
   try {
     post({
       tag: WORKER_MESSAGE_TAG,
@@ -271,7 +274,12 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
   }
 }
 
-function failure(call: ActiveCall, code: ToolErrorCode, message: string, thrown?: unknown): CallReply {
+/**
+ * An error reply. The message is cut as the host would cut it: a message of any length from an
+ * honest throw stays that call's `TOOL_THREW`, instead of a reply over the task port's bound.
+ */
+function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: unknown): CallReply {
+  const message = truncate(full);
   const stack = thrown === undefined ? undefined : toolStack(thrown);
   return {
     ok: false,
