@@ -78,6 +78,19 @@ describe('toolhost serve usage errors', () => {
     expect(readdirSync(tmp.path)).toEqual([]);
   });
 
+  it('answers a request once when the client closes stdin at once, whether or not the server had started', async () => {
+    const ping = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`;
+    const result = await runCli(['serve', GOOD], { tmpDir: tmp.path, input: ping });
+    const answers = result.stdout
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { id?: unknown; result?: unknown; error?: { code: number } });
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.id).toBe(1);
+    expect(answers[0]?.result !== undefined || answers[0]?.error?.code === -32603).toBe(true);
+    expect(readdirSync(tmp.path)).toEqual([]);
+  });
+
   it('names a --watch folder that does not exist', async () => {
     const result = await run(['--watch', join(tmp.path, 'nowhere')]);
     expect(result.code).toBe(2);

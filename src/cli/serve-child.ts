@@ -16,17 +16,20 @@ import { startServing } from './serve-host.js';
 const CHANNEL_FD = 3;
 
 async function main(): Promise<number> {
-  const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
-  const { settings, transport } = await ChannelServerTransport.open(socket);
-  // The relay parsed and checked the command line; what it sent is that, as it is.
-  const args = settings as ServeArgs;
-
+  // First of all: a client that closes stdin at once makes the relay send SIGTERM while this process
+  // is still starting; heard from here on, it ends the server as any stop does. One that arrives
+  // before this code runs still ends the process the default way, before it could say why.
   let stop: () => void = () => {};
   const stopped = new Promise<void>((resolve) => {
     stop = resolve;
   });
   process.once('SIGTERM', () => stop());
   process.once('SIGINT', () => stop());
+
+  const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
+  const { settings, transport } = await ChannelServerTransport.open(socket);
+  // The relay parsed and checked the command line; what it sent is that, as it is.
+  const args = settings as ServeArgs;
   transport.onclose = () => stop();
 
   let served: Awaited<ReturnType<typeof startServing>>;

@@ -107,7 +107,12 @@ export class StdioRelay {
       this.#child.once('exit', (code, signal) => {
         options.stdin.off('end', onInputEnd);
         options.stdin.off('close', onInputEnd);
-        if (!this.#requested) this.#answerOpen('the tool host process ended unexpectedly');
+        // Nothing is lost: a request the hosting process did not answer gets an error either way.
+        this.#answerOpen(
+          this.#requested
+            ? 'the tool host shut down before answering'
+            : 'the tool host process ended unexpectedly',
+        );
         void this.#client.close();
         resolve({ code, signal, requested: this.#requested });
       });
