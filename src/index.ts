@@ -1,10 +1,15 @@
 /**
  * toolhost: host untrusted LLM tools safely. The whole public API, as explicit named exports.
  */
-export type { ToolInfo } from './declaration.js';
-export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration.js';
-export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './errors.js';
-export { ToolHostError } from './errors.js';
+
+export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './boundary/errors.js';
+export { ToolHostError } from './boundary/errors.js';
+export type { ToolOutcome } from './boundary/outcome.js';
+export { outcomeText } from './boundary/outcome.js';
+export type { CapturedLog } from './boundary/protocol.js';
+export type { IsolationTier } from './calls/isolation.js';
+export type { ToolInfo } from './declaration/check.js';
+export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration/check.js';
 export type {
   LoadReport,
   ModuleEvent,
@@ -12,9 +17,9 @@ export type {
   ToolHostEvents,
   ToolOutputEvent,
   ToolProgressEvent,
-} from './host-events.js';
-export type { CallOptions, LoadOptions, Logger, SelftestOptions, ToolHostOptions } from './host-options.js';
-export type { IsolationTier } from './isolation.js';
+} from './host/events.js';
+export type { CallOptions, LoadOptions, Logger, SelftestOptions, ToolHostOptions } from './host/options.js';
+export { ToolHost } from './host/tool-host.js';
 export type {
   BeforeToolCall,
   LoopHost,
@@ -33,14 +38,10 @@ export type {
   ToolLoopResult,
 } from './loop/index.js';
 export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
-export type { ToolOutcome } from './outcome.js';
-export { outcomeText } from './outcome.js';
-export type { CapturedLog } from './protocol.js';
-export type { HostTool, ModuleStatus } from './registry.js';
-export type { Clock } from './reread-schedule.js';
-export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './reread-schedule.js';
-export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources.js';
-export { ToolHost } from './tool-host.js';
+export type { HostTool, ModuleStatus } from './registry/registry.js';
+export type { Clock } from './registry/reread-schedule.js';
+export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';
+export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
 export type {
   Declared,
   ImageContentBlock,

@@ -7,8 +7,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHAT_MODEL } from '../dist/src/cli/args.js';
-import { messages } from '../dist/src/cli/messages.js';
+import { DEFAULT_CHAT_MODEL } from '../dist/src/cli/args/args.js';
+import { messages } from '../dist/src/cli/ui/messages.js';
 import { REPO, runCli } from './support/cli-run.js';
 
 /**
@@ -87,8 +87,10 @@ describe('the CLI’s messages', () => {
 
   it('no CLI source writes a message around the catalogue', () => {
     const offences: string[] = [];
-    for (const file of readdirSync(CLI_SOURCES).filter((name) => name.endsWith('.ts'))) {
-      if (file === 'messages.ts') continue;
+    for (const file of readdirSync(CLI_SOURCES, { recursive: true, encoding: 'utf8' }).filter((name) =>
+      name.endsWith('.ts'),
+    )) {
+      if (file.endsWith('messages.ts')) continue;
       const source = readFileSync(join(CLI_SOURCES, file), 'utf8');
       for (const match of source.matchAll(/new UsageError\((?!\s*messages\.)/g)) {
         offences.push(

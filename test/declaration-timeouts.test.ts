@@ -133,7 +133,7 @@ describe('a declaration read that runs over its time bound', () => {
 });
 
 describe('the first report of a timed-out read', () => {
-  // Skipped until src/reread-schedule.ts stops running its first attempt inside the constructor: today
+  // Skipped until src/registry/reread-schedule.ts stops running its first attempt inside the constructor: today
   // onScheduled rebuilds before `read.schedule` is set, so the module is first reported (event and log
   // line) as left out for good, without "; it will be read again later".
   it('says a re-read is pending: no transient left-out event, and the log line says it will be read again', async () => {

@@ -180,7 +180,7 @@ describe('name clashes', () => {
     expect(await host.call('tides', {})).toStrictEqual(answered('tides from weather-b'));
   });
 
-  // Skipped until src/tool-host.ts load() gives a package's modules their load order in the order
+  // Skipped until src/host/tool-host.ts load() gives a package's modules their load order in the order
   // listed: today `order` is taken after each module's `await moduleVersion()`, so which twin wins
   // depends on which file hash resolves first (the second won 3 times in 30 runs).
   it('between two modules of one package the one listed first wins', async () => {

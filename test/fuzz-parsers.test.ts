@@ -7,9 +7,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkPlainData } from '../dist/src/plain-data.js';
-import { parseReadReply } from '../dist/src/read-reply.js';
-import { parseCallReply, parseProgressData, parseWorkerMessage } from '../dist/src/reply-check.js';
+import {
+  parseCallReply,
+  parseProgressData,
+  parseWorkerMessage,
+} from '../dist/src/boundary/parse-call-reply.js';
+import { parseReadReply } from '../dist/src/boundary/parse-read-reply.js';
+import { checkPlainData } from '../dist/src/boundary/plain-data.js';
 import { FUZZ_RUNS, fuzzTimeout } from './support/hostile-arbitraries.js';
 
 const limits = { maxResultBytes: 65_536, maxLogBytes: 1_024 };

@@ -75,7 +75,7 @@ describe('close', () => {
     expect(logger.matching('warn', 'exited (code')).toEqual([]);
   });
 
-  // Skipped until src/tool-host.ts answers in-process calls at close(): today runInProcess is not
+  // Skipped until src/host/tool-host.ts answers in-process calls at close(): today runInProcess is not
   // tracked, so such a call runs on until its own timeout (and its timer keeps the process alive).
   it("a pending call of the host's own tool answers HOST_CLOSED at close", async () => {
     const { host } = await makeHost();

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { linearRegExp } from '../dist/src/linear-regexp.js';
+import { linearRegExp } from '../dist/src/schema/linear-regexp.js';
 import { FUZZ_RUNS } from './support/hostile-arbitraries.js';
 
 /** Patterns of the dialect, built from parts: atoms, groups, alternation, quantifiers, anchors. */

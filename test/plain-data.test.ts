@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkPlainData } from '../dist/src/plain-data.js';
+import { checkPlainData } from '../dist/src/boundary/plain-data.js';
 
 const limits = { maxDepth: 8, maxBytes: 1_000 };
 

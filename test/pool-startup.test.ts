@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { TrustDomainPool } from '../dist/src/worker-pool.js';
+import { TrustDomainPool } from '../dist/src/calls/worker-pool.js';
 
 let pool: TrustDomainPool | undefined;
 let root: string | undefined;

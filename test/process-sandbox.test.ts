@@ -17,7 +17,7 @@ import { removeDir, tempDir } from './support/tool-packages.js';
 
 const STRICT_HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const PROCESS_HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
-const HOST_SOURCE = fileURLToPath(new URL('../src/tool-host.ts', import.meta.url));
+const HOST_SOURCE = fileURLToPath(new URL('../src/host/tool-host.ts', import.meta.url));
 const { sandbox } = await processEnvironment();
 const NO_SANDBOX = sandbox.available ? '' : `no OS sandbox here: ${sandbox.reason}`;
 const SECRET = 'sk-fake-secret-for-the-process-sandbox';

@@ -9,15 +9,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { strictTierGaps, workerExecArgv } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
-import { strictTierGaps, workerExecArgv } from '../dist/src/isolation.js';
 import { runCli } from './support/cli-run.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
-const HOST_SOURCE = fileURLToPath(new URL('../src/tool-host.ts', import.meta.url));
+const HOST_SOURCE = fileURLToPath(new URL('../src/host/tool-host.ts', import.meta.url));
 /**
  * Node 22 and later let every worker under the permission model read its process's working
  * directory (here the repository, which holds the host's sources); strict takes it back where Node

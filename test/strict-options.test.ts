@@ -7,8 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { workerExecArgv } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
-import { workerExecArgv } from '../dist/src/isolation.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
@@ -119,7 +119,7 @@ describe('workerExecArgv', () => {
       `--allow-fs-read=${PISCINA_DIST}`,
       `--allow-fs-write=${tmpDir}/*`,
       '--no-addons',
-      `--require=${join(DIST_WORKERS, 'strict-preload.cjs')}`,
+      `--require=${join(DIST_WORKERS, 'guard', 'strict-preload.cjs')}`,
       ...QUIET,
     ]);
     expect(workerExecArgv('strict', { domain: HOSTILE, tmpDir }, { allowAddons: true })).toContain(

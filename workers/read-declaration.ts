@@ -6,8 +6,8 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { threadId, workerData } from 'node:worker_threads';
-import { describeThrown } from '../src/errors.js';
-import { checkPlainData, MAX_DATA_DEPTH } from '../src/plain-data.js';
+import { describeThrown } from '../src/boundary/errors.js';
+import { checkPlainData, MAX_DATA_DEPTH } from '../src/boundary/plain-data.js';
 import {
   type FieldRead,
   MAX_FIELD_BYTES,
@@ -15,11 +15,11 @@ import {
   type ReadReply,
   type ReadRequest,
   WORKER_MESSAGE_TAG,
-} from '../src/protocol.js';
-import { firstLocation, stackOf } from '../src/stack-frames.js';
-import { hardenWorker } from './harden.js';
-import { lockdown, takePrivateChannel } from './lockdown.js';
-import { toolSource } from './tool-source.js';
+} from '../src/boundary/protocol.js';
+import { firstLocation, stackOf } from '../src/boundary/stack-frames.js';
+import { hardenWorker } from './guard/harden.js';
+import { lockdown, takePrivateChannel } from './guard/lockdown.js';
+import { toolSource } from './tool-exports.js';
 
 const channel = takePrivateChannel();
 channel.post({ tag: WORKER_MESSAGE_TAG, type: 'hello', threadId, osThreadId: channel.osThreadId });

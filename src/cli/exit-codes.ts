@@ -2,8 +2,8 @@
  * Exit codes, and the one kind of error that means "the user asked for something that can't be
  * done": it becomes one clear line on stderr and exit code 2, never a stack trace.
  */
-import { ToolHostError } from '../errors.js';
-import { messages } from './messages.js';
+import { ToolHostError } from '../boundary/errors.js';
+import { messages } from './ui/messages.js';
 
 export const ExitCode = {
   /** Everything asked for ran and passed. */

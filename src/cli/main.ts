@@ -5,13 +5,13 @@
  * interrupted. The first Ctrl-C stops the command and lets it clean up (end workers, remove temp
  * dirs); a second one ends the process at once.
  */
-import { parseCommandLine } from './args.js';
+import { parseCommandLine } from './args/args.js';
+import { helpText } from './args/help.js';
+import { runCommand } from './commands/run-command.js';
 import { describeCliError, ExitCode } from './exit-codes.js';
-import { helpText } from './help.js';
-import { writeMessage } from './messages.js';
 import { packageVersion } from './package-version.js';
-import { runCommand } from './run-command.js';
-import type { CliIo } from './terminal.js';
+import { writeMessage } from './ui/messages.js';
+import type { CliIo } from './ui/terminal.js';
 
 async function main(argv: readonly string[], io: CliIo): Promise<number> {
   const interrupt = new AbortController();

@@ -5,7 +5,7 @@
  */
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ErrorType } from '@anthropic-ai/sdk/resources/shared';
-import { ToolHostError } from '../errors.js';
+import { ToolHostError } from '../boundary/errors.js';
 import { classifyApiFailure } from './api-failure.js';
 
 /**

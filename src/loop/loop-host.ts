@@ -2,8 +2,9 @@
  * What the loop needs from a tool host. `ToolHost` has it; so can any host-shaped object (a test double,
  * a host in another process behind a proxy), which keeps the loop independent of the host's class.
  */
-import type { ToolInfo } from '../declaration.js';
-import type { ToolOutcome } from '../outcome.js';
+
+import type { ToolOutcome } from '../boundary/outcome.js';
+import type { ToolInfo } from '../declaration/check.js';
 
 /** A tool host as the loop uses it. */
 export interface LoopHost {

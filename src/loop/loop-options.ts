@@ -3,7 +3,7 @@
  * throws before any request is sent.
  */
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from '../errors.js';
+import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from '../boundary/errors.js';
 import type { LoopHost } from './loop-host.js';
 import type { LoopTool } from './loop-tool.js';
 import {

@@ -4,8 +4,8 @@
  * `toolTimeoutMs` and turns a throw into an error result.
  */
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
-import { describeThrown } from '../errors.js';
-import { errorOutcome, type ToolOutcome } from '../outcome.js';
+import { describeThrown } from '../boundary/errors.js';
+import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import type { ToolConcurrency, ToolContentBlock } from '../tool-module.js';
 import { isPlainObject } from './message-accumulator.js';
 

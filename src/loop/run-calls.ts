@@ -4,7 +4,7 @@
  * one at a time, in the model's order (the seed's `Rho.Tool` rule).
  */
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { errorOutcome, type ToolOutcome } from '../outcome.js';
+import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';
 import { runLoopTool } from './loop-tool.js';

@@ -4,7 +4,7 @@
  * run always agree.
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
-import type { ToolInfo } from '../declaration.js';
+import type { ToolInfo } from '../declaration/check.js';
 import type { ToolConcurrency } from '../tool-module.js';
 import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';

@@ -3,8 +3,8 @@
  * outcome as a `CallToolResult`. Pure functions, so the mapping can be read (and tested) in one place.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ToolInfo } from '../declaration.js';
-import type { ToolOutcome } from '../outcome.js';
+import type { ToolOutcome } from '../boundary/outcome.js';
+import type { ToolInfo } from '../declaration/check.js';
 
 /**
  * The `_meta` keys toolhost adds. The spec allows a prefix of dot-separated labels and a slash; a

@@ -4,8 +4,8 @@
  * call that asked for progress (the client sent a `progressToken`), so a thousand calls in flight
  * don't mean a thousand listeners.
  */
-import type { ToolProgressEvent } from '../host-events.js';
-import type { ToolHost } from '../tool-host.js';
+import type { ToolProgressEvent } from '../host/events.js';
+import type { ToolHost } from '../host/tool-host.js';
 import type { JsonValue } from '../tool-module.js';
 
 /** The part of a ToolHost the router listens to. */

@@ -14,9 +14,9 @@ import {
   ListToolsRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { ToolInfo } from '../declaration.js';
-import type { CallOptions } from '../host-options.js';
-import type { ToolHost } from '../tool-host.js';
+import type { ToolInfo } from '../declaration/check.js';
+import type { CallOptions } from '../host/options.js';
+import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { ProgressRouter } from './progress.js';
 

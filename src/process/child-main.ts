@@ -7,9 +7,9 @@
  * an honest process honest.
  */
 import { Socket } from 'node:net';
-import { readInWorker } from '../declaration-worker.js';
-import type { TrackedWorker } from '../thread-reaper.js';
-import { TrustDomainPool } from '../worker-pool.js';
+import type { TrackedWorker } from '../calls/thread-reaper.js';
+import { TrustDomainPool } from '../calls/worker-pool.js';
+import { readInWorker } from '../declaration/read-worker.js';
 import { closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage } from './child-messages.js';
 import { encodeFrame, FrameReader } from './frames.js';

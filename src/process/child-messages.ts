@@ -5,15 +5,21 @@
  * message is untrusted input, exactly like a worker's: checked with the same parsers (replies,
  * progress, read replies, sizes, codes), rebuilt as fresh values, never thrown on.
  */
-import type { ReadOutcome } from '../declaration-worker.js';
-import type { LeftOutCode, ToolErrorCode } from '../errors.js';
-import { type CallReply, type CallTask, FAULT_CODES, REPLY_ERROR_CODES } from '../protocol.js';
-import { parseReadReply } from '../read-reply.js';
-import { type Parsed, parseCallReply, parseProgressData, type ReplyLimits } from '../reply-check.js';
-import { safeMessage } from '../sanitize.js';
+
+import type { LeftOutCode, ToolErrorCode } from '../boundary/errors.js';
+import {
+  type Parsed,
+  parseCallReply,
+  parseProgressData,
+  type ReplyLimits,
+} from '../boundary/parse-call-reply.js';
+import { parseReadReply } from '../boundary/parse-read-reply.js';
+import { type CallReply, type CallTask, FAULT_CODES, REPLY_ERROR_CODES } from '../boundary/protocol.js';
+import { safeMessage } from '../boundary/sanitize.js';
+import { count, own, record } from '../boundary/untrusted.js';
+import type { PoolLimits } from '../calls/worker-pool.js';
+import type { ReadOutcome } from '../declaration/read-worker.js';
 import type { JsonValue } from '../tool-module.js';
-import { count, own, record } from '../untrusted.js';
-import type { PoolLimits } from '../worker-pool.js';
 
 /** What a package's process is for: running calls (one per version), or reading declarations. */
 export type ChildInit =

@@ -8,8 +8,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { ReplyLimits } from '../reply-check.js';
-import { descendantsOf } from '../thread-reaper.js';
+import type { ReplyLimits } from '../boundary/parse-call-reply.js';
+import { descendantsOf } from '../calls/thread-reaper.js';
 import {
   type ChildInit,
   type ChildNote,

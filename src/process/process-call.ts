@@ -5,8 +5,9 @@
  * call sent to it must start within an allowance or it answers as timed out. Progress is delivered
  * only while the call waits for its answer, at most {@link MAX_PROGRESS_MESSAGES} of it.
  */
-import { failure, type PoolReply } from '../pool-call.js';
-import { type CallTask, MAX_PROGRESS_MESSAGES } from '../protocol.js';
+
+import { type CallTask, MAX_PROGRESS_MESSAGES } from '../boundary/protocol.js';
+import { failure, type PoolReply } from '../calls/pool-call.js';
 import type { JsonValue } from '../tool-module.js';
 
 /**

@@ -4,9 +4,10 @@
  * the version's snapshot read-only, the domain's tmp folder read-write, and the network only when the
  * package asks and the host allows.
  */
-import type { SourceVersion } from '../generation.js';
-import type { Settings } from '../host-options.js';
-import type { PoolLimits } from '../worker-pool.js';
+
+import type { PoolLimits } from '../calls/worker-pool.js';
+import type { Settings } from '../host/options.js';
+import type { SourceVersion } from '../registry/generation.js';
 import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
 import { ProcessTier } from './process-tier.js';

@@ -7,9 +7,9 @@
  * otherwise), and the next call starts a new process. An idle process ends after `idleTimeoutMs`.
  */
 import { rm } from 'node:fs/promises';
-import { failure, type PoolReply } from '../pool-call.js';
-import { type CallTask, callTmpDir } from '../protocol.js';
-import type { CallPool, PoolCallHooks, PoolLimits } from '../worker-pool.js';
+import { type CallTask, callTmpDir } from '../boundary/protocol.js';
+import { failure, type PoolReply } from '../calls/pool-call.js';
+import type { CallPool, PoolCallHooks, PoolLimits } from '../calls/worker-pool.js';
 import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import { ProcessCall } from './process-call.js';

@@ -5,8 +5,9 @@
  * read's time on its own clock and parses what comes back (child-messages.ts). A module that takes
  * the process over while it is read touches only that process, never the one its calls will run in.
  */
-import { CLOSED_OUTCOME, type ReadOutcome } from '../declaration-worker.js';
-import type { ReplyLimits } from '../reply-check.js';
+
+import type { ReplyLimits } from '../boundary/parse-call-reply.js';
+import { CLOSED_OUTCOME, type ReadOutcome } from '../declaration/read-worker.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import type { SandboxPaths } from './sandbox.js';
 

@@ -4,9 +4,10 @@
  * one of its packages starts a process, it names what the tier lacks here, and for each package
  * that asks for the network without being granted it, that it has none.
  */
-import type { Logger } from '../host-options.js';
-import { grantsNetwork } from '../isolation.js';
-import type { DomainManifest } from '../worker-flags.js';
+
+import { grantsNetwork } from '../calls/isolation.js';
+import type { DomainManifest } from '../calls/worker-flags.js';
+import type { Logger } from '../host/options.js';
 import type { ChildEnvironment } from './domain-child.js';
 import { cgroupSupport } from './memory-cgroup.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';

@@ -1,0 +1,258 @@
+/**
+ * Turns whatever a tool returned into content for the model. Used inside call workers (for loaded,
+ * untrusted tools, so nothing unsafe or oversized crosses to the host) and in the host (for its own
+ * in-process tools), so both follow one encoding. Everything it reads of a tool's value may run tool
+ * code (getters, `toJSON`, custom inspection): it never throws, and what it calls of its own was taken
+ * when it loaded, before any tool code ran.
+ */
+import { inspect, types } from 'node:util';
+import {
+  type ImageMediaType,
+  isTaggedResult,
+  type JsonValue,
+  type ToolContentBlock,
+  text,
+} from '../tool-module.js';
+import type { ToolErrorCode } from './errors.js';
+import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
+import { ENTRY_OVERHEAD_BYTES, IMAGE_MEDIA_TYPES, shareTextBudget } from './reply-size.js';
+
+const isProxy = types.isProxy;
+const stringifyJson = JSON.stringify;
+const byteLength = Buffer.byteLength;
+
+export type EncodedResult =
+  | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
+  | { ok: false; error: { code: ToolErrorCode; message: string } };
+
+/** Room kept for the marker a cut text gets (its byte count and wording). */
+const MARKER_ROOM_BYTES = 64;
+
+/**
+ * Encodes a tool's return value. `budgetBytes` caps everything the result holds (text, images,
+ * details): text over it is cut head + tail, UTF-8 safe; images and details over it fail the result.
+ */
+export function encodeResult(value: unknown, budgetBytes: number): EncodedResult {
+  try {
+    if (typeof value === 'string') return encoded([text(value)], false, undefined, 0, budgetBytes);
+    if (value === undefined) return encoded([], false, undefined, 0, budgetBytes);
+    if (isTaggedResult(value)) return encodeTagged(value, budgetBytes);
+    const unsafe = findUnclonable(value);
+    if (unsafe !== undefined)
+      return badResult(`the tool returned ${unsafe}, which can't be sent to the model`);
+    return encoded([text(stringify(value))], false, undefined, 0, budgetBytes);
+  } catch (error) {
+    return badResult(`the tool's result could not be read: ${describe(error)}`);
+  }
+}
+
+function encodeTagged(value: object, budgetBytes: number): EncodedResult {
+  const { content, isError, details } = value as Record<string, unknown>;
+  if (!Array.isArray(content)) return badResult('a tagged result needs a `content` array');
+  const blocks: ToolContentBlock[] = [];
+  for (const block of content as unknown[]) {
+    const checked = checkBlock(block);
+    if (typeof checked === 'string') return badResult(checked);
+    blocks.push(checked);
+  }
+  if (isError !== undefined && typeof isError !== 'boolean') {
+    return badResult('a tagged result has a non-boolean `isError`');
+  }
+  let detailsBytes = 0;
+  if (details !== undefined) {
+    const check = checkPlainData(details, { maxDepth: MAX_DATA_DEPTH, maxBytes: budgetBytes }, 'details');
+    if (!check.ok) return badResult(`the result's details are not plain data: ${check.problem}`);
+    detailsBytes = check.bytes;
+  }
+  return encoded(blocks, isError === true, details as JsonValue | undefined, detailsBytes, budgetBytes);
+}
+
+function checkBlock(block: unknown): ToolContentBlock | string {
+  if (typeof block !== 'object' || block === null) return 'a content block is not an object';
+  const { type } = block as Record<string, unknown>;
+  if (type === 'text') {
+    const value = (block as Record<string, unknown>)['text'];
+    return typeof value === 'string' ? text(value) : 'a text block has no string `text`';
+  }
+  if (type === 'image') {
+    const source = (block as Record<string, unknown>)['source'];
+    if (typeof source !== 'object' || source === null) return 'an image block has no `source`';
+    const { data, media_type: mediaType } = source as Record<string, unknown>;
+    if (typeof data !== 'string' || typeof mediaType !== 'string' || !IMAGE_MEDIA_TYPES.has(mediaType)) {
+      return 'an image block needs base64 `data` and a PNG, JPEG, GIF or WebP `media_type`';
+    }
+    return { type: 'image', source: { type: 'base64', media_type: mediaType as ImageMediaType, data } };
+  }
+  return `a content block has an unknown type ${describeType(type)}`;
+}
+
+function encoded(
+  content: ToolContentBlock[],
+  isError: boolean,
+  details: JsonValue | undefined,
+  detailsBytes: number,
+  budgetBytes: number,
+): EncodedResult {
+  let fixedBytes = detailsBytes;
+  let textAtMost = 0;
+  for (const block of content) {
+    fixedBytes += ENTRY_OVERHEAD_BYTES;
+    if (block.type === 'image') fixedBytes += block.source.data.length;
+    else textAtMost += block.text.length * 3;
+  }
+  if (fixedBytes > budgetBytes) {
+    return badResult(
+      `the tool returned ${fixedBytes} bytes of images and details, over the ${budgetBytes}-byte cap`,
+    );
+  }
+  const room = budgetBytes - fixedBytes;
+  // Most results are far below the budget: three bytes per UTF-16 unit is the most they can take.
+  if (textAtMost <= room) {
+    const result: EncodedResult = { ok: true, content, isError, cutBytes: 0 };
+    if (details !== undefined) result.details = details;
+    return result;
+  }
+  const texts = content.filter((block) => block.type === 'text');
+  const limits = shareTextBudget(
+    texts.map((block) => byteLength(block.text)),
+    room,
+  );
+  let cutBytes = 0;
+  let textIndex = 0;
+  const kept = content.map((block) => {
+    if (block.type === 'image') return block;
+    const limit = limits[textIndex++] ?? Number.POSITIVE_INFINITY;
+    if (limit === Number.POSITIVE_INFINITY) return block;
+    const cut = cutHeadTail(block.text, Math.max(0, limit - MARKER_ROOM_BYTES));
+    cutBytes += cut.omittedBytes;
+    return text(cut.text);
+  });
+  const result: EncodedResult = { ok: true, content: kept, isError, cutBytes };
+  if (details !== undefined) result.details = details;
+  return result;
+}
+
+function badResult(message: string): EncodedResult {
+  return { ok: false, error: { code: 'TOOL_BAD_RESULT', message } };
+}
+
+function describe(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error);
+  } catch {
+    return 'an unreadable error';
+  }
+}
+
+function describeType(type: unknown): string {
+  try {
+    return stringifyJson(String(type)).slice(0, 80);
+  } catch {
+    return 'that can not be shown';
+  }
+}
+
+/** JSON when it can be; `util.inspect` when JSON fails (a BigInt, a cycle). */
+function stringify(value: unknown): string {
+  try {
+    const json = stringifyJson(value);
+    if (typeof json === 'string') return json;
+  } catch {
+    // Falls through to inspect: BigInt and cyclic values are still worth showing to the model.
+  }
+  return inspect(value, { depth: 8, maxArrayLength: 1000, maxStringLength: 100_000, breakLength: Infinity });
+}
+
+/** Names the first function, symbol or Proxy inside `value`, or undefined when there is none. */
+function findUnclonable(value: unknown): string | undefined {
+  const seen = new Set<object>();
+  const visit = (current: unknown, depth: number): string | undefined => {
+    if (typeof current === 'function') return 'a function';
+    if (typeof current === 'symbol') return 'a symbol';
+    if (typeof current !== 'object' || current === null) return undefined;
+    if (isProxy(current)) return 'a Proxy';
+    if (seen.has(current) || depth > 64) return undefined;
+    seen.add(current);
+    for (const key of Reflect.ownKeys(current)) {
+      if (typeof key === 'symbol') continue;
+      const descriptor = Object.getOwnPropertyDescriptor(current, key);
+      if (descriptor === undefined || !('value' in descriptor)) continue;
+      const found = visit(descriptor.value, depth + 1);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return visit(value, 0);
+}
+
+/** The marker put where output was cut. */
+export function cutMarker(omittedBytes: number, fullOutputPath?: string): string {
+  const where = fullOutputPath === undefined ? '' : `; full output: ${fullOutputPath}`;
+  return `\n\n[... ${omittedBytes} bytes cut by toolhost${where} ...]\n\n`;
+}
+
+/**
+ * Keeps the first and last `maxBytes / 2` UTF-8 bytes of `value` with a marker between them. Cuts
+ * fall between characters (never inside a surrogate pair), so the result is valid UTF-8.
+ */
+export function cutHeadTail(
+  value: string,
+  maxBytes: number,
+  fullOutputPath?: string,
+): { text: string; omittedBytes: number } {
+  // Cheap exits first: most outputs are far below the budget and never need a byte count.
+  if (value.length * 3 <= maxBytes) return { text: value, omittedBytes: 0 };
+  const totalBytes = Buffer.byteLength(value, 'utf8');
+  if (totalBytes <= maxBytes) return { text: value, omittedBytes: 0 };
+
+  const half = Math.floor(maxBytes / 2);
+  if (totalBytes === value.length) {
+    // Every character is one byte (ASCII): cut by index, no walk needed.
+    const omittedBytes = totalBytes - 2 * half;
+    return {
+      text: value.slice(0, half) + cutMarker(omittedBytes, fullOutputPath) + value.slice(value.length - half),
+      omittedBytes,
+    };
+  }
+  let headEnd = 0;
+  let headBytes = 0;
+  while (headEnd < value.length) {
+    const size = charSize(value, headEnd);
+    if (headBytes + size.bytes > half) break;
+    headBytes += size.bytes;
+    headEnd += size.units;
+  }
+  let tailStart = value.length;
+  let tailBytes = 0;
+  while (tailStart > headEnd) {
+    const size = charSizeBefore(value, tailStart);
+    if (tailBytes + size.bytes > half) break;
+    tailBytes += size.bytes;
+    tailStart -= size.units;
+  }
+  const omittedBytes = totalBytes - headBytes - tailBytes;
+  return {
+    text: value.slice(0, headEnd) + cutMarker(omittedBytes, fullOutputPath) + value.slice(tailStart),
+    omittedBytes,
+  };
+}
+
+function charSize(value: string, index: number): { bytes: number; units: number } {
+  const code = value.charCodeAt(index);
+  if (code < 0x80) return { bytes: 1, units: 1 };
+  if (code < 0x800) return { bytes: 2, units: 1 };
+  if (code >= 0xd800 && code <= 0xdbff && index + 1 < value.length) {
+    const next = value.charCodeAt(index + 1);
+    if (next >= 0xdc00 && next <= 0xdfff) return { bytes: 4, units: 2 };
+  }
+  return { bytes: 3, units: 1 };
+}
+
+function charSizeBefore(value: string, end: number): { bytes: number; units: number } {
+  const code = value.charCodeAt(end - 1);
+  if (code >= 0xdc00 && code <= 0xdfff && end - 2 >= 0) {
+    const previous = value.charCodeAt(end - 2);
+    if (previous >= 0xd800 && previous <= 0xdbff) return { bytes: 4, units: 2 };
+  }
+  return charSize(value, end - 1);
+}

@@ -1,0 +1,70 @@
+/**
+ * What a call answers: {@link ToolOutcome}. Output over the budget is cut head + tail for the model
+ * and kept whole under `dataDir`, so the host (or a paging tool) can still read all of it.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { type JsonValue, type ToolContentBlock, text } from '../tool-module.js';
+import { cutHeadTail } from './encode-result.js';
+import type { ToolErrorCode } from './errors.js';
+
+/** The result of one call. A tool's fault is an outcome with `isError`, never a rejection. */
+export interface ToolOutcome {
+  /** What the model sees (text and image blocks). Empty when the tool returned nothing. */
+  content: ToolContentBlock[];
+  isError: boolean;
+  /** Data for the host's screens, beside the output; never sent to the model. */
+  details?: JsonValue;
+  /**
+   * Why the call failed, when it did. `stack`: where, for the host only (the tool's own frames, paths
+   * relative to its package; never sent to the model unless the host's `errorStacksToModel` says so).
+   */
+  error?: { code: ToolErrorCode; message: string; stack?: string };
+  /** Where the whole output was written when it was cut for the model. */
+  fullOutputPath?: string;
+}
+
+/** An error outcome whose text (what the model sees) is `message`. */
+export function errorOutcome(code: ToolErrorCode, message: string, stack?: string): ToolOutcome {
+  const error = stack === undefined ? { code, message } : { code, message, stack };
+  return { content: [text(message)], isError: true, error };
+}
+
+/** The text blocks of an outcome, joined: what a person or a log line wants to see. */
+export function outcomeText(outcome: ToolOutcome): string {
+  return outcome.content
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+export interface BudgetOptions {
+  outputBudgetBytes: number;
+  dataDir: string;
+  /** A file name for the full output (unique per call, safe for a path). */
+  artifactName: string;
+}
+
+/** Builds the outcome of a successful encoding, cutting text over the budget. */
+export async function successOutcome(
+  encoded: { content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number },
+  budget: BudgetOptions,
+): Promise<ToolOutcome> {
+  let content = encoded.content;
+  let fullOutputPath: string | undefined;
+  const texts = content.filter((block) => block.type === 'text').map((block) => block.text);
+  const joined = texts.join('\n');
+  if (joined.length > budget.outputBudgetBytes / 3 && Buffer.byteLength(joined) > budget.outputBudgetBytes) {
+    const directory = join(budget.dataDir, 'outputs');
+    fullOutputPath = join(directory, `${budget.artifactName}.txt`);
+    await mkdir(directory, { recursive: true });
+    await writeFile(fullOutputPath, joined);
+    const cut = cutHeadTail(joined, budget.outputBudgetBytes, fullOutputPath);
+    content = [text(cut.text), ...content.filter((block) => block.type !== 'text')];
+  }
+  const outcome: ToolOutcome = { content, isError: encoded.isError };
+  if (encoded.details !== undefined) outcome.details = encoded.details;
+  if (fullOutputPath !== undefined) outcome.fullOutputPath = fullOutputPath;
+  if (encoded.isError) outcome.error = { code: 'TOOL_ERROR_RESULT', message: outcomeText(outcome) };
+  return outcome;
+}

@@ -1,0 +1,139 @@
+/**
+ * The worker pools: one per current version of each trust domain (a package, or a module file on
+ * its own). Workers keep the modules they imported, and a tool's globals, so a new version gets a
+ * new pool; the old pool takes no new calls and ends once its running calls have answered, and only
+ * then is its snapshot let go (a queued call of the old version still imports from it).
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { CallSettings } from '../boundary/protocol.js';
+import type { Settings } from '../host/options.js';
+import { ProcessDomains, type VersionReads } from '../process/process-domains.js';
+import type { SourceVersion } from '../registry/generation.js';
+import type { DomainPaths } from './isolation.js';
+import type { WorkerFlags } from './worker-flags.js';
+import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
+
+export class DomainPools {
+  readonly #settings: Settings;
+  readonly #flags: WorkerFlags;
+  readonly #onFault: (source: string, message: string) => void;
+  readonly #pools = new Map<SourceVersion, CallPool>();
+  readonly #drainingPools = new Set<CallPool>();
+  /** The process tier's pools and reads. */
+  readonly #processes: ProcessDomains;
+  /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
+  readonly #tmpDirs = new Map<string, string>();
+  /** What the host's own tools' calls share (made on the first such call). */
+  #inProcess: CallSettings | undefined;
+
+  constructor(settings: Settings, flags: WorkerFlags, onFault: (source: string, message: string) => void) {
+    this.#settings = settings;
+    this.#flags = flags;
+    this.#onFault = onFault;
+    this.#processes = new ProcessDomains(settings);
+  }
+
+  /** The pool of a current version (made on its first call). */
+  poolFor(version: SourceVersion): CallPool {
+    let pool = this.#pools.get(version);
+    if (pool === undefined) {
+      const { root } = version;
+      const limits: PoolLimits = {
+        maxThreads: this.#settings.maxThreadsPerPool,
+        idleTimeoutMs: this.#settings.idleTimeoutMs,
+        heapMb: this.#settings.callHeapMb,
+        stackMb: this.#settings.callStackMb,
+        timeoutGraceMs: this.#settings.timeoutGraceMs,
+        env: this.#settings.env,
+        execArgv: this.execArgvFor(version),
+        allowAddons: this.#settings.allowAddons,
+        call: this.#callSettings(root),
+      };
+      const onFault = (message: string) => this.#onFault(root, message);
+      // The process tier runs the same pool, in a process of the version's own.
+      pool =
+        version.isolation === 'process'
+          ? this.#processes.pool(version, limits, onFault)
+          : new TrustDomainPool(limits, onFault);
+      this.#pools.set(version, pool);
+    }
+    return pool;
+  }
+
+  /** Where a process-tier version's declarations are read (a process of their own); none otherwise. */
+  readsFor(
+    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
+  ): VersionReads | undefined {
+    if (version.isolation !== 'process') return undefined;
+    return this.#processes.reads(version, this.execArgvFor(version), this.#domainTmpDir(version.root));
+  }
+
+  /**
+   * A version is no longer current: its pool (if it had one) takes no new calls and ends once its
+   * running calls have answered, or at `close()`. `then` runs after that.
+   */
+  retire(version: SourceVersion, then: () => void): void {
+    const pool = this.#pools.get(version);
+    this.#pools.delete(version);
+    if (pool === undefined) {
+      then();
+      return;
+    }
+    this.#drainingPools.add(pool);
+    void pool
+      .drain()
+      .catch((error: unknown) => this.#onFault('a drained pool', `it failed to end: ${String(error)}`))
+      .finally(() => {
+        this.#drainingPools.delete(pool);
+        then();
+      });
+  }
+
+  /** The `execArgv` of a version's workers, call workers and declaration readers alike. */
+  execArgvFor(
+    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
+  ): string[] {
+    // A strict worker imports from its package's snapshot, and may read its package's own files.
+    const paths: DomainPaths = { domain: version.root, tmpDir: this.#domainTmpDir(version.root) };
+    if (version.snapshot !== undefined) paths.snapshot = version.snapshot.grant;
+    // A version's manifest is part of its snapshot: a manifest that changes what it asks for is a
+    // new version, with a new pool started with the new flags.
+    const manifest = { packageName: version.packageName, permissions: version.permissions };
+    return this.#flags.execArgv(version.isolation, paths, manifest);
+  }
+
+  /** What the host's own (in-process) tools' calls share. */
+  inProcessSettings(): CallSettings {
+    this.#inProcess ??= this.#callSettings('');
+    return this.#inProcess;
+  }
+
+  /** Ends every worker, draining pools included; their pending calls answer `HOST_CLOSED`. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values(), ...this.#drainingPools];
+    this.#pools.clear();
+    this.#processes.close();
+    await Promise.all(pools.map((pool) => pool.close()));
+  }
+
+  #callSettings(domain: string): CallSettings {
+    return {
+      dataDir: this.#settings.dataDir,
+      tmpDir: this.#domainTmpDir(domain),
+      maxResultBytes: this.#settings.maxResultBytes,
+      maxLogBytes: this.#settings.maxLogBytes,
+    };
+  }
+
+  /** Each domain's calls get their tmpDirs under one folder of its own (what a strict tier may write). */
+  #domainTmpDir(domain: string): string {
+    let path = this.#tmpDirs.get(domain);
+    if (path === undefined) {
+      const slug = domain === '' ? 'host' : createHash('sha256').update(domain).digest('hex').slice(0, 12);
+      path = join(this.#settings.tmpRoot, slug);
+      this.#tmpDirs.set(domain, path);
+    }
+    return path;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The host's own tools (`host.register`): trusted, in-process, with the same contract, result
+ * encoding and timeout as loaded tools. A timeout, the caller's abort or the host closing answers
+ * on time and aborts `ctx.signal`; the tool's code itself can't be stopped (it is trusted).
+ */
+import { mkdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { encodeResult } from '../boundary/encode-result.js';
+import { describeThrown, type ToolErrorCode } from '../boundary/errors.js';
+import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
+import type { HostTool } from '../registry/registry.js';
+import type { JsonValue, ToolContext } from '../tool-module.js';
+import type { PoolReply } from './worker-pool.js';
+
+export interface InProcessCall {
+  settings: CallSettings;
+  signal?: AbortSignal | undefined;
+  /** Aborts when the host closes. */
+  closing: AbortSignal;
+  onProgress: (data: JsonValue) => void;
+}
+
+export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall): Promise<PoolReply> {
+  const controller = new AbortController();
+  const { settings } = call;
+  const tmpDir = callTmpDir(settings, task);
+  let tmpDirMade = false;
+  const ctx: ToolContext = {
+    sessionId: task.sessionId,
+    callId: task.callId,
+    dataDir: settings.dataDir,
+    withheld: Object.freeze([...task.withheld]),
+    signal: controller.signal,
+    emit: call.onProgress,
+    get tmpDir() {
+      if (!tmpDirMade) mkdirSync(tmpDir, { recursive: true });
+      tmpDirMade = true;
+      return tmpDir;
+    },
+  };
+
+  return new Promise<PoolReply>((resolve) => {
+    let answered = false;
+    const answer = (reply: PoolReply) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onCallerAbort);
+      call.closing.removeEventListener('abort', onClose);
+      resolve(reply);
+    };
+    const stop = (code: ToolErrorCode, message: string, reason: unknown) => {
+      controller.abort(reason);
+      answer(failure(code, message));
+    };
+    const timeoutMessage = `tool timed out after ${task.timeoutMs} ms`;
+    const timer = setTimeout(
+      () => stop('TOOL_TIMEOUT', timeoutMessage, new DOMException(timeoutMessage, 'TimeoutError')),
+      task.timeoutMs,
+    );
+    const onCallerAbort = () =>
+      stop('CALL_ABORTED', 'the call was aborted by its caller', call.signal?.reason);
+    const onClose = () => stop('HOST_CLOSED', 'the tool host closed during the call', call.closing.reason);
+    if (call.signal?.aborted) return onCallerAbort();
+    if (call.closing.aborted) return onClose();
+    call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    call.closing.addEventListener('abort', onClose, { once: true });
+
+    Promise.resolve()
+      .then(() =>
+        task.kind === 'run' ? tool.run(task.args as Record<string, unknown>, ctx) : tool.selftest?.(ctx),
+      )
+      .then(
+        (value) =>
+          answer({
+            logs: [],
+            droppedLogBytes: 0,
+            progressSent: 0,
+            ...encodeResult(value, settings.maxResultBytes),
+          }),
+        (error: unknown) => answer(failure('TOOL_THREW', describeThrown(error))),
+      )
+      .finally(() => {
+        if (tmpDirMade) void rm(tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+      });
+  });
+}
+
+function failure(code: ToolErrorCode, message: string): PoolReply {
+  return { ok: false, error: { code, message }, logs: [], droppedLogBytes: 0, progressSent: 0 };
+}

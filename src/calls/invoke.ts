@@ -1,0 +1,98 @@
+/**
+ * One call (or selftest) of an offered tool: the task, where it runs (its version's pool, or
+ * in-process for the host's own tools), what it printed, and its outcome.
+ */
+
+import { errorOutcome, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
+import type { CallSettings, CallTask } from '../boundary/protocol.js';
+import { relativeTo } from '../boundary/stack-frames.js';
+import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
+import type { CallOptions, Settings } from '../host/options.js';
+import type { OfferedTool } from '../registry/generation.js';
+import { toOriginalPaths } from '../snapshot/layout.js';
+import { type JsonValue, text } from '../tool-module.js';
+import { runInProcess } from './in-process-tool.js';
+import type { CallPool, PoolReply } from './worker-pool.js';
+
+export interface Invocation {
+  kind: 'run' | 'selftest';
+  args: unknown;
+  options: CallOptions;
+  /** Unique per call in this host. */
+  sequence: number;
+  settings: Settings;
+  /** The pool of the tool's version (module tools). */
+  pool: CallPool | undefined;
+  inProcess: { settings: CallSettings; closing: AbortSignal };
+  emit: {
+    emit<K extends keyof ToolHostEvents>(event: K, ...args: ToolHostEvents[K]): boolean;
+    listenerCount(event: keyof ToolHostEvents): number;
+  };
+}
+
+export async function invokeTool(tool: OfferedTool, invocation: Invocation): Promise<ToolOutcome> {
+  const { options, sequence, settings, emit } = invocation;
+  const callId = options.callId ?? `call_${sequence}`;
+  // A caller's cap that is not a number of at least 1 is no cap; the tool's own timeout always holds.
+  const cap = options.timeoutMs;
+  const timeoutMs =
+    typeof cap === 'number' && cap >= 1
+      ? Math.min(tool.info.timeoutMs, Math.floor(cap))
+      : tool.info.timeoutMs;
+  const { origin } = tool;
+  const task: CallTask = {
+    kind: invocation.kind,
+    taskId: String(sequence),
+    callId,
+    sessionId: options.sessionId ?? 'default',
+    moduleUrl: origin.kind === 'module' ? origin.record.url : '',
+    args: invocation.args,
+    withheld: options.withheld ?? [],
+    timeoutMs,
+  };
+  const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
+
+  let reply: PoolReply;
+  if (origin.kind === 'host') {
+    reply = await runInProcess(origin.tool, task, {
+      settings: invocation.inProcess.settings,
+      signal: options.signal,
+      closing: invocation.inProcess.closing,
+      onProgress,
+    });
+  } else if (invocation.pool !== undefined) {
+    reply = await invocation.pool.run(task, { signal: options.signal, onProgress });
+  } else {
+    return errorOutcome('HOST_CLOSED', 'the tool host is closed');
+  }
+
+  if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
+    const event: ToolOutputEvent = {
+      toolName: tool.info.name,
+      callId,
+      logs: reply.logs,
+      droppedBytes: reply.droppedLogBytes,
+    };
+    if (emit.listenerCount('output') > 0) emit.emit('output', event);
+    else
+      settings.logger.info(`tool ${tool.info.name} printed: ${reply.logs.map((log) => log.text).join('')}`);
+  }
+  if (!reply.ok) {
+    // A message naming the module (a failed import, a stack) names it where the user keeps it.
+    const snapshot = origin.kind === 'module' ? origin.record.source.snapshot : undefined;
+    const where = (text: string) => (snapshot === undefined ? text : toOriginalPaths(snapshot, text));
+    const message = where(reply.error.message);
+    const { stack } = reply.error;
+    if (stack === undefined || origin.kind !== 'module') return errorOutcome(reply.error.code, message);
+    // The tool's frames, with paths as its author reads them: relative to the package.
+    const located = relativeTo(where(stack), origin.record.source.root);
+    const outcome = errorOutcome(reply.error.code, message, located);
+    if (settings.errorStacksToModel) outcome.content = [text(`${message}\n${located}`)];
+    return outcome;
+  }
+  return successOutcome(reply, {
+    outputBudgetBytes: settings.outputBudgetBytes,
+    dataDir: settings.dataDir,
+    artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
+  });
+}

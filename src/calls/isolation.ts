@@ -1,0 +1,220 @@
+/**
+ * Isolation tiers: how a trust domain's workers are started.
+ *
+ * - `worker` (the default): worker threads with heap, time and environment bounds and in-process
+ *   hardening. A tool can still read and write any file the host can, spawn processes and start
+ *   workers of its own.
+ * - `strict`: the same workers under Node's permission model, set per worker through `execArgv`
+ *   (Node 20: `--experimental-permission`; Node 22 and later: `--permission`). File reads only inside
+ *   the tool's domain and what the worker code itself needs; file writes only inside the domain's
+ *   tmp folder; no child processes, no nested workers, no addons, no WASI, no inspector.
+ *
+ * Node 25 and later also deny the network unless `--allow-net` is given, which strict gives only to a
+ * package that asks for it and that the host allows ({@link grantsNetwork}).
+ *
+ * - `process`: each package version's pool of worker-tier workers inside a process of its own, with a
+ *   memory limit over the whole process, and on Linux with bubblewrap an OS sandbox around it (see
+ *   `src/process/`). Its workers get the worker tier's flags.
+ *
+ * Node's documentation says the permission model "does not protect against malicious code": strict
+ * is defence in depth, not a sandbox. The README lists what it does not contain (network before
+ * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
+ */
+import { readdir, readlink, realpath } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ToolHostError } from '../boundary/errors.js';
+
+export type IsolationTier = 'worker' | 'strict' | 'process';
+
+export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict', 'process'];
+
+export interface DomainPaths {
+  /** The package folder, or the single module file (real paths, as `host.load` resolved them). */
+  domain: string;
+  /** The folder holding the snapshot the domain's modules are imported from (see snapshot/snapshot.ts). */
+  snapshot?: string;
+  /** The folder under which this domain's calls get their tmpDirs. */
+  tmpDir: string;
+}
+
+const nodeFlags = process.allowedNodeEnvironmentFlags;
+
+/** Node 22 renamed `--experimental-permission` to `--permission`; use whichever this Node knows. */
+const PERMISSION_FLAG = nodeFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
+/** Node 25 added the network to the permission model: without `--allow-net` a worker has none. */
+export const STRICT_DENIES_NETWORK = nodeFlags.has('--allow-net');
+
+/**
+ * Whether strict workers can give back the read access Node grants them to the host's working
+ * directory (see `workers/guard/strict-preload.cts`): that takes `process.permission.drop`, which Node
+ * added in 24.20 and 26.3. It can't be asked for on the host's thread (`process.permission` exists
+ * only under the permission model), hence the versions.
+ */
+export const STRICT_HIDES_WORKING_DIRECTORY = ((): boolean => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  return major >= 27 || (major === 26 && minor >= 3) || (major === 24 && minor >= 20);
+})();
+
+/** Preloaded into every strict worker: see `workers/guard/strict-preload.cts`. */
+const STRICT_PRELOAD = fileURLToPath(new URL('../../workers/guard/strict-preload.cjs', import.meta.url));
+
+/**
+ * What the worker code itself reads: toolhost's compiled `dist/src` and `dist/workers` folders (the
+ * workers import from `src/`) and piscina's `dist` folder, where its worker lives beside its entry
+ * point. All public package code. Real paths, because Node loads modules by their real path and the
+ * permission model checks the path it is given.
+ */
+function workerCodePaths(): string[] {
+  const piscinaEntry = createRequire(import.meta.url).resolve('piscina');
+  return [
+    fileURLToPath(new URL('../', import.meta.url)),
+    fileURLToPath(new URL('../../workers/', import.meta.url)),
+    dirname(piscinaEntry),
+  ];
+}
+
+let cachedWorkerCodePaths: string[] | undefined;
+
+/**
+ * Throws when this Node can't run a tier. Strict needs a permission model that also covers WASI
+ * (`--allow-wasi` exists from Node 20.16): before that, WASI was not restricted by it.
+ */
+export function assertTierSupported(tier: IsolationTier): void {
+  if (tier !== 'strict') return;
+  if (!nodeFlags.has(PERMISSION_FLAG) || !nodeFlags.has('--allow-wasi')) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected a Node.js whose permission model covers WASI (20.16 or later) for \`isolation: 'strict'\`, got ${process.version}`,
+    );
+  }
+}
+
+/**
+ * The `execArgv` of a domain's workers (call workers and declaration readers) for a tier.
+ *
+ * Strict read scope: a package folder with everything inside it (its `node_modules` included; a
+ * dependency hoisted to a folder above the package, or linked from outside it, is not readable, so a
+ * strict package must carry its own dependencies). A single module file gets only itself: its folder
+ * may be a Downloads or home folder. Write scope: the domain's tmp folder, which holds every call's
+ * tmpDir — per-worker flags can't narrow it to one call, so calls of one domain running at the same
+ * time can see each other's tmpDirs.
+ *
+ * @example workerExecArgv('strict', { domain: '/srv/tools/weather', tmpDir: '/tmp/toolhost-1/ab12' }, { allowAddons: false })
+ */
+export function workerExecArgv(
+  tier: IsolationTier,
+  paths: DomainPaths,
+  options: { allowAddons: boolean; allowNetwork?: boolean },
+): string[] {
+  const addons = options.allowAddons ? [] : ['--no-addons'];
+  // The process tier's boundary is its process (and sandbox); the workers inside are worker-tier ones.
+  if (tier === 'worker' || tier === 'process') return addons;
+
+  assertTierSupported(tier);
+  cachedWorkerCodePaths ??= workerCodePaths();
+  const tmpDir = resolve(paths.tmpDir);
+  // Node grants a whole folder only if it exists when the worker starts; the tmp folder is made by
+  // the first call, so it is granted as `tmpDir/*`, which Node matches by prefix.
+  const grant = (path: string) => (path === tmpDir ? `${path}${sep}*` : path);
+  const snapshot = paths.snapshot === undefined ? [] : [paths.snapshot];
+  const reads = minimalPaths([paths.domain, ...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
+  const writes = minimalPaths([tmpDir]).map(grant);
+  return [
+    PERMISSION_FLAG,
+    ...reads.map((path) => `--allow-fs-read=${path}`),
+    ...writes.map((path) => `--allow-fs-write=${path}`),
+    ...(options.allowAddons ? ['--allow-addons'] : addons),
+    ...(options.allowNetwork === true && STRICT_DENIES_NETWORK ? ['--allow-net'] : []),
+    // Runs before piscina's worker code and before any tool (dist/workers is granted above).
+    `--require=${STRICT_PRELOAD}`,
+    // Node 20 prints an ExperimentalWarning for the permission model in every worker, before the
+    // worker can capture its stderr: it would land on the host's stderr.
+    ...(nodeFlags.has('--disable-warning') ? ['--disable-warning=ExperimentalWarning'] : []),
+  ];
+}
+
+/**
+ * Whether a package's workers get the network: it asks for it in its manifest and the host's
+ * `allowNetwork` allows it (`true`, or a list naming the package). A single module file has no
+ * manifest, so it never asks.
+ */
+export function grantsNetwork(
+  allowNetwork: boolean | readonly string[],
+  source: { packageName: string | undefined; permissions: { net: boolean } },
+): boolean {
+  if (!source.permissions.net) return false;
+  if (allowNetwork === true) return true;
+  return (
+    allowNetwork !== false && source.packageName !== undefined && allowNetwork.includes(source.packageName)
+  );
+}
+
+/**
+ * What strict can't contain on this Node, beyond what no Node contains (README): said once per host
+ * that uses strict. Empty on Node 26.3 and later.
+ */
+export function strictTierGaps(): string[] {
+  const gaps: string[] = [];
+  if (!STRICT_DENIES_NETWORK) gaps.push('the network (Node 25 and later deny it)');
+  // Node 20's permission model grants workers nothing implicitly; 22 and later grant the working
+  // directory, and only some releases can take it back.
+  if (PERMISSION_FLAG === '--permission' && !STRICT_HIDES_WORKING_DIRECTORY) {
+    gaps.push("reads of the host's working directory (Node 24.20 and 26.3 and later deny them)");
+  }
+  return gaps;
+}
+
+/**
+ * Paths for `--allow-fs-*`: absolute, without trailing separators, none inside another. Node 20
+ * aborts the whole process (an assertion in its path tree) when one grant repeats another, even
+ * written differently (`/a`, `/a/`, `/a/*`), so a repeat must never reach it. A `*` in a path is a
+ * wildcard to Node and would widen the grant, and Node has no way to escape it; older Node 20
+ * releases split a grant at commas.
+ */
+function minimalPaths(paths: string[]): string[] {
+  const normalized = paths.map((path) => {
+    if (path.includes('*') || path.includes(',')) {
+      throw new ToolHostError(
+        'INVALID_OPTION',
+        `Expected no \`*\` or \`,\` in a path that strict isolation grants (Node reads them as a wildcard and a list), got ${JSON.stringify(path)}`,
+      );
+    }
+    return resolve(path);
+  });
+  const unique = [...new Set(normalized)];
+  return unique.filter((path) => !unique.some((outer) => outer !== path && isWithin(outer, path)));
+}
+
+function isWithin(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+}
+
+/**
+ * The first symbolic link inside a package folder whose target is outside it, if any. Node's
+ * permission model checks the path a tool asks for, then the OS follows links: a link in the package
+ * to `~/.ssh` would be readable under strict. Its docs leave it to the user to make sure no granted
+ * folder holds such links, so a strict package is checked when it is loaded. A dangling link counts
+ * by where it points. (A link added after the check, by another process, is not seen.)
+ */
+export async function findEscapingSymlink(
+  root: string,
+): Promise<{ link: string; target: string } | undefined> {
+  const realRoot = await realpath(root);
+  const folders = [realRoot];
+  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
+    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        folders.push(path);
+      } else if (entry.isSymbolicLink()) {
+        const target = await realpath(path).catch(async () => resolve(folder, await readlink(path)));
+        if (!isWithin(realRoot, target)) return { link: path, target };
+      }
+    }
+  }
+  return undefined;
+}

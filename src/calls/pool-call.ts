@@ -1,0 +1,235 @@
+/**
+ * One call's life in a pool, as a host-side state machine that answers exactly once. Its deadline is
+ * armed on the host's own clock at the moment the host's balancer hands the call to a worker, and
+ * nothing a worker sends can move or cancel it. A reply is parsed before it is believed; a reply
+ * that arrives before the progress sent ahead of it waits for that progress, but never past the
+ * deadline.
+ */
+import { EventEmitter } from 'node:events';
+import type { ToolErrorCode } from '../boundary/errors.js';
+import {
+  parseCallReply,
+  parseProgressData,
+  type ReplyLimits,
+  type WorkerNote,
+} from '../boundary/parse-call-reply.js';
+import {
+  type CallReply,
+  type CallTask,
+  type CapturedLog,
+  MAX_PROGRESS_MESSAGES,
+  type WorkerError,
+} from '../boundary/protocol.js';
+import { safeMessage } from '../boundary/sanitize.js';
+import { own, record } from '../boundary/untrusted.js';
+import type { JsonValue } from '../tool-module.js';
+import type { ThreadListener } from './pool-threads.js';
+import { ensureEnded, type TrackedWorker } from './thread-reaper.js';
+
+/** What a call answers, from its worker's reply or from what the host saw. */
+export type PoolReply =
+  | CallReply
+  | {
+      ok: false;
+      error: WorkerError;
+      logs: CapturedLog[];
+      droppedLogBytes: number;
+    };
+
+export interface PoolCallLimits extends ReplyLimits {
+  heapMb: number;
+  timeoutGraceMs: number;
+}
+
+export function failure(
+  code: ToolErrorCode,
+  message: string,
+  logs: CapturedLog[] = [],
+  stack?: string,
+): PoolReply {
+  return {
+    ok: false,
+    error: stack === undefined ? { code, message } : { code, message, stack },
+    logs,
+    droppedLogBytes: 0,
+  };
+}
+
+/**
+ * Ends one task's worker (piscina terminates the worker of an aborted task). piscina takes an
+ * emitter as well as an AbortSignal; an AbortController per call costs more than the rest of the
+ * host's bookkeeping, and this one is aborted only on a timeout or a caller's abort.
+ */
+export class KillSwitch extends EventEmitter<{ abort: [] }> {
+  aborted = false;
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+export class PoolCall implements ThreadListener {
+  readonly task: CallTask;
+  readonly kill = new KillSwitch();
+  readonly #limits: PoolCallLimits;
+  readonly #onProgress: ((data: JsonValue) => void) | undefined;
+  readonly #onStarted: (() => void) | undefined;
+  readonly #resolve: (reply: PoolReply) => void;
+  readonly #onAnswered: () => void;
+  #answered = false;
+  #deadline: NodeJS.Timeout | undefined;
+  #grace: NodeJS.Timeout | undefined;
+  #held: CallReply | undefined;
+  #progressReceived = 0;
+  #fault: (WorkerNote & { type: 'fault' }) | undefined;
+  #worker: TrackedWorker | undefined;
+
+  constructor(options: {
+    task: CallTask;
+    limits: PoolCallLimits;
+    onProgress: ((data: JsonValue) => void) | undefined;
+    onStarted?: (() => void) | undefined;
+    resolve: (reply: PoolReply) => void;
+    onAnswered: () => void;
+  }) {
+    this.task = options.task;
+    this.#limits = options.limits;
+    this.#onProgress = options.onProgress;
+    this.#onStarted = options.onStarted;
+    this.#resolve = options.resolve;
+    this.#onAnswered = options.onAnswered;
+  }
+
+  get taskId(): string {
+    return this.task.taskId;
+  }
+
+  get answered(): boolean {
+    return this.#answered;
+  }
+
+  /** The worker it was handed to (once it was). */
+  get worker(): TrackedWorker | undefined {
+    return this.#worker;
+  }
+
+  answer(reply: PoolReply): void {
+    if (this.#answered) return;
+    this.#answered = true;
+    clearTimeout(this.#deadline);
+    this.#onAnswered();
+    this.#resolve(reply);
+  }
+
+  /** The host's balancer gave the call to a worker: it starts now, and so does its timeout. */
+  handed(worker: TrackedWorker): void {
+    this.#worker = worker;
+    if (this.#answered) return;
+    this.#deadline = setTimeout(() => this.#timeOut(), this.task.timeoutMs);
+    this.#onStarted?.();
+  }
+
+  message(note: WorkerNote): void {
+    if (note.type === 'fault') {
+      this.#fault ??= note;
+      return;
+    }
+    if (note.type !== 'progress') return;
+    this.#progressReceived += 1;
+    if (!this.#answered && this.#progressReceived <= MAX_PROGRESS_MESSAGES) {
+      const data = parseProgressData(note.data);
+      if (data.ok) this.#onProgress?.(data.value);
+    }
+    this.#releaseHeld();
+  }
+
+  lostMessage(): void {
+    this.#progressReceived += 1;
+    this.#releaseHeld();
+  }
+
+  /** piscina's task result: the worker's reply, if it is one. */
+  replied(value: unknown): void {
+    if (this.#answered) return;
+    const parsed = parseCallReply(value, this.#limits);
+    if (!parsed.ok) {
+      this.answer(failure('TOOL_BAD_RESULT', `the tool's worker sent a malformed reply: ${parsed.reason}`));
+      // A worker that sends such a reply is not running our code as written any more: replace it.
+      this.#end();
+      return;
+    }
+    // Progress travels on another port than piscina's reply and may arrive after it: the reply
+    // waits until everything the tool emitted before it has been delivered, or the deadline.
+    if (this.#progressReceived >= parsed.value.progressSent) this.answer(parsed.value);
+    else this.#held = parsed.value;
+  }
+
+  /** piscina rejected the task: what the worker reported before it ended, or how it ended. */
+  rejected(error: unknown): void {
+    if (this.#answered) return;
+    const fault = this.#fault;
+    if (fault !== undefined) {
+      this.answer(failure(fault.code, fault.message, fault.logs, fault.stack));
+      return;
+    }
+    const { code, message } = describeRejection(error);
+    if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
+      this.answer(
+        failure('TOOL_OUT_OF_MEMORY', `the tool ran out of memory (heap limit ${this.#limits.heapMb} MB)`),
+      );
+    } else if (/worker exited with code/i.test(message)) {
+      this.answer(failure('TOOL_EXITED', `the tool's worker ${message.replace(/^worker /i, '')}`));
+    } else {
+      this.answer(failure('TOOL_CRASHED', `the tool's worker crashed: ${message}`));
+    }
+  }
+
+  callerAborted(): void {
+    this.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
+    this.#end();
+  }
+
+  hostClosed(): void {
+    this.answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
+  }
+
+  /** The call left piscina: no grace is needed any more. */
+  settled(): void {
+    clearTimeout(this.#grace);
+  }
+
+  #releaseHeld(): void {
+    const held = this.#held;
+    if (held !== undefined && this.#progressReceived >= held.progressSent) this.answer(held);
+  }
+
+  #timeOut(): void {
+    // The tool replied in time; progress it claimed to send and never did is its own doing.
+    if (this.#held !== undefined) {
+      this.answer(this.#held);
+      return;
+    }
+    this.answer(failure('TOOL_TIMEOUT', `tool timed out after ${this.task.timeoutMs} ms`));
+    // The worker aborted ctx.signal at the same moment; give the tool a short grace to finish, then
+    // end the worker (piscina replaces it).
+    this.#grace = setTimeout(() => this.#end(), this.#limits.timeoutGraceMs);
+  }
+
+  /** Ends the worker the call runs on; one stuck in a child process gets that process killed. */
+  #end(): void {
+    this.kill.abort();
+    if (this.#worker !== undefined) void ensureEnded(this.#worker);
+  }
+}
+
+/** A rejection's code and message, read safely: the worker may have sent the error itself. */
+function describeRejection(error: unknown): { code: unknown; message: string } {
+  if (error instanceof Error) {
+    const { code } = error as Error & { code?: unknown };
+    return { code, message: safeMessage(error.message, 'no message') };
+  }
+  const data = record(error);
+  return { code: own(data, 'code'), message: safeMessage(own(data, 'message'), 'no message') };
+}

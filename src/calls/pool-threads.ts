@@ -1,0 +1,163 @@
+/**
+ * The worker threads of one pool, as the host knows them: which are ready, which call each was
+ * handed (piscina's load balancer is ours, so the host itself sees the moment a call goes to a
+ * worker, and counts its timeout from then), and each worker's own channels. Messages are taken
+ * from each worker directly, so a message is only ever routed to a call of the worker that sent it;
+ * a worker's stdout and stderr are unpiped from the host's, so nothing a tool writes reaches them.
+ */
+import type { Worker } from 'node:worker_threads';
+import type { Piscina } from 'piscina';
+import { queueOptionsSymbol } from 'piscina';
+import { parseWorkerMessage, type WorkerNote } from '../boundary/parse-call-reply.js';
+import type { CallTask } from '../boundary/protocol.js';
+import { type TrackedWorker, trackWorker } from './thread-reaper.js';
+
+/** What piscina's balancer sees of a worker. */
+interface WorkerView {
+  readonly id: number;
+  readonly currentUsage: number;
+  readonly terminating: boolean;
+  readonly destroyed: boolean;
+}
+
+/** What a pool's call needs to hear from the worker it runs on. */
+export interface ThreadListener {
+  readonly taskId: string;
+  handed(worker: TrackedWorker): void;
+  message(note: WorkerNote): void;
+  /** A message from its worker could not be deserialized (it may have been progress). */
+  lostMessage(): void;
+}
+
+/**
+ * Marks a piscina task as one of ours, so the balancer can tell which call it is handing out. A
+ * symbol key: structured cloning leaves it out, so it never reaches the worker.
+ */
+export function tagTask(task: CallTask): CallTask {
+  (task as CallTask & { [queueOptionsSymbol]?: unknown })[queueOptionsSymbol] = { taskId: task.taskId };
+  return task;
+}
+
+export class PoolThreads {
+  readonly #maxLogBytes: number;
+  readonly #onFault: (message: string) => void;
+  /** Calls waiting for a worker, by task id (until the balancer hands them out). */
+  readonly #waiting = new Map<string, ThreadListener>();
+  /** Per ready worker (by thread id): the worker and the calls handed to it that have not answered. */
+  readonly #ready = new Map<number, { tracked: TrackedWorker; calls: Map<string, ThreadListener> }>();
+  /** OS thread ids from workers' hellos, kept until the worker is ready. */
+  readonly #hellos = new Map<number, number | null>();
+  readonly #all = new Set<TrackedWorker>();
+
+  readonly #onWorkerGone: () => void;
+
+  constructor(options: {
+    maxLogBytes: number;
+    onFault: (message: string) => void;
+    onWorkerGone: () => void;
+  }) {
+    this.#maxLogBytes = options.maxLogBytes;
+    this.#onFault = options.onFault;
+    this.#onWorkerGone = options.onWorkerGone;
+  }
+
+  /** Wires a piscina pool to this registry; every listener here is total (it never throws). */
+  attach(piscina: Piscina): void {
+    piscina.on('message', (message: unknown) => {
+      // Before a worker is ready, only its start-up code (ours) has run: its hello can be believed.
+      const note = parseWorkerMessage(message, 0);
+      if (note?.type === 'hello' && !this.#ready.has(note.threadId))
+        this.#hellos.set(note.threadId, note.osThreadId);
+    });
+    piscina.on('workerCreate', (view: WorkerView) => {
+      const worker = piscina.threads.find((thread) => thread.threadId === view.id);
+      if (worker !== undefined) this.#adopt(worker);
+    });
+    piscina.on('workerDestroy', (view: WorkerView) => this.#ready.delete(view.id));
+  }
+
+  /** piscina's `loadBalancer`: an idle, ready worker, or none (piscina then waits or starts one). */
+  readonly balance = (task: { [queueOptionsSymbol]?: unknown }, workers: WorkerView[]): WorkerView | null => {
+    for (const view of workers) {
+      if (view.currentUsage !== 0 || view.terminating || view.destroyed) continue;
+      const thread = this.#ready.get(view.id);
+      if (thread === undefined) continue;
+      const tag = task[queueOptionsSymbol] as { taskId?: unknown } | undefined;
+      const listener = typeof tag?.taskId === 'string' ? this.#waiting.get(tag.taskId) : undefined;
+      if (listener !== undefined) {
+        this.#waiting.delete(listener.taskId);
+        thread.calls.set(listener.taskId, listener);
+        listener.handed(thread.tracked);
+      }
+      return view;
+    }
+    return null;
+  };
+
+  /** Whether any worker of the pool has started (and not exited). */
+  get anyReady(): boolean {
+    return this.#ready.size > 0;
+  }
+
+  /** The calls given to piscina that no worker has taken yet. */
+  get waiting(): ThreadListener[] {
+    return [...this.#waiting.values()];
+  }
+
+  /** A call about to go to piscina: it is told when (and to which worker) it is handed. */
+  expect(listener: ThreadListener): void {
+    this.#waiting.set(listener.taskId, listener);
+  }
+
+  /** A call answered: no more messages are routed to it. */
+  forget(listener: ThreadListener, worker: TrackedWorker | undefined): void {
+    this.#waiting.delete(listener.taskId);
+    if (worker !== undefined) this.#ready.get(worker.threadId)?.calls.delete(listener.taskId);
+  }
+
+  /** Every worker this pool started that has not exited. */
+  get workers(): TrackedWorker[] {
+    return [...this.#all].filter((tracked) => !tracked.hasExited());
+  }
+
+  #adopt(worker: Worker): void {
+    const threadId = worker.threadId;
+    const tracked = trackWorker(worker, this.#hellos.get(threadId) ?? null);
+    this.#hellos.delete(threadId);
+    this.#all.add(tracked);
+    void tracked.exited.then(() => {
+      this.#all.delete(tracked);
+      this.#ready.delete(threadId);
+      this.#onWorkerGone();
+    });
+    const calls = new Map<string, ThreadListener>();
+    this.#ready.set(threadId, { tracked, calls });
+    // piscina's workers are made with their stdio piped to the host's: undo that, and drop what comes.
+    for (const [stream, target] of [
+      [worker.stdout, process.stdout],
+      [worker.stderr, process.stderr],
+    ] as const) {
+      stream.unpipe(target);
+      stream.resume();
+    }
+    worker.on('message', (message: unknown) => {
+      try {
+        const note = parseWorkerMessage(message, this.#maxLogBytes);
+        if (note === undefined || note.type === 'hello') return;
+        if (note.taskId === null) {
+          if (note.type !== 'fault') return;
+          // The worker ends right after such a report: a call handed to it now would be blamed for it.
+          this.#ready.delete(threadId);
+          this.#onFault(`a worker failed outside any call: ${note.message}`);
+          return;
+        }
+        calls.get(note.taskId)?.message(note);
+      } catch (error) {
+        this.#onFault(`a worker's message could not be handled: ${String(error)}`);
+      }
+    });
+    worker.on('messageerror', () => {
+      for (const listener of calls.values()) listener.lostMessage();
+    });
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * The flags each trust domain's workers start with, for one host: its tier's permission flags, the
+ * network for a package that asks and that the host allows, and what the host says about them once
+ * (what strict can't contain on this Node; a package whose request for the network it refuses).
+ */
+import type { Logger } from '../host/options.js';
+import { NO_PERMISSIONS, type PackagePermissions } from '../sources/resolve-path.js';
+import {
+  type DomainPaths,
+  grantsNetwork,
+  type IsolationTier,
+  STRICT_DENIES_NETWORK,
+  strictTierGaps,
+  workerExecArgv,
+} from './isolation.js';
+
+/** What a domain's manifest says about it; a single module file has no manifest. */
+export interface DomainManifest {
+  packageName: string | undefined;
+  permissions: PackagePermissions;
+}
+
+export const NO_MANIFEST: DomainManifest = Object.freeze({
+  packageName: undefined,
+  permissions: NO_PERMISSIONS,
+});
+
+export interface WorkerFlagsSettings {
+  allowAddons: boolean;
+  allowNetwork: boolean | readonly string[];
+  logger: Logger;
+}
+
+export class WorkerFlags {
+  readonly #settings: WorkerFlagsSettings;
+  #gapsTold = false;
+  readonly #refusalsTold = new Set<string>();
+
+  constructor(settings: WorkerFlagsSettings) {
+    this.#settings = settings;
+  }
+
+  /**
+   * What decides a domain's workers besides its modules' versions: a pool started with other flags
+   * must not serve it (a manifest that stops asking for the network takes it away at once).
+   */
+  key(tier: IsolationTier, manifest: DomainManifest): string {
+    return tier === 'strict' && this.#grantsNetwork(manifest) ? 'strict+net' : tier;
+  }
+
+  /** The `execArgv` of a domain's call workers and declaration readers. */
+  execArgv(tier: IsolationTier, paths: DomainPaths, manifest: DomainManifest): string[] {
+    const allowNetwork = tier === 'strict' && this.#grantsNetwork(manifest);
+    const flags = workerExecArgv(tier, paths, { allowAddons: this.#settings.allowAddons, allowNetwork });
+    if (tier === 'strict') this.#tell(paths.domain, manifest, allowNetwork);
+    return flags;
+  }
+
+  #grantsNetwork(manifest: DomainManifest): boolean {
+    return grantsNetwork(this.#settings.allowNetwork, manifest);
+  }
+
+  /** Once per host, not per call: the first strict domain hears what this Node can't contain. */
+  #tell(domain: string, manifest: DomainManifest, allowNetwork: boolean): void {
+    if (!this.#gapsTold) {
+      this.#gapsTold = true;
+      const gaps = strictTierGaps();
+      if (gaps.length > 0) {
+        this.#settings.logger.warn(
+          `strict isolation on Node ${process.version} does not contain ${gaps.join(', nor ')}; see the README's table of what each tier contains`,
+        );
+      }
+    }
+    if (
+      manifest.permissions.net &&
+      !allowNetwork &&
+      STRICT_DENIES_NETWORK &&
+      !this.#refusalsTold.has(domain)
+    ) {
+      this.#refusalsTold.add(domain);
+      this.#settings.logger.warn(
+        `${manifest.packageName ?? domain} asks for the network ("permissions": { "net": true }) and \`allowNetwork\` does not grant it: its strict workers have none`,
+      );
+    }
+  }
+}

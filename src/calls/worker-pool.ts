@@ -1,0 +1,268 @@
+/**
+ * One piscina pool per trust domain (a tool package, or a single module). Workers start lazily and
+ * exit when idle. Every way a call can end (a reply, a timeout, an exit, running out of memory, a
+ * crash, a caller's abort, the host closing) becomes exactly one {@link PoolReply} (see
+ * {@link PoolCall}); a fault ends only the worker it happened in and piscina replaces it. Nothing a
+ * worker sends is read before it is parsed, and no listener or promise chain here can throw.
+ */
+import { rm } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { Piscina } from 'piscina';
+import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
+import type { JsonValue } from '../tool-module.js';
+import { failure, PoolCall, type PoolCallLimits, type PoolReply } from './pool-call.js';
+import { PoolThreads, tagTask } from './pool-threads.js';
+import { ensureEnded } from './thread-reaper.js';
+
+export type { PoolReply } from './pool-call.js';
+
+const CALL_WORKER = fileURLToPath(new URL('../../workers/call/call-worker.js', import.meta.url));
+
+export interface PoolLimits {
+  maxThreads: number;
+  idleTimeoutMs: number;
+  heapMb: number;
+  stackMb: number;
+  timeoutGraceMs: number;
+  env: Record<string, string>;
+  execArgv: string[];
+  allowAddons: boolean;
+  /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
+  call: CallSettings;
+}
+
+export interface PoolCallHooks {
+  signal?: AbortSignal | undefined;
+  onProgress?: ((data: JsonValue) => void) | undefined;
+  /** The call was handed to a worker: it runs, and its timeout counts, from now. */
+  onStarted?: (() => void) | undefined;
+}
+
+/**
+ * Where one trust domain version's calls run: a pool of worker threads in the host, or (the process
+ * tier) a process of its own running such a pool.
+ */
+export interface CallPool {
+  run(task: CallTask, hooks?: PoolCallHooks): Promise<PoolReply>;
+  /** Stops taking calls and ends once the calls already running have answered. */
+  drain(): Promise<void>;
+  /** Ends at once; calls still pending answer `HOST_CLOSED`. */
+  close(): Promise<void>;
+}
+
+/** A task that only makes piscina start a worker (see #unstrand). */
+const WAKE_TASK: CallTask = {
+  kind: 'wake',
+  taskId: '',
+  callId: '',
+  sessionId: '',
+  moduleUrl: '',
+  args: null,
+  withheld: [],
+  timeoutMs: 1,
+};
+
+export class TrustDomainPool implements CallPool {
+  readonly #piscina: Piscina;
+  readonly #limits: PoolLimits;
+  readonly #callLimits: PoolCallLimits;
+  readonly #threads: PoolThreads;
+  readonly #calls = new Set<PoolCall>();
+  /**
+   * piscina gets at most two calls per thread: one running and one ready to start the moment the
+   * thread is free (handing it over from here, a promise later, leaves the thread asleep in between).
+   * The rest wait here.
+   */
+  readonly #capacity: number;
+  readonly #waiting: Array<() => void> = [];
+  #dispatched = 0;
+  readonly #idleWaiters: Array<() => void> = [];
+  /** No new calls (draining or destroyed). */
+  #closed = false;
+  /** Workers ended: nothing may start any more. */
+  #destroyed = false;
+
+  constructor(limits: PoolLimits, onFault: (message: string) => void) {
+    this.#limits = limits;
+    this.#callLimits = {
+      heapMb: limits.heapMb,
+      timeoutGraceMs: limits.timeoutGraceMs,
+      maxResultBytes: limits.call.maxResultBytes,
+      maxLogBytes: limits.call.maxLogBytes,
+    };
+    this.#capacity = limits.maxThreads * 2;
+    this.#threads = new PoolThreads({
+      maxLogBytes: limits.call.maxLogBytes,
+      onFault,
+      // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
+      onWorkerGone: () => this.#unstrand(),
+    });
+    this.#piscina = new Piscina({
+      filename: CALL_WORKER,
+      minThreads: 0,
+      maxThreads: limits.maxThreads,
+      idleTimeout: limits.idleTimeoutMs,
+      resourceLimits: {
+        maxOldGenerationSizeMb: limits.heapMb,
+        maxYoungGenerationSizeMb: Math.min(32, limits.heapMb),
+        stackSizeMb: limits.stackMb,
+      },
+      env: limits.env,
+      execArgv: limits.execArgv,
+      workerData: { allowAddons: limits.allowAddons, ...limits.call },
+      recordTiming: false,
+      loadBalancer: this.#threads.balance as never,
+    });
+    this.#threads.attach(this.#piscina);
+    // Unheard, a pool 'error' (a worker failing between tasks, or a message piscina didn't expect)
+    // would crash the host.
+    this.#piscina.on('error', (error: unknown) => {
+      const message = error instanceof Error ? error.message : String(error);
+      onFault(`a worker failed outside any call: ${message}`);
+      this.#failIfNoWorkerStarts(message);
+    });
+  }
+
+  /**
+   * A worker that fails while it starts (a strict tier that can't read what the worker needs, say)
+   * takes no call, and piscina may start no other: with no worker running, the calls waiting for one
+   * would wait forever (and a process holding nothing else would exit under them). They answer.
+   */
+  #failIfNoWorkerStarts(message: string): void {
+    if (this.#threads.anyReady) return;
+    for (const listener of this.#threads.waiting) {
+      const call = [...this.#calls].find((candidate) => candidate.taskId === listener.taskId);
+      if (call === undefined) continue;
+      call.answer(failure('TOOL_CRASHED', `the tool's worker could not start: ${message}`));
+      call.kill.abort();
+    }
+  }
+
+  /** Calls waiting for a worker or running now. */
+  get pendingCalls(): number {
+    return this.#calls.size;
+  }
+
+  run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
+    if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
+    return new Promise<PoolReply>((resolve) => {
+      const onCallerAbort = () => call.callerAborted();
+      const call: PoolCall = new PoolCall({
+        task,
+        limits: this.#callLimits,
+        onProgress: hooks.onProgress,
+        onStarted: hooks.onStarted,
+        resolve,
+        onAnswered: () => {
+          hooks.signal?.removeEventListener('abort', onCallerAbort);
+          this.#calls.delete(call);
+          this.#threads.forget(call, call.worker);
+        },
+      });
+      this.#calls.add(call);
+      if (hooks.signal?.aborted) call.callerAborted();
+      else hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      this.#whenDispatchable(() => this.#dispatch(call));
+    });
+  }
+
+  #dispatch(call: PoolCall): void {
+    if (call.answered) {
+      // Aborted by its caller or the host closed while it waited: it never reaches a worker.
+      this.#release();
+      return;
+    }
+    this.#threads.expect(call);
+    let lost = false;
+    let running: Promise<unknown>;
+    try {
+      running = this.#piscina.run(tagTask(call.task), { signal: call.kill });
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running
+      .then(
+        (value) => call.replied(value),
+        (error: unknown) => {
+          lost = true;
+          call.rejected(error);
+          this.#unstrand();
+        },
+      )
+      .catch((error: unknown) =>
+        call.answer(failure('TOOL_CRASHED', `toolhost failed to handle the reply: ${String(error)}`)),
+      )
+      .finally(() => {
+        call.settled();
+        // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
+        // temp dir itself.
+        if (lost || call.kill.aborted) {
+          void rm(callTmpDir(this.#limits.call, call.task), {
+            recursive: true,
+            force: true,
+            maxRetries: 2,
+          }).catch(() => {});
+        }
+        this.#release();
+      })
+      .catch(() => {});
+  }
+
+  #whenDispatchable(dispatch: () => void): void {
+    if (this.#dispatched < this.#capacity) {
+      this.#dispatched += 1;
+      dispatch();
+    } else {
+      this.#waiting.push(dispatch);
+    }
+  }
+
+  /** A call left piscina: the next waiting call takes its place. */
+  #release(): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) {
+      next();
+      return;
+    }
+    this.#dispatched -= 1;
+    if (this.#dispatched === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * piscina 5 with `minThreads: 0` replaces a removed worker (terminated at a timeout, exited, out of
+   * memory) only up to `minThreads`: calls queued behind it would wait for the next `run`. A wake
+   * task makes it start a worker, which takes the queued calls first.
+   */
+  #unstrand(): void {
+    if (this.#destroyed || this.#piscina.queueSize === 0) return;
+    if (this.#piscina.threads.length >= this.#limits.maxThreads) return;
+    try {
+      this.#piscina.run(WAKE_TASK).catch(() => {});
+    } catch {
+      // Starting a worker can throw at once (as in #dispatch); this runs where nothing would catch it.
+    }
+  }
+
+  /**
+   * Ends every worker; calls still pending answer `HOST_CLOSED`. Resolves once the workers have
+   * ended, or been let go (a worker blocked in a system call can't be ended; see thread-reaper).
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#destroyed = true;
+    for (const call of [...this.#calls]) call.hostClosed();
+    const workers = this.#threads.workers;
+    const destroyed = this.#piscina.destroy().catch(() => {});
+    await Promise.race([destroyed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
+  }
+
+  /** Stops taking calls and ends the workers once the calls already running have answered. */
+  async drain(): Promise<void> {
+    this.#closed = true;
+    if (this.#dispatched > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    if (this.#destroyed) return;
+    const workers = this.#threads.workers;
+    const closed = this.#piscina.close().catch(() => {});
+    await Promise.race([closed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Reading parsed option values: strings, lists, positive integers and isolation tiers, each mistake
+ * a {@link UsageError} naming the option as it was typed.
+ */
+import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../../calls/isolation.js';
+import { UsageError } from '../exit-codes.js';
+import { messages } from '../ui/messages.js';
+import type { CommandName } from './args.js';
+
+/** What parseArgs gives for each option. */
+export type Values = Record<string, string | boolean | Array<string | boolean> | undefined>;
+
+export function isolationTier(value: string | undefined, typed: string): IsolationTier | undefined {
+  if (value === undefined) return undefined;
+  if (!(ISOLATION_TIERS as readonly string[]).includes(value)) {
+    throw new UsageError(messages.unknownTier(typed, ISOLATION_TIERS, value));
+  }
+  const tier = value as IsolationTier;
+  try {
+    assertTierSupported(tier);
+  } catch {
+    throw new UsageError(messages.tierUnsupported(typed, process.version));
+  }
+  return tier;
+}
+
+export function stringOption(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function stringList(values: Values, name: string): string[] {
+  const value = values[name];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+export function positiveIntegerOption(values: Values, name: string, typed: string): number | undefined {
+  const value = stringOption(values, name);
+  if (value === undefined) return undefined;
+  const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number <= 0) {
+    throw new UsageError(messages.notPositiveInteger(typed, value));
+  }
+  return number;
+}
+
+export function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+export function atLeastOnePath(command: CommandName, positionals: string[]): string[] {
+  if (positionals.length === 0) throw new UsageError(messages.missingPaths(command));
+  return positionals;
+}

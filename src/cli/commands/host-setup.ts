@@ -1,0 +1,97 @@
+/**
+ * The ToolHost a command works with: options from the command line, a logger that leaves reporting
+ * to the command, and the packages loaded one after the other (so that, between two tools of one
+ * name, the one named first on the command line wins).
+ */
+
+import { ToolHostError } from '../../boundary/errors.js';
+import type { LoadReport } from '../../host/events.js';
+import type { Logger, ToolHostOptions } from '../../host/options.js';
+import { ToolHost } from '../../host/tool-host.js';
+import { PROCESS_TIER_NOTICE } from '../../process/process-tier.js';
+import type { ModuleStatus } from '../../registry/registry.js';
+import type { DataDirArgs, HostArgs } from '../args/args.js';
+import { messages, writeMessage } from '../ui/messages.js';
+import type { OutputStream } from '../ui/terminal.js';
+
+/**
+ * The command shows left-out modules and tool output itself, so the host's warnings would only repeat
+ * them; an error (a host fault) still goes to stderr, and so does what the process tier lacks on this
+ * machine (no sandbox, say), which nothing else would tell.
+ */
+export function commandLogger(stderr: OutputStream): Logger {
+  return {
+    info: () => {},
+    warn: (message) => {
+      if (message.startsWith(PROCESS_TIER_NOTICE)) writeMessage(stderr, messages.isolationNotice(message));
+    },
+    error: (message) => writeMessage(stderr, messages.hostError(message)),
+  };
+}
+
+export function hostOptions(
+  args: HostArgs & Partial<DataDirArgs>,
+  stderr: OutputStream,
+  extra: ToolHostOptions = {},
+): ToolHostOptions {
+  const options: ToolHostOptions = {
+    logger: commandLogger(stderr),
+    envAllowList: args.allowEnv,
+    // A command ends long before a re-read 1 minute later could run: a read over its time bound
+    // simply leaves the module out.
+    rereadDelaysMs: [],
+    ...extra,
+  };
+  if (args.dataDir !== undefined) options.dataDir = args.dataDir;
+  if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
+  if (args.isolation !== undefined) options.isolation = args.isolation;
+  if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
+  return options;
+}
+
+export function createHost(
+  args: HostArgs & Partial<DataDirArgs>,
+  stderr: OutputStream,
+  extra: ToolHostOptions = {},
+): ToolHost {
+  return new ToolHost(hostOptions(args, stderr, extra));
+}
+
+/** A path as the user typed it, and the path to load (the same, or made absolute before a chdir). */
+export interface SourcePath {
+  shown: string;
+  path: string;
+}
+
+/**
+ * Loads each path in order, once. A missing path or a folder that is not a tool package throws a
+ * ToolHostError (a usage error), whose message names the path as the user typed it.
+ */
+export async function loadAll(
+  host: ToolHost,
+  paths: readonly SourcePath[],
+): Promise<Array<LoadReport & { shown: string }>> {
+  const reports: Array<LoadReport & { shown: string }> = [];
+  for (const { shown, path } of paths) {
+    let report: LoadReport;
+    try {
+      report = await host.load(path);
+    } catch (error) {
+      if (error instanceof ToolHostError && shown !== path) {
+        throw new ToolHostError(error.code, error.message.replaceAll(path, shown), { cause: error });
+      }
+      throw error;
+    }
+    if (!reports.some((known) => known.source === report.source)) reports.push({ ...report, shown });
+  }
+  return reports;
+}
+
+/** The modules by source, in the order the sources were given, then by module path. */
+export function inSourceOrder(statuses: readonly ModuleStatus[], sources: readonly string[]): ModuleStatus[] {
+  const rank = (status: ModuleStatus) => {
+    const index = sources.indexOf(status.source);
+    return index === -1 ? sources.length : index;
+  };
+  return [...statuses].sort((a, b) => rank(a) - rank(b) || a.path.localeCompare(b.path));
+}

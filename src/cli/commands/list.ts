@@ -1,0 +1,128 @@
+/**
+ * `toolhost list <package-or-module>...`: each source's offered tools (name, parameters,
+ * description), its left-out modules with their reasons, and what its manifest asks for (the
+ * network). Exit 1 when a module was left out.
+ */
+import type { ToolInfo } from '../../declaration/check.js';
+import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
+import type { ModuleStatus } from '../../registry/registry.js';
+import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../../sources/resolve-path.js';
+import type { ListArgs } from '../args/args.js';
+import { ExitCode } from '../exit-codes.js';
+import { pathInPackage, pathIsJustName } from '../ui/package-paths.js';
+import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
+import { createHost, inSourceOrder, loadAll } from './host-setup.js';
+
+/** The `--json` document. */
+export interface ListJson {
+  ok: boolean;
+  sources: Array<{
+    /** The path as given on the command line. */
+    path: string;
+    /** Its real path: the package folder or module file. */
+    source: string;
+    kind: 'package' | 'module';
+    packageName: string | null;
+    /** What the package's manifest asks for (`toolhost.permissions`); a module file asks for nothing. */
+    permissions: PackagePermissions;
+    tools: ToolInfo[];
+    leftOut: Array<{ module: string; name: string | null; code: string; reason: string }>;
+  }>;
+}
+
+export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> {
+  const host = createHost(args, io.stderr);
+  try {
+    const reports = await loadAll(
+      host,
+      args.paths.map((path) => ({ shown: path, path })),
+    );
+    const offered = new Map(host.list().map((info) => [info.name, info]));
+    const statuses = inSourceOrder(
+      host.status(),
+      reports.map((report) => report.source),
+    );
+    // The host grants permissions per its own options; what the manifest asks for is read here.
+    const permissions = await Promise.all(
+      reports.map(async (report) => (await resolveSource(report.source)).permissions),
+    );
+    const sources: ListJson['sources'] = reports.map((report, index) => {
+      const own = statuses.filter((status) => status.source === report.source);
+      return {
+        path: report.shown,
+        source: report.source,
+        kind: report.kind,
+        packageName: own[0]?.packageName ?? null,
+        permissions: permissions[index] ?? NO_PERMISSIONS,
+        tools: own.flatMap((status) => {
+          const info =
+            status.state === 'offered' && status.name !== undefined ? offered.get(status.name) : undefined;
+          return info === undefined ? [] : [info];
+        }),
+        leftOut: own.filter((status) => status.state !== 'offered').map(leftOutEntry),
+      };
+    });
+    const ok = sources.every((source) => source.leftOut.length === 0);
+    if (args.json) {
+      io.stdout.write(`${JSON.stringify({ ok, sources } satisfies ListJson, null, 2)}\n`);
+    } else {
+      io.stdout.write(renderList(sources, styleFor(io.stdout, io.env)));
+    }
+    return ok ? ExitCode.ok : ExitCode.failed;
+  } finally {
+    await host.close();
+  }
+}
+
+function leftOutEntry(status: ModuleStatus): ListJson['sources'][number]['leftOut'][number] {
+  return {
+    module: status.path,
+    name: status.name ?? null,
+    code: status.code ?? 'LEFT_OUT',
+    reason: status.reason ?? `the module is ${status.state}`,
+  };
+}
+
+function renderList(sources: ListJson['sources'], style: Style): string {
+  const blocks = sources.map((source) => {
+    // A package by its name and the path it was given as (when that says more); a module by its path.
+    const name = source.kind === 'package' ? source.packageName : null;
+    const asks = source.permissions.net ? style.dim('  [asks for the network]') : '';
+    const lines = [
+      (name === null || pathIsJustName(source.path, name)
+        ? style.bold(name ?? source.path)
+        : `${style.bold(name)}  ${style.dim(source.path)}`) + asks,
+    ];
+    for (const tool of source.tools) {
+      const notes = [
+        tool.concurrency === 'exclusive' ? 'exclusive' : '',
+        tool.timeoutMs === DEFAULT_TOOL_TIMEOUT_MS ? '' : `timeout ${tool.timeoutMs} ms`,
+      ].filter((note) => note !== '');
+      lines.push(
+        `  ${style.green('✓')} ${style.bold(tool.name)}(${parameterList(tool)})${notes.length > 0 ? style.dim(`  [${notes.join(', ')}]`) : ''}`,
+      );
+      lines.push(`      ${oneLine(tool.description)}`);
+    }
+    for (const entry of source.leftOut) {
+      const module = source.kind === 'package' ? pathInPackage(source.source, entry.module) : entry.module;
+      const label = entry.name === null ? module : `${entry.name} (${module})`;
+      lines.push(
+        `  ${style.red('✗')} ${label}  ${style.red('left out')}: ${entry.code}: ${oneLine(entry.reason)}`,
+      );
+    }
+    if (source.tools.length === 0 && source.leftOut.length === 0) lines.push(style.dim('  (lists no tools)'));
+    return lines.join('\n');
+  });
+  const tools = sources.reduce((sum, source) => sum + source.tools.length, 0);
+  const leftOut = sources.reduce((sum, source) => sum + source.leftOut.length, 0);
+  return `${blocks.join('\n\n')}\n\n${tools} ${tools === 1 ? 'tool' : 'tools'} offered, ${leftOut} left out\n`;
+}
+
+/** `value, from, to?`: the top-level parameters, optional ones marked. */
+function parameterList(tool: ToolInfo): string {
+  const schema = tool.parameterSchema as { properties?: unknown; required?: unknown };
+  const properties =
+    typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : [];
+  const required = Array.isArray(schema.required) ? schema.required : [];
+  return properties.map((name) => (required.includes(name) ? name : `${name}?`)).join(', ');
+}

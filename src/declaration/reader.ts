@@ -1,0 +1,110 @@
+/**
+ * Reads modules' declarations, each in a throwaway worker with a heap bound, a time bound and an
+ * empty environment (see {@link readInWorker}): nothing a module does while it is read reaches the
+ * host. A process-tier package's reads run in a process of its own instead (`via`), and what that
+ * process sends is parsed again on the host. Either way a large schema is then probed here.
+ */
+import { availableParallelism } from 'node:os';
+import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
+import { ensureEnded, type TrackedWorker } from '../calls/thread-reaper.js';
+import type { SchemaLimits } from '../schema/json-schema.js';
+import { PROBE_FROM_BYTES, SchemaProbe } from '../schema/probe.js';
+import { CLOSED_OUTCOME, type ReadOutcome, readInWorker } from './read-worker.js';
+
+export type { ReadOutcome } from './read-worker.js';
+
+/** Reads one module somewhere other than a worker of the host (a package's own process). */
+export type RawRead = (moduleUrl: string) => Promise<ReadOutcome>;
+
+export interface ReadLimits {
+  heapMb: number;
+  timeoutMs: number;
+  schema: SchemaLimits;
+  /** The longest a large schema may take to compile (in the probe) before its module is left out. */
+  schemaCompileBudgetMs: number;
+}
+
+const CLOSED = CLOSED_OUTCOME;
+
+/** Runs at most `concurrency` reads at once (one worker each). */
+export class DeclarationReader {
+  readonly #limits: ReadLimits;
+  readonly #concurrency: number;
+  readonly #workers = new Set<TrackedWorker>();
+  readonly #probe: SchemaProbe;
+  #running = 0;
+  readonly #waiting: Array<() => void> = [];
+  #closing = false;
+
+  constructor(limits: ReadLimits, concurrency = availableParallelism()) {
+    this.#limits = limits;
+    this.#concurrency = Math.max(1, concurrency);
+    this.#probe = new SchemaProbe({
+      ...limits.schema,
+      budgetMs: limits.schemaCompileBudgetMs,
+      heapMb: limits.heapMb,
+    });
+  }
+
+  /** The bounds a declaration's schema is checked against (by the probe here, and by whoever compiles it). */
+  get schemaLimits(): SchemaLimits {
+    return this.#limits.schema;
+  }
+
+  /**
+   * Reads one module; `execArgv` is its trust domain's (the isolation tier's flags). With `via`, the
+   * read itself happens there (the host still bounds how many run at once, and probes the schema).
+   */
+  async read(moduleUrl: string, execArgv: string[], via?: RawRead): Promise<ReadOutcome> {
+    if (this.#running >= this.#concurrency) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    // A read asked for (or let through) after close() would start a worker nobody ends.
+    if (this.#closing) {
+      this.#waiting.shift()?.();
+      return CLOSED;
+    }
+    this.#running += 1;
+    try {
+      const outcome =
+        via === undefined
+          ? await readInWorker(moduleUrl, execArgv, {
+              heapMb: this.#limits.heapMb,
+              timeoutMs: this.#limits.timeoutMs,
+              workers: this.#workers,
+              closing: () => this.#closing,
+            })
+          : await via(moduleUrl);
+      return outcome.state === 'read' ? await this.#probeSchema(outcome) : outcome;
+    } finally {
+      this.#running -= 1;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  /** Ends every read in progress (they answer as failed), promptly: it never waits for a read's time bound. */
+  async close(): Promise<void> {
+    this.#closing = true;
+    await Promise.all([
+      this.#probe.close(),
+      ...[...this.#workers].map((tracked) => {
+        void tracked.worker.terminate();
+        return ensureEnded(tracked);
+      }),
+    ]);
+  }
+
+  /** A large schema is compiled in the trusted probe first: one too costly to compile is left out. */
+  async #probeSchema(outcome: ReadOutcome & { state: 'read' }): Promise<ReadOutcome> {
+    const field = outcome.declaration.parameterSchema;
+    if (field.state !== 'value') return outcome;
+    const { maxSchemaBytes, maxSchemaDepth } = this.#limits.schema;
+    const size = checkPlainData(field.value, {
+      maxDepth: Math.min(maxSchemaDepth, MAX_DATA_DEPTH),
+      maxBytes: maxSchemaBytes,
+    });
+    // Over the bounds (the host's check says so, without compiling) or small enough to compile at once.
+    if (!size.ok || size.bytes < PROBE_FROM_BYTES) return outcome;
+    const probed = await this.#probe.compile(field.value);
+    if (probed.ok || this.#closing) return this.#closing ? CLOSED : outcome;
+    return { state: 'failed', code: 'DECLARATION_INVALID', reason: probed.reason };
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * What the host reports: load and selftest reports, and the events it emits for the host's screens.
+ */
+import type { CapturedLog } from '../boundary/protocol.js';
+import type { ModuleStatus } from '../registry/registry.js';
+import type { JsonValue } from '../tool-module.js';
+
+export interface LoadReport {
+  /** The package folder or module file that was loaded. */
+  source: string;
+  kind: 'package' | 'module';
+  modules: ModuleStatus[];
+  /**
+   * Set when the path is a module file that an already loaded package serves: nothing new was
+   * loaded, `modules` shows the module as that package serves it, and `unload` of the path is a
+   * no-op (unload the package instead).
+   */
+  servedBy?: string;
+}
+
+export interface SelftestReport {
+  name: string;
+  status: 'passed' | 'failed' | 'no-selftest';
+  durationMs: number;
+  /** Why it failed; `stack`: where (the tool's own frames, relative to its package), for the host only. */
+  error?: { code: string; message: string; stack?: string };
+}
+
+export interface ToolOutputEvent {
+  toolName: string;
+  callId: string;
+  logs: CapturedLog[];
+  droppedBytes: number;
+}
+
+export interface ToolProgressEvent {
+  toolName: string;
+  callId: string;
+  data: JsonValue;
+}
+
+export interface ModuleEvent {
+  type: 'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result';
+  status: ModuleStatus;
+}
+
+export interface ToolHostEvents {
+  output: [ToolOutputEvent];
+  progress: [ToolProgressEvent];
+  module: [ModuleEvent];
+  fault: [{ source: string; message: string }];
+}

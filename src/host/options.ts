@@ -1,0 +1,267 @@
+/**
+ * The host's options: their types, defaults and checks. Options are checked when the host is built,
+ * with messages in p-retry's style.
+ */
+import { randomBytes } from 'node:crypto';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  expectBoolean,
+  expectNonNegativeInteger,
+  expectPositiveInteger,
+  show,
+  ToolHostError,
+} from '../boundary/errors.js';
+import { sanitizingLogger } from '../boundary/sanitize.js';
+import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
+import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
+import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
+
+/** Anything with these methods: `console` and pino both fit. */
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface ToolHostOptions {
+  /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
+  tmpDir?: string;
+  /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
+  dataDir?: string;
+  /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
+  logger?: Logger;
+  /** Environment variables passed to tool workers; everything else is withheld. @default [] */
+  envAllowList?: readonly string[];
+  /** Heap limit of a call worker, in MB. @default 128 */
+  callHeapMb?: number;
+  /** Stack size of a call worker, in MB. @default 4 */
+  callStackMb?: number;
+  /** Heap limit of a declaration reader, in MB. @default 64 */
+  readHeapMb?: number;
+  /** Time bound of a declaration read, in ms. @default 5000 */
+  readTimeoutMs?: number;
+  /** Waits between re-reads of a declaration that ran over its time bound. @default [60000, 300000, 1800000] */
+  rereadDelaysMs?: readonly number[];
+  /** The clock the re-read schedule uses. @default the system clock, with unref'd timers */
+  clock?: Clock;
+  /** After a call times out, how long the tool may still finish before its worker is terminated. @default 100 */
+  timeoutGraceMs?: number;
+  /** Worker threads per trust domain (package). @default os.availableParallelism() */
+  maxThreadsPerPool?: number;
+  /** An idle worker exits after this long. @default 30000 */
+  idleTimeoutMs?: number;
+  /** Output over this many UTF-8 bytes is cut head + tail for the model; the whole is kept under `dataDir`. @default 32768 */
+  outputBudgetBytes?: number;
+  /** A hard cap applied inside the worker: larger output never crosses to the host. @default 10485760 */
+  maxResultBytes?: number;
+  /** How much of a call's stdout/stderr is kept. @default 65536 */
+  maxLogBytes?: number;
+  /** Let tools load native addons. @default false */
+  allowAddons?: boolean;
+  /** Selftests run at once. @default os.availableParallelism() */
+  selftestConcurrency?: number;
+  /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
+  isolation?: IsolationTier;
+  /**
+   * Send an error's stack (the tool's own frames, paths relative to its package) to the model with
+   * the error's message. It is always in `outcome.error.stack` for the host. @default false
+   */
+  errorStacksToModel?: boolean;
+  /** A parameter schema larger than this (about its JSON size, in bytes) is left out. @default 65536 */
+  maxSchemaBytes?: number;
+  /** A parameter schema nested deeper than this (objects and arrays) is left out. @default 32 */
+  maxSchemaDepth?: number;
+  /**
+   * A schema of 8 KiB or more is first compiled in a trusted worker; one that takes longer than this
+   * there is left out, since compiling it on the host would stop the host as long. @default 250
+   */
+  schemaCompileBudgetMs?: number;
+  /**
+   * Which packages that ask for the network in their manifest (`"toolhost": { "permissions": { "net":
+   * true } }`) get it in the strict tier: `true` for every package that asks, or a list of package
+   * names (`package.json` `name`). A package that doesn't ask never gets it. Only Node 25 and later
+   * can deny the network to a strict worker; the process tier denies it where bubblewrap sandboxes
+   * the package's process; the worker tier never denies it.
+   * @default false
+   * @example new ToolHost({ isolation: 'strict', allowNetwork: ['weather-tools'] })
+   */
+  allowNetwork?: boolean | readonly string[];
+  /**
+   * The memory limit of each package's process in the `process` tier, in MB: all of its memory (the
+   * heaps of its workers, `ArrayBuffer`s, native memory, the programs it starts), not only the heap.
+   * Enforced by a memory cgroup where the host can make one, else by a watchdog of resident memory.
+   * @default 1024
+   */
+  processMemoryMb?: number;
+}
+
+export interface LoadOptions {
+  /** This package's isolation tier. @default the host's `isolation` */
+  isolation?: IsolationTier;
+}
+
+export interface CallOptions {
+  /** @default a fresh id */
+  callId?: string;
+  /** @default 'default' */
+  sessionId?: string;
+  /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
+  withheld?: readonly string[];
+  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
+  signal?: AbortSignal;
+  /** Caps the tool's own `timeoutMs`. */
+  timeoutMs?: number;
+}
+
+/** Options of {@link ToolHost.selftest}. */
+export interface SelftestOptions {
+  /** Caps each selftest's time; the tool's own `timeoutMs` still applies when shorter. */
+  timeoutMs?: number;
+}
+
+export const stderrLogger: Logger = {
+  info: () => {},
+  warn: (message) => process.stderr.write(`toolhost: ${message}\n`),
+  error: (message) => process.stderr.write(`toolhost: ${message}\n`),
+};
+
+/** The options with their defaults filled in. */
+export interface Settings {
+  dataDir: string;
+  tmpRoot: string;
+  callHeapMb: number;
+  callStackMb: number;
+  timeoutGraceMs: number;
+  maxThreadsPerPool: number;
+  idleTimeoutMs: number;
+  outputBudgetBytes: number;
+  maxResultBytes: number;
+  maxLogBytes: number;
+  allowAddons: boolean;
+  env: Record<string, string>;
+  rereadDelaysMs: readonly number[];
+  clock: Clock;
+  selftestConcurrency: number;
+  isolation: IsolationTier;
+  readHeapMb: number;
+  readTimeoutMs: number;
+  cores: number;
+  logger: Logger;
+  schemaLimits: SchemaLimits;
+  schemaCompileBudgetMs: number;
+  errorStacksToModel: boolean;
+  allowNetwork: boolean | readonly string[];
+  processMemoryMb: number;
+}
+
+/** Checks every option and fills in the defaults. */
+export function resolveSettings(options: ToolHostOptions): Settings {
+  for (const key of [
+    'callHeapMb',
+    'callStackMb',
+    'readHeapMb',
+    'readTimeoutMs',
+    'maxThreadsPerPool',
+    'idleTimeoutMs',
+    'outputBudgetBytes',
+    'maxResultBytes',
+    'maxLogBytes',
+    'selftestConcurrency',
+    'maxSchemaBytes',
+    'maxSchemaDepth',
+    'schemaCompileBudgetMs',
+    'processMemoryMb',
+  ] as const) {
+    expectPositiveInteger(key, options[key]);
+  }
+  expectNonNegativeInteger('timeoutGraceMs', options.timeoutGraceMs);
+  expectBoolean('allowAddons', options.allowAddons);
+  expectBoolean('errorStacksToModel', options.errorStacksToModel);
+  if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+  const delays = options.rereadDelaysMs;
+  if (
+    delays !== undefined &&
+    !(Array.isArray(delays) && delays.every((ms) => Number.isSafeInteger(ms) && ms >= 0))
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`rereadDelaysMs\` to be an array of non-negative integers, got ${show(delays)}`,
+    );
+  }
+  const clock = options.clock;
+  if (
+    clock !== undefined &&
+    (typeof clock !== 'object' ||
+      clock === null ||
+      typeof clock.now !== 'function' ||
+      typeof clock.sleep !== 'function')
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`',
+    );
+  }
+  const allowNetwork = options.allowNetwork ?? false;
+  if (
+    typeof allowNetwork !== 'boolean' &&
+    !(Array.isArray(allowNetwork) && allowNetwork.every((name) => typeof name === 'string' && name !== ''))
+  ) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
+    );
+  }
+  const allowList = options.envAllowList ?? [];
+  if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
+    throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
+  }
+  const env: Record<string, string> = {};
+  for (const name of allowList) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  const cores = availableParallelism();
+  return {
+    dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
+    tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+    callHeapMb: options.callHeapMb ?? 128,
+    callStackMb: options.callStackMb ?? 4,
+    timeoutGraceMs: options.timeoutGraceMs ?? 100,
+    maxThreadsPerPool: options.maxThreadsPerPool ?? cores,
+    idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
+    outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
+    maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,
+    maxLogBytes: options.maxLogBytes ?? 65_536,
+    allowAddons: options.allowAddons ?? false,
+    env,
+    rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
+    clock: options.clock ?? systemClock,
+    selftestConcurrency: options.selftestConcurrency ?? cores,
+    isolation: options.isolation ?? 'worker',
+    readHeapMb: options.readHeapMb ?? 64,
+    readTimeoutMs: options.readTimeoutMs ?? 5_000,
+    cores,
+    // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
+    logger: sanitizingLogger(options.logger ?? stderrLogger),
+    schemaLimits: {
+      maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
+      maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
+    },
+    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+    errorStacksToModel: options.errorStacksToModel === true,
+    allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
+    processMemoryMb: options.processMemoryMb ?? 1024,
+  };
+}
+
+/** Checks an isolation tier option (and that this Node can run it). */
+export function expectTier(name: string, value: unknown): void {
+  if (!ISOLATION_TIERS.includes(value as IsolationTier)) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`${name}\` to be one of ${ISOLATION_TIERS.map((tier) => `'${tier}'`).join(', ')}, got ${JSON.stringify(value)}`,
+    );
+  }
+  assertTierSupported(value as IsolationTier);
+}

@@ -1,0 +1,322 @@
+/**
+ * ToolHost: reads tool modules' declarations safely, offers what checks out, and runs every call in
+ * a pooled worker of the tool's trust domain with time and memory bounds. A tool's fault is an error
+ * outcome; only the host's own misuse throws.
+ *
+ * A facade over three parts: the {@link Registry} (what is offered: one generation at a time), the
+ * {@link DomainPools} (where calls run) and the reading side ({@link readSource}: snapshots and
+ * declaration reads).
+ */
+import { EventEmitter } from 'node:events';
+import { rm } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
+import type { Tool } from '@anthropic-ai/sdk/resources/messages';
+import { expectPositiveInteger, ToolHostError } from '../boundary/errors.js';
+import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
+import { escapeControl, truncate } from '../boundary/sanitize.js';
+import { DomainPools } from '../calls/domain-pools.js';
+import { invokeTool } from '../calls/invoke.js';
+import { runSelftests } from '../calls/selftests.js';
+import { WorkerFlags } from '../calls/worker-flags.js';
+import type { ToolInfo } from '../declaration/check.js';
+import { DeclarationReader } from '../declaration/reader.js';
+import { toRunnableTools } from '../loop/runnable-tools.js';
+import type { OfferedTool } from '../registry/generation.js';
+import { offeredHostTool } from '../registry/host-tool.js';
+import { ModuleReporter } from '../registry/module-events.js';
+import { type HostTool, type ModuleStatus, Registry } from '../registry/registry.js';
+import { validateInput } from '../schema/json-schema.js';
+import { Snapshots } from '../snapshot/snapshot.js';
+import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
+import { rereadModule } from '../sources/read-version.js';
+import { resolveSource } from '../sources/resolve-path.js';
+import {
+  ServedSource,
+  type SourceLister,
+  sourceHost,
+  type ToolSource,
+  type ToolSourceHandle,
+  type WatchOptions,
+  watchFolder,
+} from '../sources/watched-sources.js';
+import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
+import {
+  type CallOptions,
+  expectTier,
+  type LoadOptions,
+  resolveSettings,
+  type SelftestOptions,
+  type Settings,
+  type ToolHostOptions,
+} from './options.js';
+import { holdTempRoot, releaseTempRoot, sweepDeadTempRoots } from './temp-root.js';
+
+export class ToolHost extends EventEmitter<ToolHostEvents> {
+  readonly #settings: Settings;
+  readonly #reader: DeclarationReader;
+  readonly #snapshots: Snapshots;
+  readonly #pools: DomainPools;
+  readonly #registry: Registry;
+  readonly #loading: LoadingParts;
+  readonly #served = new Set<ServedSource>();
+  /** The sweep of folders left by dead processes, started with the host. */
+  readonly #swept: Promise<void>;
+  #callSequence = 0;
+  #closed = false;
+  /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
+  readonly #closing = new AbortController();
+
+  constructor(options: ToolHostOptions = {}) {
+    super();
+    const settings = resolveSettings(options);
+    this.#settings = settings;
+    this.#reader = new DeclarationReader(
+      {
+        heapMb: settings.readHeapMb,
+        timeoutMs: settings.readTimeoutMs,
+        schema: settings.schemaLimits,
+        schemaCompileBudgetMs: settings.schemaCompileBudgetMs,
+      },
+      settings.cores,
+    );
+    this.#snapshots = new Snapshots(join(settings.tmpRoot, 'snapshots'));
+    this.#pools = new DomainPools(settings, new WorkerFlags(settings), (source, message) =>
+      this.#fault(source, message),
+    );
+    const reporter = new ModuleReporter((event) => this.emit('module', event), settings.logger);
+    this.#registry = new Registry({
+      rereadDelaysMs: settings.rereadDelaysMs,
+      clock: settings.clock,
+      reread: (record) => rereadModule(this.#loading, record),
+      onPublished: ({ next, retired }) => {
+        for (const version of retired) this.#pools.retire(version, () => letGo(this.#snapshots, version));
+        reporter.report(next);
+      },
+    });
+    this.#loading = {
+      registry: this.#registry,
+      snapshots: this.#snapshots,
+      reader: this.#reader,
+      execArgvFor: (version) => this.#pools.execArgvFor(version),
+      readsFor: (version) => this.#pools.readsFor(version),
+    };
+    holdTempRoot(settings.tmpRoot);
+    this.#swept = sweepDeadTempRoots(dirname(settings.tmpRoot));
+  }
+
+  /**
+   * Loads a tool package (a folder whose package.json lists `toolhost.tools`, or that package.json)
+   * or one module file. The package is snapshotted and each module's declaration is read from the
+   * snapshot in a throwaway worker; the new version replaces the old one only once all of it has
+   * been read. Rejects only for a caller's mistake (a missing path, a folder that is not a tool package).
+   */
+  async load(path: string, options: LoadOptions = {}): Promise<LoadReport> {
+    this.#assertOpen();
+    if (options.isolation !== undefined) expectTier('isolation', options.isolation);
+    return loadSource(this.#loading, path, options.isolation ?? this.#settings.isolation);
+  }
+
+  /**
+   * Unloads a package or module loaded with {@link load}: its tools are no longer offered, its
+   * re-reads stop, and its workers end once their running calls have answered.
+   * @returns whether anything was loaded from that path
+   */
+  unload(path: string): boolean {
+    return unloadSource(this.#registry, path);
+  }
+
+  /**
+   * Serves a changing set of packages: a list, or a function yielding the current list. Loads it
+   * now; `refresh()` on the handle reads it again (new paths load, changed packages are read again,
+   * paths that went away unload). A path that can't be loaded is left out, never thrown.
+   */
+  async addSource(source: ToolSource, options: LoadOptions = {}): Promise<ToolSourceHandle> {
+    this.#assertOpen();
+    const list = typeof source === 'function' ? async () => source() : async () => [...source];
+    const served = this.#serve(list, options);
+    await served.refresh();
+    return served;
+  }
+
+  /**
+   * Serves a folder of tool packages (its subfolders, links to folders, and module files) and
+   * watches it: a package added, changed or removed changes the offered set after a short debounce.
+   * @example const handle = await host.watch('./tools'); … await handle.close();
+   */
+  async watch(directory: string, options: WatchOptions & LoadOptions = {}): Promise<ToolSourceHandle> {
+    this.#assertOpen();
+    expectPositiveInteger('debounceMs', options.debounceMs);
+    expectPositiveInteger('stableMs', options.stableMs);
+    const root = resolve(directory);
+    await resolveSource(root).catch((error: unknown) => {
+      // A folder of packages has no package.json itself; only a missing folder is a mistake here.
+      if (error instanceof ToolHostError && error.code === 'PATH_NOT_FOUND') throw error;
+    });
+    const folder = watchFolder(root, {
+      debounceMs: options.debounceMs ?? 250,
+      stableMs: options.stableMs ?? 100,
+      onChange: () => {
+        served.refresh().catch((error: unknown) => this.#fault(root, `refreshing failed: ${String(error)}`));
+      },
+    });
+    const served = this.#serve(folder.list, options, folder.close);
+    await served.refresh();
+    folder.start();
+    return served;
+  }
+
+  #serve(list: SourceLister, options: LoadOptions, onClose: () => void = () => {}): ServedSource {
+    const registry = this.#registry;
+    const host = {
+      load: (path: string) => this.load(path, options),
+      unload: (path: string) => this.unload(path),
+      setProblem: (path: string, reason: string | undefined) => {
+        if (reason !== undefined || registry.hasProblem(path))
+          registry.publish({ type: 'problem', path, reason });
+      },
+      get closed() {
+        return registry.closed;
+      },
+    };
+    const served = new ServedSource(list, sourceHost(host), () => {
+      this.#served.delete(served);
+      onClose();
+    });
+    this.#served.add(served);
+    return served;
+  }
+
+  /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
+  register(tool: HostTool): void {
+    this.#assertOpen();
+    const offered = offeredHostTool(
+      tool,
+      (name) => this.#registry.hasHostTool(name),
+      this.#settings.schemaLimits,
+    );
+    this.#registry.publish({ type: 'host-tool', name: tool.name, tool: offered });
+  }
+
+  /** Removes one of the host's own tools; a loaded tool of that name may be offered again. */
+  unregister(name: string): boolean {
+    if (!this.#registry.hasHostTool(name)) return false;
+    this.#registry.publish({ type: 'host-tool', name, tool: undefined });
+    return true;
+  }
+
+  /** The offered tools' checked declarations (one generation: never a mix of two versions). */
+  list(): ToolInfo[] {
+    return [...this.#registry.generation.tools.values()].map((tool) => ({ ...tool.info }));
+  }
+
+  /** Every known module: offered, left out (and why), or waiting for a re-read (and when). */
+  status(): ModuleStatus[] {
+    return this.#registry.generation.statuses.map((status) => ({ ...status }));
+  }
+
+  /** The `tools` param of the Messages API for the offered tools. */
+  toAnthropicTools(): Tool[] {
+    return [...this.#registry.generation.tools.values()].map(({ info }) => ({
+      name: info.name,
+      description: info.description,
+      input_schema: { ...info.parameterSchema, type: 'object' },
+    }));
+  }
+
+  /**
+   * The offered tools as `BetaRunnableTool`s for the SDK's own runner
+   * (`client.beta.messages.toolRunner({ tools })`); calls still run in this host's sandbox.
+   */
+  toRunnableTools(): BetaRunnableTool<unknown>[] {
+    return toRunnableTools(this);
+  }
+
+  /**
+   * Calls an offered tool. Never rejects for a tool's fault: the outcome says what happened. The
+   * tool is the one offered at the moment of the call, and the call runs that version to the end.
+   * @example const outcome = await host.call('weather', { city: 'Berlin' });
+   */
+  async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolOutcome> {
+    if (this.#closed) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
+    const { tools } = this.#registry.generation;
+    const tool = typeof name === 'string' ? tools.get(name) : undefined;
+    if (tool === undefined) {
+      const names = [...tools.keys()];
+      return errorOutcome(
+        'UNKNOWN_TOOL',
+        `unknown tool ${JSON.stringify(String(name))}; available tools: ${names.length === 0 ? '(none)' : names.join(', ')}`,
+      );
+    }
+    const check = validateInput(tool.validate, args);
+    if (!check.valid) {
+      return errorOutcome(
+        'INVALID_INPUT',
+        `the input does not match the tool's parameterSchema:\n${check.errors.map((line) => `- ${line}`).join('\n')}`,
+      );
+    }
+    return this.#invoke(tool, 'run', args, options);
+  }
+
+  /**
+   * Runs each tool's selftest (all offered tools, or those named) in a worker with a fresh tmpDir.
+   * Each runs the version offered when it starts.
+   */
+  async selftest(names?: readonly string[], options: SelftestOptions = {}): Promise<SelftestReport[]> {
+    this.#assertOpen();
+    expectPositiveInteger('timeoutMs', options.timeoutMs);
+    const callOptions: CallOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
+    return runSelftests(names ?? [...this.#registry.generation.tools.keys()], {
+      concurrency: this.#settings.selftestConcurrency,
+      // Looked up as each one starts: a package updated meanwhile runs its new version's selftest.
+      lookup: (name) => this.#registry.generation.tools.get(name),
+      run: (tool) => this.#invoke(tool, 'selftest', undefined, callOptions),
+    });
+  }
+
+  /**
+   * Ends every worker, read, watcher and timer at once; calls still pending answer `HOST_CLOSED`.
+   * It does not wait for reads or refreshes in flight: they end with the workers.
+   */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.abort();
+    this.#registry.close();
+    for (const served of [...this.#served]) served.stop();
+    await Promise.all([this.#reader.close(), this.#pools.close(), this.#snapshots.close(), this.#swept]);
+    await rm(this.#settings.tmpRoot, { recursive: true, force: true, maxRetries: 2 });
+    releaseTempRoot(this.#settings.tmpRoot);
+  }
+
+  #invoke(
+    tool: OfferedTool,
+    kind: 'run' | 'selftest',
+    args: unknown,
+    options: CallOptions,
+  ): Promise<ToolOutcome> {
+    const sequence = ++this.#callSequence;
+    const { origin } = tool;
+    return invokeTool(tool, {
+      kind,
+      args,
+      options,
+      sequence,
+      settings: this.#settings,
+      // Chosen now, in the tick the tool was looked up in: the pool of that tool's own version.
+      pool: origin.kind === 'module' ? this.#pools.poolFor(origin.record.source) : undefined,
+      inProcess: { settings: this.#pools.inProcessSettings(), closing: this.#closing.signal },
+      emit: this,
+    });
+  }
+
+  #fault(source: string, message: string): void {
+    const safe = escapeControl(truncate(message));
+    this.#settings.logger.warn(`${source}: ${safe}`);
+    this.emit('fault', { source, message: safe });
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new ToolHostError('HOST_CLOSED', 'The tool host is closed');
+  }
+}

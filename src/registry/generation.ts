@@ -1,0 +1,174 @@
+/**
+ * What the registry holds and what it publishes. A {@link Generation} is one whole, immutable set of
+ * offered tools and module states, built from the host's own tools and the current version of every
+ * loaded source, in load order.
+ */
+
+import type { LeftOutCode } from '../boundary/errors.js';
+import type { IsolationTier } from '../calls/isolation.js';
+import type { ToolInfo } from '../declaration/check.js';
+import type { InputValidator } from '../schema/json-schema.js';
+import type { Snapshot } from '../snapshot/snapshot.js';
+import type { PackagePermissions } from '../sources/resolve-path.js';
+import type { JsonSchema, ToolContext } from '../tool-module.js';
+import type { RereadSchedule } from './reread-schedule.js';
+
+/** A trusted, in-process tool the host registers itself (the seed's `Jibu.Tools` style). */
+export interface HostTool {
+  name: string;
+  description: string;
+  /** A literal schema (`as const`, or from `defineTool`) is accepted as it is. */
+  parameterSchema: ToolInfo['parameterSchema'] | JsonSchema;
+  run(args: Record<string, unknown>, ctx: ToolContext): unknown;
+  selftest?(ctx: ToolContext): unknown;
+  /** @default 30000 */
+  timeoutMs?: number;
+  /** @default 'parallel' */
+  concurrency?: ToolInfo['concurrency'];
+}
+
+/** How a module's declaration read ended. */
+export type ModuleRead =
+  | { kind: 'read'; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
+  | { kind: 'failed'; code: LeftOutCode; reason: string }
+  | { kind: 'timed-out'; reason: string; schedule: RereadSchedule | undefined };
+
+/**
+ * One version of a loaded source (a package, or a module file on its own): the snapshot its modules
+ * were read from and run from, and how each read ended. A new version replaces the whole of the old
+ * one in one publish; it is never edited, except that a re-read of one of its modules fills in
+ * that module's read.
+ */
+export interface SourceVersion {
+  /** The real path of the package folder or module file: the trust domain. */
+  readonly root: string;
+  readonly kind: 'package' | 'module';
+  readonly packageName: string | undefined;
+  /** What its manifest asks for (`toolhost.permissions`); the host grants it or not. */
+  readonly permissions: PackagePermissions;
+  readonly isolation: IsolationTier;
+  /** Undefined when nothing could be read (the host closed first, the package can't be confined). */
+  readonly snapshot: Snapshot | undefined;
+  readonly modules: readonly ModuleRecord[];
+}
+
+export interface ModuleRecord {
+  /** The module file's real path in the package (not in the snapshot). */
+  readonly path: string;
+  readonly source: SourceVersion;
+  /** Load order: between loaded tools with one name, the first loaded wins. */
+  readonly order: number;
+  /** What a worker imports: the module in its snapshot (empty when there is none). */
+  readonly url: string;
+  read: ModuleRead;
+}
+
+export interface OfferedTool {
+  info: ToolInfo;
+  validate: InputValidator;
+  hasSelftest: boolean;
+  origin: { kind: 'host'; tool: HostTool } | { kind: 'module'; record: ModuleRecord };
+}
+
+/** One known module as `host.status()` shows it. */
+export interface ModuleStatus {
+  /** The module file. */
+  path: string;
+  /** The package folder (or module file) it was loaded from. */
+  source: string;
+  packageName?: string;
+  /** The tool's name, when its declaration named one. */
+  name?: string;
+  /**
+   * The version it was read from and runs: a hash of its package's files (own files by content,
+   * node_modules by identity). Any change in the package is a new version of all its modules.
+   */
+  version?: string;
+  /** `reading` is never shown: a module under its first read is not known until it has been read. */
+  state: 'offered' | 'left-out' | 'reread-pending' | 'reading';
+  code?: LeftOutCode;
+  reason?: string;
+  /** When the next re-read runs (epoch ms of the host's clock), for `reread-pending`. */
+  nextRereadAt?: number;
+}
+
+export interface Generation {
+  /** Increases with every publish. */
+  readonly number: number;
+  readonly tools: ReadonlyMap<string, OfferedTool>;
+  readonly statuses: readonly ModuleStatus[];
+}
+
+/** A package or module path a source yielded but that could not be loaded at all. */
+export interface SourceProblem {
+  path: string;
+  reason: string;
+}
+
+export const EMPTY_GENERATION: Generation = { number: 0, tools: new Map(), statuses: [] };
+
+/** The generation of these parts: a pure function, so a generation is exactly what it was built of. */
+export function buildGeneration(
+  number: number,
+  hostTools: ReadonlyMap<string, OfferedTool>,
+  sources: Iterable<SourceVersion>,
+  problems: Iterable<SourceProblem> = [],
+): Generation {
+  const tools = new Map(hostTools);
+  const statuses: ModuleStatus[] = [];
+  const records = [...sources].flatMap((source) => source.modules).sort((a, b) => a.order - b.order);
+  for (const record of records) {
+    const status: ModuleStatus = { path: record.path, source: record.source.root, state: 'left-out' };
+    const { snapshot, packageName } = record.source;
+    if (snapshot !== undefined) status.version = snapshot.id;
+    if (packageName !== undefined) status.packageName = packageName;
+    const { read } = record;
+    if (read.kind === 'read') {
+      status.name = read.info.name;
+      const holder = tools.get(read.info.name);
+      if (holder === undefined) {
+        tools.set(read.info.name, {
+          info: read.info,
+          validate: read.validate,
+          hasSelftest: read.hasSelftest,
+          origin: { kind: 'module', record },
+        });
+        status.state = 'offered';
+      } else {
+        status.code = 'NAME_TAKEN';
+        status.reason = clashReason(read.info.name, holder, record);
+      }
+    } else if (read.kind === 'failed') {
+      status.code = read.code;
+      status.reason = read.reason;
+    } else {
+      status.code = 'DECLARATION_TIMEOUT';
+      status.reason = read.reason;
+      if (read.schedule !== undefined) {
+        status.state = 'reread-pending';
+        const nextAt = read.schedule.nextAt;
+        if (nextAt !== undefined) status.nextRereadAt = nextAt;
+      }
+    }
+    statuses.push(status);
+  }
+  for (const problem of problems) {
+    statuses.push({
+      path: problem.path,
+      source: problem.path,
+      state: 'left-out',
+      code: 'SOURCE_UNREADABLE',
+      reason: problem.reason,
+    });
+  }
+  return { number, tools, statuses };
+}
+
+function clashReason(name: string, holder: OfferedTool, record: ModuleRecord): string {
+  if (holder.origin.kind === 'host') return `the host's own tool "${name}" has this name`;
+  const other = holder.origin.record;
+  if (other.path === record.path) {
+    return `this module is already loaded on its own (${other.source.root}); unload that to serve it from this package`;
+  }
+  return `the name "${name}" is already offered by ${other.path}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * Parameter schemas (JSON Schema draft 2020-12) and the input validators compiled from them.
+ * Schemas come from untrusted tool modules, so before Ajv sees one it is bounded (size, depth, no
+ * `$async`), and each is compiled by an Ajv instance of its own: an `$id` (even the meta-schema's
+ * URI) or `removeSchema` can't touch what another module or another host compiled. One shared
+ * instance only checks schemas against the meta-schema, which adds nothing to it.
+ */
+import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { checkPlainData } from '../boundary/plain-data.js';
+import { linearRegExpEngine } from './linear-regexp.js';
+
+const OPTIONS: Options = {
+  allErrors: true,
+  // Real-world tool schemas carry annotations (`format`, `examples`, vendor keys): accept them.
+  strict: false,
+  validateFormats: false,
+  addUsedSchema: false,
+  // Inlining copies a referenced schema into every place that refers to it: 300 references to one
+  // 2 KB definition took 3.7 s to compile, against 36 ms without.
+  inlineRefs: false,
+};
+
+/** How large a parameter schema may be before the host compiles it. */
+export interface SchemaLimits {
+  /** About the size of its JSON, in UTF-8 bytes. @default 65536 */
+  maxSchemaBytes: number;
+  /** How deep its objects and arrays may nest. @default 32 */
+  maxSchemaDepth: number;
+}
+
+export const DEFAULT_SCHEMA_LIMITS: SchemaLimits = { maxSchemaBytes: 65_536, maxSchemaDepth: 32 };
+
+let metaChecker: Ajv2020 | undefined;
+
+/** Only validates schemas against the 2020-12 meta-schema; it never compiles or keeps a tool's schema. */
+function checkAgainstMetaSchema(schema: object): string | undefined {
+  metaChecker ??= new Ajv2020(OPTIONS);
+  try {
+    if (metaChecker.validateSchema(schema) === true) return undefined;
+    return metaChecker.errorsText(metaChecker.errors, { dataVar: 'schema' });
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+/** A compiled validator for a tool's arguments. */
+export type InputValidator = ValidateFunction;
+
+export type SchemaCheck = { ok: true; validate: InputValidator } | { ok: false; message: string };
+
+/**
+ * Checks a parameter schema (plain data within `limits`, root `type: "object"`, no `$async`, valid
+ * 2020-12) and compiles it, once, with an Ajv instance of its own.
+ */
+export function compileParameterSchema(
+  schema: unknown,
+  limits: SchemaLimits = DEFAULT_SCHEMA_LIMITS,
+): SchemaCheck {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
+    return { ok: false, message: `parameterSchema must be a JSON Schema object, got ${describe(schema)}` };
+  }
+  const size = checkPlainData(
+    schema,
+    { maxDepth: limits.maxSchemaDepth, maxBytes: limits.maxSchemaBytes },
+    'parameterSchema',
+  );
+  if (!size.ok) return { ok: false, message: size.problem };
+  if ((schema as Record<string, unknown>)['type'] !== 'object') {
+    return { ok: false, message: 'parameterSchema must have `"type": "object"` at its root' };
+  }
+  // An async schema's validator returns a promise, which would count as valid input.
+  const asyncAt = findKey(schema, '$async', 'parameterSchema');
+  if (asyncAt !== undefined) return { ok: false, message: `parameterSchema uses \`$async\` (at ${asyncAt})` };
+  // Validating an input costs about as much as the schema is large with every `$ref` expanded: a few
+  // references that each refer twice to the next double it per step (40 steps, 2^40 checks per call,
+  // on the host's thread). Bounded before anything compiles it.
+  const expanded = expandedSize(schema, MAX_EXPANDED_NODES);
+  if (expanded > MAX_EXPANDED_NODES) {
+    return {
+      ok: false,
+      message: `parameterSchema expands to more than ${MAX_EXPANDED_NODES} subschemas through its $refs`,
+    };
+  }
+  const invalid = checkAgainstMetaSchema(schema);
+  if (invalid !== undefined)
+    return { ok: false, message: `parameterSchema is not valid JSON Schema: ${invalid}` };
+  try {
+    // Patterns run in linear time (a backtracking `pattern` would stop the host on one input).
+    const ajv = new Ajv2020({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
+    return { ok: true, validate: ajv.compile(schema) };
+  } catch (error) {
+    return { ok: false, message: `parameterSchema does not compile: ${(error as Error).message}` };
+  }
+}
+
+/** The most subschemas a parameter schema may hold with its `$ref`s expanded. */
+export const MAX_EXPANDED_NODES = 20_000;
+
+/**
+ * How many objects and arrays `schema` holds with each local `$ref` / `$dynamicRef` (`#…`) counted
+ * as the size of what it refers to (a reference back into its own expansion counts once, as
+ * recursion that descends into the data does). Stops counting past `limit`.
+ */
+export function expandedSize(schema: object, limit: number): number {
+  const sizes = new Map<string, number>();
+  const expanding = new Set<string>();
+  const sizeOfRef = (ref: unknown): number => {
+    if (typeof ref !== 'string' || !ref.startsWith('#')) return 0;
+    const known = sizes.get(ref);
+    if (known !== undefined) return known;
+    if (expanding.has(ref)) return 1;
+    const target = resolvePointer(schema, ref);
+    if (target === undefined) return 0;
+    expanding.add(ref);
+    const size = sizeOf(target);
+    expanding.delete(ref);
+    sizes.set(ref, size);
+    return size;
+  };
+  const sizeOf = (node: unknown): number => {
+    if (typeof node !== 'object' || node === null) return 0;
+    let size = 1;
+    for (const [key, value] of Object.entries(node)) {
+      size += key === '$ref' || key === '$dynamicRef' ? sizeOfRef(value) : sizeOf(value);
+      if (size > limit) return size;
+    }
+    return size;
+  };
+  return sizeOf(schema);
+}
+
+/** The value a local JSON pointer (`#/$defs/a`, or `#anchor`) names inside `root`. */
+function resolvePointer(root: object, ref: string): unknown {
+  if (ref === '#') return root;
+  if (!ref.startsWith('#/')) return findAnchor(root, ref.slice(1));
+  let node: unknown = root;
+  for (const raw of ref.slice(2).split('/')) {
+    const part = decodeURIComponent(raw).replaceAll('~1', '/').replaceAll('~0', '~');
+    if (typeof node !== 'object' || node === null || !Object.hasOwn(node, part)) return undefined;
+    node = (node as Record<string, unknown>)[part];
+  }
+  return node;
+}
+
+function findAnchor(node: unknown, anchor: string): unknown {
+  if (typeof node !== 'object' || node === null) return undefined;
+  const record = node as Record<string, unknown>;
+  if (record['$anchor'] === anchor || record['$dynamicAnchor'] === anchor) return node;
+  for (const value of Object.values(record)) {
+    const found = findAnchor(value, anchor);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Where `key` appears as a property anywhere inside `value` (already checked to be bounded plain data). */
+function findKey(value: unknown, key: string, at: string): string | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  if (!Array.isArray(value) && Object.hasOwn(value, key)) return at;
+  for (const [name, inner] of Object.entries(value)) {
+    const found = findKey(inner, key, Array.isArray(value) ? `${at}[${name}]` : `${at}.${name}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+export type InputCheck = { valid: true } | { valid: false; errors: string[] };
+
+/**
+ * Validates a call's input; the messages are written for the model to fix its input. Never throws: a
+ * schema that refers to itself in place (`{ anyOf: [{ $ref: '#/$defs/self' }] }`) compiles, then
+ * overflows the stack on every value, and that is the tool's schema failing, not the host.
+ */
+export function validateInput(validate: InputValidator, input: unknown): InputCheck {
+  try {
+    if (validate(input) === true) return { valid: true };
+    return { valid: false, errors: (validate.errors ?? []).map(formatError) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { valid: false, errors: [`the tool's parameterSchema could not check the input: ${reason}`] };
+  }
+}
+
+function formatError(error: ErrorObject): string {
+  const where = error.instancePath === '' ? 'the input' : error.instancePath;
+  const params =
+    error.keyword === 'additionalProperties' ? ` (${String(error.params['additionalProperty'])})` : '';
+  return `${where} ${error.message ?? 'is invalid'}${params}`;
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}

@@ -1,0 +1,103 @@
+/**
+ * Where things are in a snapshot: the URL a worker imports, the package's paths in messages, and
+ * where a link of the package points in the copy.
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Snapshot } from './snapshot.js';
+
+/** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */
+export function snapshotUrl(snapshot: Snapshot, modulePath: string): string {
+  const inside = snapshot.kind === 'module' ? basename(snapshot.root) : relative(snapshot.root, modulePath);
+  return pathToFileURL(join(snapshot.folder, inside)).href;
+}
+
+/** `text` (an error message, a stack) with the snapshot's paths put back as the package's own. */
+export function toOriginalPaths(snapshot: Snapshot, text: string): string {
+  const pairs: Array<[string, string]> =
+    snapshot.kind === 'module'
+      ? [
+          [join(snapshot.folder, basename(snapshot.root)), snapshot.root],
+          [snapshot.folder, dirname(snapshot.root)],
+        ]
+      : [
+          [snapshot.folder, snapshot.root],
+          [join(snapshot.grant, 'node_modules'), join(snapshot.root, 'node_modules')],
+        ];
+  let result = text;
+  for (const [from, to] of pairs) {
+    result = result.replaceAll(pathToFileURL(from).href, pathToFileURL(to).href).replaceAll(from, to);
+  }
+  return result;
+}
+
+/**
+ * Where a link points in the snapshot. A link that stays inside the part of the package it belongs
+ * to (own files, or node_modules) points to the same place in the copy; a link from the own files
+ * into node_modules points to the shared tree. Any other link leads out of the package and stays a
+ * link to the original (the strict tier refuses such packages before they get here).
+ */
+export function linkTarget(
+  layout: { root: string; version: string; dependencies: string; base?: string },
+  entry: { rel: string; target: string },
+  part: 'own' | 'dependency',
+): string {
+  const ownBase = layout.root;
+  const dependencyBase = layout.base ?? join(layout.root, 'node_modules');
+  const from = join(part === 'own' ? ownBase : dependencyBase, entry.rel);
+  const pointsTo = isAbsolute(entry.target) ? entry.target : resolve(dirname(from), entry.target);
+  const linkInCopy = join(part === 'own' ? layout.version : layout.dependencies, entry.rel);
+  let inCopy: string | undefined;
+  if (within(dependencyBase, pointsTo))
+    inCopy = join(layout.dependencies, relative(dependencyBase, pointsTo));
+  else if (part === 'own' && within(ownBase, pointsTo))
+    inCopy = join(layout.version, relative(ownBase, pointsTo));
+  return inCopy === undefined ? pointsTo : relative(dirname(linkInCopy), inCopy);
+}
+
+function within(folder: string, path: string): boolean {
+  return path === folder || path.startsWith(`${folder}${sep}`);
+}
+
+/** The module-format part (`type`) of the nearest package.json above `folder`, if there is one. */
+export async function nearestPackageScope(folder: string): Promise<{ type?: string } | undefined> {
+  for (let current = folder; ; current = dirname(current)) {
+    const text = await readFile(join(current, 'package.json'), 'utf8').catch(() => undefined);
+    if (text !== undefined) {
+      try {
+        const type = (JSON.parse(text) as { type?: unknown }).type;
+        return typeof type === 'string' ? { type } : {};
+      } catch {
+        return {};
+      }
+    }
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+export function slug(root: string): string {
+  return createHash('sha256').update(root).digest('hex').slice(0, 12);
+}
+
+/**
+ * The version folders of `root`'s snapshots at `version` that hosts made under `tmpDir` (their
+ * `tmpDir` option): where a tool writing beside its own module file writes. For tools that watch
+ * what a selftest writes (the `toolhost selftest` command).
+ */
+export async function snapshotFoldersOf(tmpDir: string, root: string, version: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const host of await readdir(tmpDir).catch(() => [] as string[])) {
+    if (!/^toolhost-\d+-[0-9a-f]{8}$/.test(host)) continue;
+    const domain = join(tmpDir, host, 'snapshots', slug(root));
+    for (const tree of await readdir(domain).catch(() => [] as string[])) {
+      if (!tree.startsWith('nm-') || tree.includes('.tmp-')) continue;
+      for (const entry of await readdir(join(domain, tree)).catch(() => [] as string[])) {
+        if (entry.startsWith(`v-${version}-`) && !entry.includes('.tmp-'))
+          found.push(join(domain, tree, entry));
+      }
+    }
+  }
+  return found;
+}

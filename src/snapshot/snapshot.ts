@@ -1,0 +1,247 @@
+/**
+ * Immutable snapshots of tool packages: what a declaration is read from and what calls run, so a call
+ * runs byte for byte the version whose declaration was read, whatever happens to the package on disk.
+ *
+ *   <snapshots>/files/<sha256>                   one read-only copy per distinct own-file content
+ *   <snapshots>/<domain>/nm-<fingerprint>-<n>/   one per state of the package's node_modules
+ *     node_modules/…                             hard links to the installed files (copies across file systems)
+ *     v-<version>-<n>/…                          one per version: the package's own files, linked from files/
+ *
+ * A version folder sits inside its node_modules folder, so `import 'dep'` from a module walks up
+ * and finds the snapshot's own `node_modules`, and a new version of the package's own files reuses an
+ * unchanged dependency tree instead of linking it again. No link leads out of a snapshot that did
+ * not lead out of the package, so the strict tier can grant one folder (Node's permission model
+ * follows links). The folder names carry a counter: a version released and taken again gets a new
+ * folder, never one that is still being removed.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { basename, dirname, join, sep } from 'node:path';
+import {
+  type Dependencies,
+  type DependencyTree,
+  DependencyTrees,
+  listDependencies,
+} from './dependency-trees.js';
+import { FileStore } from './file-store.js';
+import { linkTarget, nearestPackageScope } from './layout.js';
+import {
+  dependencyFingerprint,
+  forEachLimit,
+  HashCache,
+  listTree,
+  type OwnEntry,
+  ownFingerprint,
+  placeOwnFiles,
+  skipOwn,
+} from './package-scan.js';
+
+/** One version of a package (or of a module loaded on its own), frozen. */
+export interface Snapshot {
+  /** The version: a hash of the package's own files and of its node_modules' identity. */
+  readonly id: string;
+  /** The package folder or the module file it is a copy of. */
+  readonly root: string;
+  readonly kind: 'package' | 'module';
+  /** The version folder: modules are imported from here. */
+  readonly folder: string;
+  /** What a strict worker may read: this version and the dependency tree beside it. */
+  readonly grant: string;
+}
+
+/** A file changed between a snapshot's scan and its copy. */
+class ChangedWhileCopied extends Error {}
+
+interface Live {
+  snapshot: Snapshot;
+  refs: number;
+  hashes: string[];
+  tree: DependencyTree;
+}
+
+export class Snapshots {
+  readonly #folder: string;
+  readonly #store: FileStore;
+  readonly #cache = new HashCache();
+  readonly #closing = new AbortController();
+  readonly #live = new Map<string, Live>();
+  readonly #trees: DependencyTrees;
+  readonly #building = new Map<string, Promise<unknown>>();
+  /** Builds and removals in flight: `close()` waits for them before the folder is removed. */
+  readonly #work = new Set<Promise<unknown>>();
+  #counter = 0;
+
+  constructor(folder: string) {
+    this.#folder = folder;
+    this.#store = new FileStore(join(folder, 'files'));
+    this.#trees = new DependencyTrees(folder, this.#store, (work) => this.#track(work));
+  }
+
+  /**
+   * The snapshot of `root` as it is now: the one already held when nothing changed, else a new one.
+   * Every `take` is matched by one {@link release}. Rejects with an AbortError once closing.
+   */
+  take(root: string, kind: 'package' | 'module'): Promise<Snapshot> {
+    return this.#track(this.#take(root, kind, this.#closing.signal));
+  }
+
+  /** Lets go of one `take`; the last release removes the version's folder. */
+  release(snapshot: Snapshot): void {
+    const key = `${snapshot.root}\0${snapshot.id}`;
+    const live = this.#live.get(key);
+    if (live === undefined || live.snapshot !== snapshot || --live.refs > 0) return;
+    this.#live.delete(key);
+    void this.#track(this.#remove(live));
+  }
+
+  /** Ends every build at its next file and waits for what is in flight. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    while (this.#work.size > 0) await Promise.allSettled([...this.#work]);
+  }
+
+  async #take(root: string, kind: 'package' | 'module', signal: AbortSignal): Promise<Snapshot> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#takeOnce(root, kind, signal);
+      } catch (error) {
+        // A file changed between the scan and the copy: scan again (a package being rewritten
+        // settles; one rewritten without pause gives up after a few tries).
+        if (!(error instanceof ChangedWhileCopied) || attempt >= 5) throw error;
+      }
+    }
+  }
+
+  async #takeOnce(root: string, kind: 'package' | 'module', signal: AbortSignal): Promise<Snapshot> {
+    const own =
+      kind === 'package' ? await this.#ownFiles(root, signal) : await this.#loneModule(root, signal);
+    const dependencies = kind === 'package' ? await listDependencies(root, signal) : undefined;
+    const dependencyPrint = dependencies === undefined ? 'none' : dependencyFingerprint(dependencies.entries);
+    const id = createHash('sha256')
+      .update(`${kind}\n${ownFingerprint(own)}\n${dependencyPrint}\n`)
+      .digest('hex')
+      .slice(0, 16);
+    const key = `${root}\0${id}`;
+    for (;;) {
+      const live = this.#live.get(key);
+      if (live !== undefined) {
+        live.refs += 1;
+        return live.snapshot;
+      }
+      const building = this.#building.get(key);
+      if (building !== undefined) {
+        await building.catch(() => {});
+        signal.throwIfAborted();
+        continue;
+      }
+      const build = this.#build({ root, kind, id, own, dependencies, dependencyPrint, signal });
+      this.#building.set(key, build);
+      try {
+        const made = await build;
+        made.refs += 1;
+        return made.snapshot;
+      } finally {
+        this.#building.delete(key);
+      }
+    }
+  }
+
+  async #build(plan: {
+    root: string;
+    kind: 'package' | 'module';
+    id: string;
+    own: OwnEntry[];
+    dependencies: Dependencies | undefined;
+    dependencyPrint: string;
+    signal: AbortSignal;
+  }): Promise<Live> {
+    const { root, id, own, signal } = plan;
+    signal.throwIfAborted();
+    const tree = await this.#trees.take(root, plan.dependencyPrint, plan.dependencies, signal);
+    try {
+      const folder = join(tree.folder, `v-${id}-${++this.#counter}`);
+      const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
+      await mkdir(building);
+      const layout = { root, version: building, dependencies: join(tree.folder, 'node_modules') };
+      for (const entry of own) if (entry.type === 'dir') await mkdir(join(building, entry.rel));
+      await forEachLimit(own, 16, async (entry) => {
+        const destination = join(building, entry.rel);
+        if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'own'), destination);
+        else if (entry.type === 'file')
+          await this.#linkOwn(sourceOf(plan, entry.rel), entry.hash, destination);
+      });
+      // The version appears whole or not at all.
+      await rename(building, folder);
+      const snapshot: Snapshot = { id, root, kind: plan.kind, folder, grant: tree.folder };
+      const hashes = own.flatMap((entry) => (entry.type === 'file' ? [entry.hash] : []));
+      const live: Live = { snapshot, refs: 0, hashes, tree };
+      this.#live.set(`${root}\0${id}`, live);
+      return live;
+    } catch (error) {
+      this.#trees.release(tree);
+      throw error;
+    }
+  }
+
+  /**
+   * A store copy linked into a version. Another version's release may have collected the copy since
+   * the scan named it (its link count said nobody else used it): the file is copied again, and if
+   * its content moved on meanwhile, the scan starts over.
+   */
+  async #linkOwn(source: string | undefined, hash: string, destination: string): Promise<void> {
+    if (await this.#store.linkTo(hash, destination)) return;
+    const again =
+      source === undefined
+        ? undefined
+        : await this.#store.place(source, this.#closing.signal).catch(() => undefined);
+    if (again !== hash || !(await this.#store.linkTo(hash, destination))) throw new ChangedWhileCopied();
+  }
+
+  async #ownFiles(root: string, signal: AbortSignal): Promise<OwnEntry[]> {
+    const listed = await listTree(root, skipOwn, signal);
+    return placeOwnFiles(root, listed, { store: this.#store, cache: this.#cache, signal });
+  }
+
+  /**
+   * A module loaded on its own is copied alone, with a package.json that keeps the module format
+   * its own folder gave it (the `type` of the nearest package.json above it, if there is one).
+   */
+  async #loneModule(path: string, signal: AbortSignal): Promise<OwnEntry[]> {
+    const file = basename(path);
+    const hash = await this.#store.place(path, signal);
+    const entries: OwnEntry[] = [{ type: 'file', rel: file, hash }];
+    const scope = await nearestPackageScope(dirname(path));
+    // No package.json above the module: none in the copy either (one without a `type` would make
+    // Node warn about an ES module where the original gave no warning).
+    if (scope !== undefined && file !== 'package.json') {
+      const manifest = await this.#store.placeContent(JSON.stringify(scope));
+      entries.push({ type: 'file', rel: 'package.json', hash: manifest });
+    }
+    return entries.sort((a, b) => (a.rel < b.rel ? -1 : 1));
+  }
+
+  async #remove(live: Live): Promise<void> {
+    await rm(live.snapshot.folder, { recursive: true, force: true, maxRetries: 2 });
+    await this.#store.collect(live.hashes);
+    this.#trees.release(live.tree);
+    const { root } = live.snapshot;
+    // A package no longer held at all: its files' hashes need not be remembered.
+    if (![...this.#live.values()].some((other) => other.snapshot.root === root))
+      this.#cache.forget(`${root}${sep}`);
+  }
+
+  #track<T>(work: Promise<T>): Promise<T> {
+    this.#work.add(work);
+    void work.then(
+      () => this.#work.delete(work),
+      () => this.#work.delete(work),
+    );
+    return work;
+  }
+}
+
+/** The file an own entry was copied from (none for the package.json a lone module's copy gets). */
+function sourceOf(plan: { root: string; kind: 'package' | 'module' }, rel: string): string | undefined {
+  if (plan.kind === 'package') return join(plan.root, rel);
+  return rel === basename(plan.root) ? plan.root : undefined;
+}

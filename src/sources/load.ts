@@ -1,0 +1,86 @@
+/**
+ * `host.load` and `host.unload`: a source's next version is read (see {@link readSource}) and then
+ * published in one step, unless a newer load of the same source, an unload or `close()` came first.
+ */
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { IsolationTier } from '../calls/isolation.js';
+import type { LoadReport } from '../host/events.js';
+import { buildGeneration, type SourceVersion } from '../registry/generation.js';
+import type { Registry } from '../registry/registry.js';
+import type { Snapshots } from '../snapshot/snapshot.js';
+import { readSource, type SourceReaderParts } from './read-version.js';
+import { resolveSource } from './resolve-path.js';
+
+export interface LoadingParts extends SourceReaderParts {
+  registry: Registry;
+}
+
+export async function loadSource(
+  parts: LoadingParts,
+  path: string,
+  isolation: IsolationTier,
+): Promise<LoadReport> {
+  const { registry } = parts;
+  const source = await resolveSource(path);
+  if (source.kind === 'module' && registry.source(source.root) === undefined) {
+    const serving = registry.packageServing(source.root);
+    // Its package serves it already: a second copy would only clash with itself.
+    if (serving !== undefined) {
+      return { ...reportOf(registry, source.root, 'module', source.root), servedBy: serving.root };
+    }
+  }
+  registry.rememberRoot(path, source.root);
+  const { ticket, orderOf } = registry.beginLoad(
+    source.root,
+    source.modules.map((module) => module.path),
+  );
+  const next = await readSource(parts, { source, isolation, current: registry.source(source.root), orderOf });
+  if (next === 'unchanged') return reportOf(registry, source.root, source.kind);
+  registry.publish({ type: 'source', version: next, ticket });
+  if (registry.source(source.root) === next) return reportOf(registry, source.root, source.kind);
+  // Not published: a newer load won (its report is the one that counts), or the host closed (this
+  // report says what the reads found, though nothing is offered any more).
+  letGo(parts.snapshots, next);
+  if (!registry.closed) return reportOf(registry, source.root, source.kind);
+  return {
+    source: source.root,
+    kind: source.kind,
+    modules: [...buildGeneration(0, new Map(), [next]).statuses],
+  };
+}
+
+/** @returns whether anything was loaded (or shown as unloadable) from that path */
+export function unloadSource(registry: Registry, path: string): boolean {
+  const root = registry.rootOf(path, realPathOr);
+  let hadProblem = false;
+  for (const candidate of new Set([root, resolve(path)])) {
+    if (!registry.hasProblem(candidate)) continue;
+    hadProblem = true;
+    registry.publish({ type: 'problem', path: candidate, reason: undefined });
+  }
+  const loaded = registry.source(root) !== undefined;
+  // Published even when nothing is loaded yet: it also cancels a first load still reading.
+  registry.publish({ type: 'unload', root });
+  return loaded || hadProblem;
+}
+
+/** A version no longer used by anything: its snapshot can go. */
+export function letGo(snapshots: Snapshots, version: SourceVersion): void {
+  if (version.snapshot !== undefined) snapshots.release(version.snapshot);
+}
+
+function reportOf(registry: Registry, root: string, kind: 'package' | 'module', path?: string): LoadReport {
+  const modules = registry.generation.statuses.filter(
+    (status) => status.source === root || (path !== undefined && status.path === path),
+  );
+  return { source: root, kind, modules: modules.map((status) => ({ ...status })) };
+}
+
+function realPathOr(absolute: string): string {
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return absolute;
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * Reading a version of a source: take its snapshot, list its modules as the snapshot holds them,
+ * and read every module's declaration from the snapshot in a throwaway worker. Nothing here
+ * publishes: the caller publishes the finished version in one step, or lets it go.
+ */
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { relativeTo } from '../boundary/stack-frames.js';
+import { findEscapingSymlink, type IsolationTier } from '../calls/isolation.js';
+import { checkDeclaration } from '../declaration/check.js';
+import { fieldLocation, syntaxErrorLocation } from '../declaration/error-location.js';
+import type { DeclarationReader, RawRead } from '../declaration/reader.js';
+import type { VersionReads } from '../process/process-domains.js';
+import type { ModuleRead, ModuleRecord, SourceVersion } from '../registry/generation.js';
+import { snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
+import type { Snapshot, Snapshots } from '../snapshot/snapshot.js';
+import {
+  type ListedModule,
+  listPackage,
+  NO_PERMISSIONS,
+  type PackagePermissions,
+  type ResolvedSource,
+} from './resolve-path.js';
+
+type VersionFlags = Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>;
+
+export interface SourceReaderParts {
+  snapshots: Snapshots;
+  reader: DeclarationReader;
+  execArgvFor(version: VersionFlags): string[];
+  /** Where a version's modules are read when not in the host's own workers (the process tier). */
+  readsFor(version: VersionFlags): VersionReads | undefined;
+}
+
+export interface SourceReadPlan {
+  source: ResolvedSource;
+  isolation: IsolationTier;
+  /** The version published now, if any: a source whose snapshot and tier are unchanged is not read again. */
+  current: SourceVersion | undefined;
+  orderOf(path: string): number;
+}
+
+/** What a read cut short by `close()` says: the module did nothing wrong. */
+const CLOSED_REASON = 'the tool host closed before the declaration was read';
+
+export const CLOSED_READ: ModuleRead = { kind: 'failed', code: 'DECLARATION_EXITED', reason: CLOSED_REASON };
+
+/**
+ * The next version of a source, or `unchanged`. The version holds one snapshot `take` (handed to
+ * whoever publishes it or lets it go); `unchanged` holds none.
+ */
+export async function readSource(
+  parts: SourceReaderParts,
+  plan: SourceReadPlan,
+): Promise<SourceVersion | 'unchanged'> {
+  const { source, isolation } = plan;
+  // Node's permission model follows symbolic links: a strict package must hold none that leads out.
+  const escaping =
+    isolation === 'strict' && source.kind === 'package' ? await findEscapingSymlink(source.root) : undefined;
+  if (escaping !== undefined) {
+    return versionOf(plan, undefined, source.modules, () => ({
+      kind: 'failed',
+      code: 'MODULE_OUTSIDE_PACKAGE',
+      reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+    }));
+  }
+
+  let snapshot: Snapshot;
+  try {
+    snapshot = await parts.snapshots.take(source.root, source.kind);
+  } catch (error) {
+    const read: ModuleRead =
+      (error as Error).name === 'AbortError'
+        ? CLOSED_READ
+        : {
+            kind: 'failed',
+            code: 'IMPORT_FAILED',
+            reason: `the package could not be copied to be read: ${(error as Error).message}`,
+          };
+    return versionOf(plan, undefined, source.modules, () => read);
+  }
+  const { current } = plan;
+  if (current?.snapshot === snapshot && current.isolation === isolation) {
+    parts.snapshots.release(snapshot);
+    return 'unchanged';
+  }
+
+  let listed: { packageName: string | undefined; permissions: PackagePermissions; modules: ListedModule[] };
+  try {
+    // What the snapshot lists, not what the folder listed a moment ago: the two may differ.
+    listed =
+      source.kind === 'package'
+        ? await listPackage(snapshot.folder, source.root, source.root)
+        : { packageName: undefined, permissions: NO_PERMISSIONS, modules: source.modules };
+  } catch (error) {
+    parts.snapshots.release(snapshot);
+    throw withOriginalPaths(snapshot, error);
+  }
+  const version = versionOf(
+    { ...plan, packageName: listed.packageName, permissions: listed.permissions },
+    snapshot,
+    listed.modules,
+  );
+  const execArgv = parts.execArgvFor(version);
+  const reads = parts.readsFor(version);
+  try {
+    await Promise.all(
+      version.modules.map(async (record) => {
+        if (record.url !== '')
+          record.read = await readModule(parts.reader, record.url, execArgv, snapshot, reads?.read);
+      }),
+    );
+  } finally {
+    reads?.close();
+  }
+  return version;
+}
+
+/** Reads one module of a version again (a re-read after a read that ran over its time bound). */
+export async function rereadModule(parts: SourceReaderParts, record: ModuleRecord): Promise<ModuleRead> {
+  const { source } = record;
+  if (source.snapshot === undefined) return CLOSED_READ;
+  const reads = parts.readsFor(source);
+  try {
+    return await readModule(
+      parts.reader,
+      record.url,
+      parts.execArgvFor(source),
+      source.snapshot,
+      reads?.read,
+    );
+  } finally {
+    reads?.close();
+  }
+}
+
+/** Reads one module of a snapshot, in a worker of the host or `via` a process of its own. */
+export async function readModule(
+  reader: DeclarationReader,
+  url: string,
+  execArgv: string[],
+  snapshot: Snapshot,
+  via?: RawRead,
+): Promise<ModuleRead> {
+  const outcome = await reader.read(url, execArgv, via);
+  if (outcome.state === 'timed-out')
+    return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
+  if (outcome.state === 'failed') {
+    const reason = await locatedReason(snapshot, url, outcome);
+    return { kind: 'failed', code: outcome.code, reason: explainImport(snapshot, outcome.code, reason) };
+  }
+  const checked = checkDeclaration(outcome.declaration, reader.schemaLimits);
+  return checked.ok
+    ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
+    : { kind: 'failed', code: checked.code, reason: await locatedReason(snapshot, url, checked) };
+}
+
+/**
+ * A reason that starts with where it happened, as its author reads it (`tools/x.js:3:11: …`, a path
+ * relative to the package): where it was thrown, where Node's parser finds the syntax error, where
+ * the field at fault is defined, or at least the module's file.
+ */
+async function locatedReason(
+  snapshot: Snapshot,
+  url: string,
+  failure: { reason: string; location?: string; syntaxError?: boolean; field?: string },
+): Promise<string> {
+  // Closing the host cut the read short: nothing happened anywhere in the module.
+  if (failure.reason === CLOSED_REASON) return failure.reason;
+  const file = fileURLToPath(url);
+  let at = failure.location;
+  if (at === undefined) {
+    const found = failure.syntaxError
+      ? await syntaxErrorLocation(file)
+      : failure.field !== undefined
+        ? await fieldLocation(file, failure.field)
+        : undefined;
+    at = found === undefined ? file : `${file}:${found.line}:${found.column}`;
+  }
+  // The location as its author reads it; the reason keeps the real paths it names (where an import
+  // was looked for).
+  const base = snapshot.kind === 'module' ? dirname(snapshot.root) : snapshot.root;
+  return `${relativeTo(toOriginalPaths(snapshot, at), base)}: ${toOriginalPaths(snapshot, failure.reason)}`;
+}
+
+/**
+ * A module that can't find what it imports usually counts on files beside it that its snapshot
+ * does not hold: say what the snapshot holds.
+ */
+function explainImport(snapshot: Snapshot, code: string, reason: string): string {
+  if (code !== 'IMPORT_FAILED' || !/Cannot find (module|package)/.test(reason)) return reason;
+  return snapshot.kind === 'module'
+    ? `${reason} (a module loaded on its own runs from a copy of that one file: load the package folder it belongs to, so what it imports comes along)`
+    : `${reason} (a package runs from a copy of its folder: what it imports must be inside it, its dependencies in its own node_modules)`;
+}
+
+function versionOf(
+  plan: SourceReadPlan & { packageName?: string | undefined; permissions?: PackagePermissions },
+  snapshot: Snapshot | undefined,
+  listed: readonly ListedModule[],
+  readOf?: () => ModuleRead,
+): SourceVersion {
+  const { source } = plan;
+  const modules: ModuleRecord[] = [];
+  const version: SourceVersion = {
+    root: source.root,
+    kind: source.kind,
+    packageName: 'packageName' in plan ? plan.packageName : source.packageName,
+    // What the snapshot's manifest asks for (what the version's workers are granted is the host's call).
+    permissions: plan.permissions ?? source.permissions,
+    isolation: plan.isolation,
+    snapshot,
+    modules,
+  };
+  for (const module of listed) {
+    const runnable = module.ok && snapshot !== undefined && readOf === undefined;
+    modules.push({
+      path: module.path,
+      source: version,
+      order: plan.orderOf(module.path),
+      url: runnable ? snapshotUrl(snapshot, module.path) : '',
+      read: module.ok
+        ? (readOf?.() ?? CLOSED_READ)
+        : { kind: 'failed', code: module.code, reason: module.reason },
+    });
+  }
+  return version;
+}
+
+function withOriginalPaths(snapshot: Snapshot, error: unknown): unknown {
+  if (error instanceof Error) error.message = toOriginalPaths(snapshot, error.message);
+  return error;
+}

@@ -1,0 +1,291 @@
+/**
+ * The call worker: piscina's handler for every call of one trust domain (package). Tool modules are
+ * imported per task, never as the pool's `filename`, so a module that throws at load is one failed
+ * call and not a wedged pool. Everything the tool produces is encoded here, so what crosses to the
+ * host is plain data of bounded size; the host checks it all again, since tool code shares this
+ * realm and could have changed any of it.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { threadId, workerData } from 'node:worker_threads';
+import { encodeResult } from '../../src/boundary/encode-result.js';
+import { describeThrown, type ToolErrorCode } from '../../src/boundary/errors.js';
+import { checkPlainData, MAX_DATA_DEPTH } from '../../src/boundary/plain-data.js';
+import {
+  type CallReply,
+  type CallSettings,
+  type CallTask,
+  callTmpDir,
+  MAX_PROGRESS_BYTES,
+  MAX_PROGRESS_MESSAGES,
+  WORKER_MESSAGE_TAG,
+  type WorkerMessage,
+} from '../../src/boundary/protocol.js';
+import { logBytes } from '../../src/boundary/reply-size.js';
+import { truncate } from '../../src/boundary/sanitize.js';
+import { stackOf, toolFrames } from '../../src/boundary/stack-frames.js';
+import type { JsonValue, ToolContext } from '../../src/tool-module.js';
+import { accessDenied } from '../guard/access-denied.js';
+import { hardenWorker } from '../guard/harden.js';
+import { lockdown, takePrivateChannel } from '../guard/lockdown.js';
+import { toolSource } from '../tool-exports.js';
+import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-call.js';
+import { installCapture } from './capture.js';
+import { clearCallTimers, installTimerTracking, original, trackTimeout } from './timers.js';
+
+type CallWorkerData = CallSettings & { allowAddons: boolean };
+
+/**
+ * Code that is not the tool's: toolhost's own (dist/) and piscina's (found from toolhost's own folder,
+ * not resolved: resolving would probe files the strict tier may not let this worker see), as paths
+ * and as file URLs.
+ */
+const OWN = fileURLToPath(new URL('../../', import.meta.url));
+const NOT_THE_TOOL = [
+  OWN,
+  join(OWN, '..', 'node_modules', 'piscina', 'dist'),
+  join(OWN, '..', '..', 'piscina', 'dist'),
+]
+  .map((folder) => (folder.endsWith(sep) ? folder : `${folder}${sep}`))
+  .flatMap((folder) => [folder, pathToFileURL(folder).href]);
+
+/** The tool's frames of an error's stack (for the host only), or undefined when there are none. */
+function toolStack(error: unknown): string | undefined {
+  const frames = toolFrames(stackOf(error), NOT_THE_TOOL);
+  return frames.length === 0 ? undefined : frames.join('\n');
+}
+
+// How many progress messages each call has posted: kept here, not on the call's record, which a tool
+// can reach (it can import the worker module that holds it) and rewrite to post past the cap.
+const posted = new WeakMap<ActiveCall, number>();
+const { get: weakGet, set: weakSet } = WeakMap.prototype;
+const apply = Reflect.apply;
+const progressOf = (call: ActiveCall): number => (apply(weakGet, posted, [call]) as number | undefined) ?? 0;
+
+// First of all, before anything a tool could replace: the line to the host.
+const channel = takePrivateChannel();
+const post = (message: WorkerMessage) => channel.post(message);
+post({ tag: WORKER_MESSAGE_TAG, type: 'hello', threadId, osThreadId: channel.osThreadId });
+
+const given = workerData as CallWorkerData;
+const settings: Readonly<CallWorkerData> = Object.freeze({
+  dataDir: String(given.dataDir),
+  tmpDir: String(given.tmpDir),
+  maxResultBytes: Number(given.maxResultBytes),
+  maxLogBytes: Number(given.maxLogBytes),
+  allowAddons: given.allowAddons === true,
+});
+hardenWorker({ allowAddons: settings.allowAddons });
+installCapture(settings.maxLogBytes);
+installTimerTracking();
+const exit = process.exit.bind(process);
+
+// A fault outside the tool's own promise (an uncaught exception in a callback, an unhandled
+// rejection, process.exit) leaves this worker in an unknown state: report it, then end the worker so
+// piscina replaces it. Node delivers the report before the worker's 'exit' event.
+function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
+  let message: string;
+  let stack: string | undefined;
+  try {
+    message = truncate(describe());
+    stack = toolStack(thrown);
+  } catch {
+    // Tool code can have replaced what describing a fault uses (String.prototype.split, say).
+    message = 'a fault that could not be described';
+  }
+  const call = activeCall();
+  try {
+    post({
+      tag: WORKER_MESSAGE_TAG,
+      type: 'fault',
+      taskId: call?.task.taskId ?? null,
+      error: stack === undefined ? { code, message } : { code, message, stack },
+      logs: call?.logs ?? [],
+    });
+  } catch {
+    // The host still sees the worker end.
+  }
+}
+process.on('uncaughtException', (error) => {
+  fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
+  exit(70);
+});
+process.on('unhandledRejection', (reason) => {
+  fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
+  exit(70);
+});
+process.exit = ((code?: number | string | null) => {
+  // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
+  // `_exiting` first and report for themselves: a second report would race theirs to the host.
+  if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
+    fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+  }
+  exit((code ?? 0) as number);
+}) as typeof process.exit;
+
+/**
+ * `ctx.signal` aborts at the timeout; the host terminates this worker a short grace later if the
+ * tool has not finished by then. It is made when the tool first reads it (most tools never do),
+ * and counts from the call's start.
+ */
+function signalFor(call: ActiveCall): AbortSignal {
+  if (call.signal !== undefined) return call.signal.signal;
+  const controller = new AbortController();
+  call.signal = controller;
+  const { timeoutMs } = call.task;
+  const timer = original.setTimeout(
+    () => {
+      call.timedOut = true;
+      controller.abort(new DOMException(`tool timed out after ${timeoutMs} ms`, 'TimeoutError'));
+    },
+    Math.max(0, timeoutMs - (performance.now() - call.startedAt)),
+  );
+  // Cleared with the call's other timers when it ends.
+  trackTimeout(call, timer);
+  return controller.signal;
+}
+
+function contextFor(call: ActiveCall): ToolContext {
+  const { task } = call;
+  return {
+    sessionId: task.sessionId,
+    callId: task.callId,
+    dataDir: settings.dataDir,
+    withheld: Object.freeze([...task.withheld]),
+    get signal() {
+      return signalFor(call);
+    },
+    emit(data: JsonValue) {
+      const sent = progressOf(call);
+      if (call !== activeCall() || sent >= MAX_PROGRESS_MESSAGES) return;
+      // Progress is advisory: data that is not plain, too deep or too large is dropped here (and
+      // would be on the host).
+      const check = checkPlainData(data, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_PROGRESS_BYTES });
+      if (!check.ok) return;
+      try {
+        post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
+        apply(weakSet, posted, [call, sent + 1]);
+      } catch {
+        // Could not be cloned after all: dropped.
+      }
+    },
+    get tmpDir() {
+      const path = callTmpDir(settings, task);
+      if (!call.tmpDirMade) {
+        mkdirSync(path, { recursive: true });
+        call.tmpDirMade = true;
+      }
+      return path;
+    },
+  };
+}
+
+/** What a throw means: a stack overflow and a refusal of the strict tier get codes of their own. */
+function thrownFailure(error: unknown): { code: ToolErrorCode; message: string } {
+  const message = describeThrown(error);
+  if (error instanceof RangeError && message.includes('Maximum call stack size exceeded')) {
+    return { code: 'TOOL_STACK_OVERFLOW', message };
+  }
+  return accessDenied(error) ?? { code: 'TOOL_THREW', message };
+}
+
+type Entry = (...args: unknown[]) => unknown;
+
+/** Entries already imported by this worker: the URL carries the module's version. */
+const entries = new Map<string, Entry>();
+
+async function loadEntry(task: CallTask): Promise<Entry | string> {
+  const key = `${task.kind} ${task.moduleUrl}`;
+  const known = entries.get(key);
+  if (known !== undefined) return known;
+  let namespace: Record<string, unknown>;
+  try {
+    namespace = (await import(task.moduleUrl)) as Record<string, unknown>;
+  } catch (error) {
+    return `the tool module failed to load: ${describeThrown(error)}`;
+  }
+  const source = toolSource(namespace);
+  const entry = source[task.kind];
+  if (typeof entry !== 'function') return `the tool module has no ${task.kind} function`;
+  const bound = (entry as Entry).bind(source);
+  entries.set(key, bound);
+  return bound;
+}
+
+async function runCall(call: ActiveCall): Promise<CallReply> {
+  const { task } = call;
+  const entry = await loadEntry(task);
+  if (typeof entry === 'string') return failure(call, 'TOOL_LOAD_FAILED', entry);
+  const ctx = contextFor(call);
+  let value: unknown;
+  let thrown: { error: unknown } | undefined;
+  try {
+    value = task.kind === 'run' ? await entry(task.args, ctx) : await entry(ctx);
+  } catch (error) {
+    thrown = { error };
+  }
+  // One turn of the event loop lets a rejection the tool left behind surface as this call's fault.
+  await new Promise((resolve) => original.setImmediate(resolve));
+  if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
+  if (thrown !== undefined) {
+    const { code, message } = thrownFailure(thrown.error);
+    return failure(call, code, message, thrown.error);
+  }
+  // The cap covers everything that crosses: what the tool printed leaves that much less for its result.
+  const encoded = encodeResult(value, Math.max(0, settings.maxResultBytes - logBytes(call.logs)));
+  if (!encoded.ok) return failure(call, encoded.error.code, encoded.error.message);
+  // A literal, not a spread: on Node 20 a spread with properties after it costs microseconds.
+  const reply: CallReply = {
+    ok: true,
+    content: encoded.content,
+    isError: encoded.isError,
+    cutBytes: encoded.cutBytes,
+    logs: call.logs,
+    droppedLogBytes: call.droppedLogBytes,
+    progressSent: progressOf(call),
+  };
+  if (encoded.details !== undefined) reply.details = encoded.details;
+  return reply;
+}
+
+export default async function callTool(task: CallTask): Promise<CallReply | null> {
+  // piscina's start-up is over by the first task; from here on no tool may reach the ports.
+  // A reply the host would refuse as over its caps (measured differently there) never crosses: about
+  // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
+  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogBytes) + 65_536 });
+  if (task.kind === 'wake') return null;
+  const call = newCall(task);
+  setActiveCall(call);
+  try {
+    return await runCall(call);
+  } catch (error) {
+    return failure(call, 'TOOL_THREW', `the call failed in toolhost's worker: ${describeThrown(error)}`);
+  } finally {
+    clearCallTimers(call);
+    setActiveCall(undefined);
+    if (call.tmpDirMade) {
+      try {
+        rmSync(callTmpDir(settings, task), { recursive: true, force: true, maxRetries: 2 });
+      } catch {
+        // The reply matters more than the cleanup; the host removes its whole tmp root on close.
+      }
+    }
+  }
+}
+
+/**
+ * An error reply. The message is cut as the host would cut it: a message of any length from an
+ * honest throw stays that call's `TOOL_THREW`, instead of a reply over the task port's bound.
+ */
+function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: unknown): CallReply {
+  const message = truncate(full);
+  const stack = thrown === undefined ? undefined : toolStack(thrown);
+  return {
+    ok: false,
+    error: stack === undefined ? { code, message } : { code, message, stack },
+    logs: call.logs,
+    droppedLogBytes: call.droppedLogBytes,
+    progressSent: progressOf(call),
+  };
+}

@@ -1,0 +1,268 @@
+/**
+ * Puts the worker's channels to the host out of a tool's reach, before any tool code runs in this
+ * worker ("lockdown, then harden"). A tool shares this realm with the protocol code, so it could
+ * otherwise post on a port whose listener lives on the host's main thread, where one malformed
+ * message kills the whole process:
+ *
+ * - piscina's task port: piscina's listener on the host destructures each message (`null` throws);
+ * - Node's internal worker port (`process.stdout[kPort]`, reachable through the stream's own
+ *   symbols): the host's `Worker` asserts on a message type it doesn't know (`{ type: 'x' }` throws);
+ * - `parentPort`, which carries toolhost's own messages (these are validated on the host anyway).
+ *
+ * So: every `MessagePort#postMessage` in this worker goes through one guard (no `null` or `undefined`
+ * on any port; on Node's internal port only the stdio messages Node itself sends there, well
+ * formed, and its fatal-exception report without its payload; on piscina's task port only plain
+ * data of bounded depth and size; the protected ports can't be transferred, so they can't be
+ * re-wrapped), the prototypes that lead to the guard are frozen, `Object.prototype` takes no new
+ * properties (a getter for an internal symbol there would be handed a port as `this`), and
+ * `parentPort` is removed from `node:worker_threads`. The guard itself never reads or writes through
+ * a prototype a tool can still patch (no `for...of`, no `array[index] =`). The host validates every
+ * message regardless: this is defence in depth, except for the two ports above, whose listeners are
+ * not ours.
+ */
+import { readlinkSync } from 'node:fs';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { types } from 'node:util';
+import type * as workerThreads from 'node:worker_threads';
+import { checkPlainData, MAX_DATA_DEPTH } from '../../src/boundary/plain-data.js';
+
+const require = createRequire(import.meta.url);
+const threads = require('node:worker_threads') as typeof workerThreads & Record<string, unknown>;
+const { MessagePort } = threads;
+const apply = Reflect.apply;
+const getPrototypeOf = Object.getPrototypeOf;
+const defineProperty = Object.defineProperty;
+const isArray = Array.isArray;
+const freeze = Object.freeze;
+const SafeTypeError = TypeError;
+const nativePostMessage = MessagePort.prototype.postMessage;
+const nativeStructuredClone = globalThis.structuredClone;
+const isEncoding = Buffer.isEncoding;
+const { isProxy, isUint8Array } = types;
+const setHas = Set.prototype.has;
+const isIn = (set: Set<object>, value: unknown): boolean => apply(setHas, set, [value]);
+// Taken now, before hardenWorker removes it from tool code: it lists every port this worker holds.
+const getActiveHandles = (process as unknown as { _getActiveHandles?: () => unknown[] })._getActiveHandles;
+
+/**
+ * Sets an array element as an own data property. `array[index] = value` would run a setter a tool
+ * put on `Array.prototype[index]` and leave a hole there, which a getter on the prototype then fills
+ * with something else (for the serializer, or for a later check).
+ */
+function setElement(array: unknown[], index: number, value: unknown): void {
+  defineProperty(array, index, { value, writable: true, enumerable: true, configurable: true });
+}
+
+/** Node's internal port to the host, found as an own symbol property of the worker's stdio streams. */
+function findInternalPorts(): Set<object> {
+  const ports = new Set<object>();
+  for (const stream of [process.stdout, process.stderr, process.stdin]) {
+    for (const key of Object.getOwnPropertySymbols(stream)) {
+      const value = (stream as unknown as Record<symbol, unknown>)[key];
+      if (value instanceof MessagePort) ports.add(value);
+    }
+  }
+  return ports;
+}
+
+/**
+ * What Node's worker sends on its internal port after start-up: stdio chunks for stdout or stderr.
+ * Rebuilt from what was read (once) rather than passed on, so a getter can't show the check one
+ * value and the serializer another. Undefined for anything else.
+ */
+function stdioPayload(message: unknown): object | undefined {
+  if (typeof message !== 'object' || message === null || isProxy(message)) return undefined;
+  const { type, stream, chunks } = message as Record<string, unknown>;
+  if (type !== 'stdioPayload' || (stream !== 'stdout' && stream !== 'stderr')) return undefined;
+  if (!isArray(chunks) || isProxy(chunks)) return undefined;
+  const rebuilt: Array<{ chunk: string | Uint8Array; encoding: string | undefined }> = [];
+  for (let index = 0; index < chunks.length; index++) {
+    const item: unknown = chunks[index];
+    if (typeof item !== 'object' || item === null || isProxy(item)) return undefined;
+    const { chunk, encoding } = item as Record<string, unknown>;
+    const known = encoding === undefined || (typeof encoding === 'string' && isEncoding(encoding));
+    // The host pushes each chunk into a stream: a string with the encoding 'buffer' (what Node sends
+    // beside bytes) makes that push throw, on the host's main thread.
+    if (typeof chunk === 'string' ? !known : !isUint8Array(chunk) || !(known || encoding === 'buffer')) {
+      return undefined;
+    }
+    setElement(rebuilt, index, { chunk, encoding });
+  }
+  return { type, stream, chunks: rebuilt };
+}
+
+function refused(what: string): never {
+  throw new SafeTypeError(`toolhost: ${what} is refused inside tool workers`);
+}
+
+/**
+ * Node's own report of an uncaught exception that nothing handled (`errorMessage`, or
+ * `couldNotSerializeError`). Its payload can't be checked here (the host deserializes it, and a
+ * forged one throws there), so the host gets the payload-free form, once; after that such reports are
+ * dropped. Never a throw: Node posts this from its fatal-exception handler, and a throw there is
+ * printed to the process's stderr, past every capture.
+ */
+let fatalReported = false;
+function fatalReport(message: unknown): object | null | undefined {
+  if (typeof message !== 'object' || message === null || isProxy(message)) return undefined;
+  const { type } = message as Record<string, unknown>;
+  if (type !== 'errorMessage' && type !== 'couldNotSerializeError') return undefined;
+  if (fatalReported) return null;
+  fatalReported = true;
+  return { type: 'couldNotSerializeError' };
+}
+
+/**
+ * What goes on piscina's task port instead of a reply that is not plain data (the tool changed it
+ * after the worker checked it, or answered in toolhost's place): the same task's answer, as a bad
+ * result. Anything not shaped like piscina's response is refused.
+ */
+function replacedReply(message: unknown, problem: string): object {
+  const taskId =
+    typeof message === 'object' && message !== null ? (message as { taskId?: unknown }).taskId : undefined;
+  if (typeof taskId !== 'number') refused("posting anything but a call's reply on piscina's task port");
+  const error = {
+    code: 'TOOL_BAD_RESULT',
+    message: `the tool's reply changed after it was checked: ${problem}`,
+  };
+  const result = { ok: false, error, logs: [], droppedLogBytes: 0, progressSent: 0 };
+  return { taskId, result, error: null, time: null };
+}
+
+/**
+ * A transfer list (an array, or `{ transfer }`) copied once, or undefined when there is none; the copy
+ * is what is checked and what the native call gets, so a getter can't swap a port in afterwards.
+ */
+function transferList(transfer: unknown): unknown[] | undefined {
+  const list = isArray(transfer)
+    ? transfer
+    : typeof transfer === 'object' && transfer !== null
+      ? (transfer as { transfer?: unknown }).transfer
+      : undefined;
+  if (list === undefined) return undefined;
+  if (!isArray(list) || isProxy(list)) refused('a transfer list that is not a plain array');
+  const copy: unknown[] = [];
+  for (let index = 0; index < list.length; index++) setElement(copy, index, list[index]);
+  return copy;
+}
+
+function checkTransfers(list: unknown[] | undefined, protectedPorts: Set<object>): void {
+  if (list === undefined) return;
+  // An index loop: `for...of` would ask `Array.prototype[Symbol.iterator]`, which a tool can replace.
+  for (let index = 0; index < list.length; index++) {
+    if (isIn(protectedPorts, list[index])) refused("transferring the worker's ports to the host");
+  }
+}
+
+/** The worker's own line to the host: taken before any tool code can replace what it uses. */
+export interface PrivateChannel {
+  /** Posts on `parentPort` (a no-op when there is none). */
+  post(message: unknown): void;
+  /** The OS thread id of this worker, on Linux (for ending child processes that block it). */
+  osThreadId: number | null;
+}
+
+export function takePrivateChannel(): PrivateChannel {
+  const port = threads.parentPort;
+  let osThreadId: number | null = null;
+  try {
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    if (Number.isSafeInteger(id) && id > 0) osThreadId = id;
+  } catch {
+    // Not Linux, or the strict tier can't read /proc: the host then can't end such child processes.
+  }
+  return {
+    post: (message) => {
+      if (port !== null) apply(nativePostMessage, port, [message]);
+    },
+    osThreadId,
+  };
+}
+
+let lockedDown = false;
+
+export interface LockdownOptions {
+  /**
+   * The most a reply on piscina's task port may be (about its JSON size); a larger one is replaced
+   * there, so a reply the tool grew after it was checked never takes the host's memory.
+   * @default no bound
+   */
+  maxReplyBytes?: number;
+}
+
+/** Locks the channels down (once). Call it after the worker's start-up and before any tool import. */
+export function lockdown(options: LockdownOptions = {}): void {
+  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
+  if (lockedDown) return;
+  lockedDown = true;
+  const internalPorts = findInternalPorts();
+  const protectedPorts = new Set<object>(internalPorts);
+  if (threads.parentPort !== null) protectedPorts.add(threads.parentPort);
+  // piscina's task port (held in its worker's closure) is among the ports this worker holds open.
+  const taskPorts = new Set<object>();
+  for (const handle of getActiveHandles === undefined ? [] : apply(getActiveHandles, process, [])) {
+    if (handle instanceof MessagePort && !protectedPorts.has(handle)) taskPorts.add(handle);
+  }
+  for (const port of taskPorts) protectedPorts.add(port);
+
+  function postMessage(this: object, message: unknown, transfer?: unknown) {
+    if (message === null || message === undefined) refused('posting null or undefined on a MessagePort');
+    if (isIn(internalPorts, this)) {
+      const fatal = fatalReport(message);
+      if (fatal === null) return undefined;
+      const payload = fatal ?? stdioPayload(message);
+      if (payload === undefined) refused("posting on Node's internal worker port");
+      return apply(nativePostMessage, this, [payload]);
+    }
+    const list = transferList(transfer);
+    checkTransfers(list, protectedPorts);
+    // piscina's listener on the host reads each reply off this port, some of them synchronously
+    // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
+    // host object whose deserializer throws) would throw there and end the host. A call's reply is
+    // plain data, and the serializer reads it right after this check (no tool code can run between:
+    // the check reads no getter and nothing a tool can patch), so what passes is what crosses.
+    if (isIn(taskPorts, this)) {
+      const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
+      if (!check.ok) message = replacedReply(message, check.problem);
+    }
+    return apply(nativePostMessage, this, list === undefined ? [message] : [message, list]);
+  }
+  Object.defineProperty(MessagePort.prototype, 'postMessage', {
+    value: postMessage,
+    writable: false,
+    configurable: false,
+    enumerable: true,
+  });
+  if (typeof nativeStructuredClone === 'function') {
+    const structuredClone = (value: unknown, options?: unknown) => {
+      const list = transferList(options);
+      checkTransfers(list, protectedPorts);
+      return apply(
+        nativeStructuredClone,
+        globalThis,
+        list === undefined ? [value] : [value, { transfer: list }],
+      );
+    };
+    Object.defineProperty(globalThis, 'structuredClone', {
+      value: structuredClone,
+      writable: false,
+      configurable: false,
+      enumerable: false,
+    });
+  }
+  // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
+  for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
+    freeze(prototype);
+    prototype = getPrototypeOf(prototype);
+  }
+
+  Object.defineProperty(threads, 'parentPort', { value: null, writable: false, configurable: false });
+  Object.defineProperty(threads, 'moveMessagePortToContext', {
+    value: () => refused('moving a MessagePort into another context'),
+    writable: false,
+    configurable: false,
+  });
+  freeze(threads);
+  syncBuiltinESMExports();
+  Object.preventExtensions(Object.prototype);
+}
