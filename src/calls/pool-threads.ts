@@ -7,9 +7,9 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
-import { queueOptionsSymbol } from 'piscina';
 import { parseWorkerMessage, type WorkerNote } from '../boundary/parse-call-reply.js';
 import type { CallTask } from '../boundary/protocol.js';
+import { queueOptionsSymbol } from './piscina.js';
 import { type TrackedWorker, trackWorker } from './thread-reaper.js';
 
 /** What piscina's balancer sees of a worker. */

@@ -7,9 +7,10 @@
  */
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
+import { piscina } from './piscina.js';
 import { failure, PoolCall, type PoolCallLimits, type PoolReply } from './pool-call.js';
 import { PoolThreads, tagTask } from './pool-threads.js';
 import { ensureEnded } from './thread-reaper.js';
@@ -97,7 +98,7 @@ export class TrustDomainPool implements CallPool {
       // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
       onWorkerGone: () => this.#unstrand(),
     });
-    this.#piscina = new Piscina({
+    this.#piscina = new (piscina().Piscina)({
       filename: CALL_WORKER,
       minThreads: 0,
       maxThreads: limits.maxThreads,

@@ -7,7 +7,7 @@
  */
 import { parseCommandLine } from './args/args.js';
 import { helpText } from './args/help.js';
-import { runCommand } from './commands/run-command.js';
+
 import { describeCliError, ExitCode } from './exit-codes.js';
 import { packageVersion } from './package-version.js';
 import { writeMessage } from './ui/messages.js';
@@ -30,6 +30,7 @@ async function main(argv: readonly string[], io: CliIo): Promise<number> {
       io.stdout.write(`${packageVersion()}\n`);
       return ExitCode.ok;
     }
+    const { runCommand } = await import('./commands/run-command.js');
     return await runCommand(parsed, io, interrupt.signal);
   } catch (error) {
     const known = describeCliError(error);

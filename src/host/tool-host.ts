@@ -21,6 +21,7 @@ import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { DeclarationReader } from '../declaration/reader.js';
+import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
 import type { OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
@@ -217,11 +218,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   /** The `tools` param of the Messages API for the offered tools. */
   toAnthropicTools(): Tool[] {
-    return [...this.#registry.generation.tools.values()].map(({ info }) => ({
-      name: info.name,
-      description: info.description,
-      input_schema: { ...info.parameterSchema, type: 'object' },
-    }));
+    return [...this.#registry.generation.tools.values()].map(({ info }) => anthropicTool(info));
   }
 
   /**

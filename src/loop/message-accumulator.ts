@@ -8,7 +8,6 @@
  * JSON object is recorded as invalid and stored as `{}` (the only input the API accepts in a replayed
  * turn).
  */
-import { APIConnectionError } from '@anthropic-ai/sdk';
 import type { ContentBlock, Message, RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 
 /** A received turn: the message, and the ids of its tool calls whose input was not a JSON object. */
@@ -61,11 +60,9 @@ export class MessageAccumulator {
     }
   }
 
-  /** The whole turn; a stream that ended before `message_stop` broke off, like a dropped connection. */
-  finish(): ReceivedTurn {
-    if (this.#message === undefined || !this.#stopped) {
-      throw new APIConnectionError({ message: 'the response stream ended before message_stop' });
-    }
+  /** The whole turn, or `undefined` for a stream that ended before `message_stop` (it broke off). */
+  finish(): ReceivedTurn | undefined {
+    if (this.#message === undefined || !this.#stopped) return undefined;
     return { message: this.#message, invalidInputIds: this.#invalidInputIds };
   }
 

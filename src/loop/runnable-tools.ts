@@ -5,8 +5,9 @@
  */
 
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
-import { ToolError } from '@anthropic-ai/sdk/lib/tools/ToolError';
+import { anthropicTool } from './anthropic-tool.js';
 import type { LoopHost, LoopHostCallOptions } from './loop-host.js';
+import { sdkErrors } from './sdk.js';
 
 /**
  * One `BetaRunnableTool` per tool the host offers now (a snapshot: call it again after loading more).
@@ -21,16 +22,14 @@ import type { LoopHost, LoopHostCallOptions } from './loop-host.js';
  */
 export function toRunnableTools(host: LoopHost): BetaRunnableTool<unknown>[] {
   return host.list().map((info) => ({
-    name: info.name,
-    description: info.description,
-    input_schema: { ...info.parameterSchema, type: 'object' },
+    ...anthropicTool(info),
     parse: (input: unknown) => input,
     run: async (input, context) => {
       const options: LoopHostCallOptions = {};
       if (context?.toolUse.id !== undefined) options.callId = context.toolUse.id;
       if (context?.signal) options.signal = context.signal;
       const outcome = await host.call(info.name, input, options);
-      if (outcome.isError) throw new ToolError(outcome.content);
+      if (outcome.isError) throw new (await sdkErrors()).ToolError(outcome.content);
       return outcome.content;
     },
   }));

@@ -6,6 +6,7 @@
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolInfo } from '../declaration/check.js';
 import type { ToolConcurrency } from '../tool-module.js';
+import { anthropicTool } from './anthropic-tool.js';
 import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';
 import type { LoopTool } from './loop-tool.js';
@@ -54,11 +55,7 @@ export function buildCatalogue(sources: CatalogueSources): ToolCatalogue {
   for (const info of hostTools(sources.host)) {
     if (sources.withheld.has(info.name) || taken.has(info.name)) continue;
     taken.add(info.name);
-    definitions.push({
-      name: info.name,
-      description: info.description,
-      input_schema: { ...info.parameterSchema, type: 'object' },
-    });
+    definitions.push(anthropicTool(info));
     runnable.set(info.name, { source: 'host', info });
   }
   return { definitions, runnable };

@@ -4,7 +4,6 @@
  * only one.
  */
 
-import { APIConnectionError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type {
   Message,
   MessageCreateParams,
@@ -14,6 +13,7 @@ import type {
 import { classifyApiFailure } from './api-failure.js';
 import { LoopFault } from './loop-error.js';
 import { isPlainObject, MessageAccumulator, type ReceivedTurn } from './message-accumulator.js';
+import { sdkErrors } from './sdk.js';
 
 /**
  * The client the loop drives: an SDK `Anthropic` client of any build or version (only
@@ -68,6 +68,7 @@ async function streamTurn(
   { client, params, signal }: TurnRequest,
   onEvent: (event: RawMessageStreamEvent) => void,
 ): Promise<ReceivedTurn> {
+  const { APIConnectionError, APIUserAbortError } = await sdkErrors();
   const stream = await create(client)({ ...params, stream: true }, requestOptions(signal));
   const accumulator = new MessageAccumulator();
   try {
@@ -92,7 +93,10 @@ async function streamTurn(
   }
   // The SDK ends the iteration quietly when the request is aborted mid-stream.
   if (signal?.aborted === true) throw new APIUserAbortError();
-  return accumulator.finish();
+  const turn = accumulator.finish();
+  if (turn === undefined)
+    throw new APIConnectionError({ message: 'the response stream ended before message_stop' });
+  return turn;
 }
 
 function requestOptions(signal: AbortSignal | undefined): { maxRetries: 0; signal?: AbortSignal } {

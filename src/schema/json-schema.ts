@@ -5,7 +5,8 @@
  * URI) or `removeSchema` can't touch what another module or another host compiled. One shared
  * instance only checks schemas against the meta-schema, which adds nothing to it.
  */
-import { Ajv2020, type ErrorObject, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, Options, ValidateFunction } from 'ajv/dist/2020.js';
 import { checkPlainData } from '../boundary/plain-data.js';
 import { linearRegExpEngine } from './linear-regexp.js';
 
@@ -28,13 +29,23 @@ export interface SchemaLimits {
   maxSchemaDepth: number;
 }
 
+/**
+ * Ajv's class, loaded when the first schema is checked: importing toolhost loads none of Ajv's code
+ * generation (about 90 modules), and a host that only calls its own tools never does.
+ */
+let ajvClass: typeof Ajv2020 | undefined;
+function newAjv(options: Options): Ajv2020 {
+  ajvClass ??= (createRequire(import.meta.url)('ajv/dist/2020') as { Ajv2020: typeof Ajv2020 }).Ajv2020;
+  return new ajvClass(options);
+}
+
 export const DEFAULT_SCHEMA_LIMITS: SchemaLimits = { maxSchemaBytes: 65_536, maxSchemaDepth: 32 };
 
 let metaChecker: Ajv2020 | undefined;
 
 /** Only validates schemas against the 2020-12 meta-schema; it never compiles or keeps a tool's schema. */
 function checkAgainstMetaSchema(schema: object): string | undefined {
-  metaChecker ??= new Ajv2020(OPTIONS);
+  metaChecker ??= newAjv(OPTIONS);
   try {
     if (metaChecker.validateSchema(schema) === true) return undefined;
     return metaChecker.errorsText(metaChecker.errors, { dataVar: 'schema' });
@@ -86,7 +97,7 @@ export function compileParameterSchema(
     return { ok: false, message: `parameterSchema is not valid JSON Schema: ${invalid}` };
   try {
     // Patterns run in linear time (a backtracking `pattern` would stop the host on one input).
-    const ajv = new Ajv2020({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
+    const ajv = newAjv({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
     return { ok: true, validate: ajv.compile(schema) };
   } catch (error) {
     return { ok: false, message: `parameterSchema does not compile: ${(error as Error).message}` };

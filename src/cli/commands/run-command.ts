@@ -1,12 +1,11 @@
-/** Runs a parsed command (chat is loaded only when asked for: it pulls in the API client). */
-import type { ChatArgs, ParsedCommandLine } from '../args/args.js';
+/**
+ * Runs a parsed command. Each command's module is loaded only when that command runs: `toolhost
+ * --version` or a usage error loads none of them, and only `chat` loads the API client, only `serve`
+ * the MCP SDK.
+ */
+import type { ParsedCommandLine } from '../args/args.js';
 import type { ExitCode } from '../exit-codes.js';
 import type { CliIo } from '../ui/terminal.js';
-import { callCommand } from './call.js';
-import { initCommand } from './init.js';
-import { listCommand } from './list.js';
-import { selftestCommand } from './selftest.js';
-import { serveCommand } from './serve.js';
 
 export async function runCommand(
   parsed: Exclude<ParsedCommandLine, { command: 'help' } | { command: 'version' }>,
@@ -15,21 +14,16 @@ export async function runCommand(
 ): Promise<ExitCode> {
   switch (parsed.command) {
     case 'list':
-      return listCommand(parsed, io);
+      return (await import('./list.js')).listCommand(parsed, io);
     case 'call':
-      return callCommand(parsed, io, signal);
+      return (await import('./call.js')).callCommand(parsed, io, signal);
     case 'selftest':
-      return selftestCommand(parsed, io, signal);
+      return (await import('./selftest.js')).selftestCommand(parsed, io, signal);
     case 'chat':
-      return chat(parsed, io, signal);
+      return (await import('./chat.js')).chatCommand(parsed, io, signal);
     case 'serve':
-      return serveCommand(parsed, io, signal);
+      return (await import('./serve.js')).serveCommand(parsed, io, signal);
     case 'init':
-      return initCommand(parsed, io);
+      return (await import('./init.js')).initCommand(parsed, io);
   }
-}
-
-async function chat(args: ChatArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
-  const { chatCommand } = await import('./chat.js');
-  return chatCommand(args, io, signal);
 }
