@@ -120,6 +120,35 @@ describe('ctx', () => {
   });
 });
 
+describe.each(['worker', 'strict', 'process'] as const)(
+  "isolation: '%s', a 'progress' listener that throws",
+  (isolation) => {
+    it('loses only the message it threw on: the call answers at once, the next call and its progress are fine', async () => {
+      const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });
+      await host.load(fixtureModule('call-progress.js'));
+      let throwing = true;
+      const delivered: unknown[] = [];
+      host.on('progress', (event) => {
+        delivered.push(event.data);
+        if (throwing) throw new Error('a screen that broke');
+      });
+
+      expect(await host.call('call_progress', {})).toStrictEqual(answered('done'));
+      expect(delivered).toStrictEqual([
+        { step: 1, of: 2 },
+        { step: 2, of: 2 },
+      ]);
+
+      throwing = false;
+      delivered.length = 0;
+      expect(await host.call('call_progress', {})).toStrictEqual(answered('done'));
+      expect(delivered).toHaveLength(2);
+      await loadEcho(host);
+      await expectHostFine(host);
+    });
+  },
+);
+
 describe('input that fails the schema', () => {
   it('answers INVALID_INPUT with what is wrong, and the tool never runs', async () => {
     const { host, dataDir } = await makeHost();

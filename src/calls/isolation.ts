@@ -25,6 +25,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolHostError } from '../boundary/errors.js';
+import { isWithin } from '../shared/paths.js';
 
 export type IsolationTier = 'worker' | 'strict' | 'process';
 
@@ -186,10 +187,6 @@ function minimalPaths(paths: string[]): string[] {
   });
   const unique = [...new Set(normalized)];
   return unique.filter((path) => !unique.some((outer) => outer !== path && isWithin(outer, path)));
-}
-
-function isWithin(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
 /**

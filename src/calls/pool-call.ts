@@ -6,53 +6,22 @@
  * deadline.
  */
 import { EventEmitter } from 'node:events';
-import type { ToolErrorCode } from '../boundary/errors.js';
 import {
   parseCallReply,
   parseProgressData,
   type ReplyLimits,
   type WorkerNote,
 } from '../boundary/parse-call-reply.js';
-import {
-  type CallReply,
-  type CallTask,
-  type CapturedLog,
-  MAX_PROGRESS_MESSAGES,
-  type WorkerError,
-} from '../boundary/protocol.js';
+import { type CallReply, MAX_PROGRESS_MESSAGES } from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
 import { own, record } from '../boundary/untrusted.js';
-import type { JsonValue } from '../tool-module.js';
+import { AnswerOnce, type CallWaiters, failure } from './answer-once.js';
 import type { ThreadListener } from './pool-threads.js';
 import { ensureEnded, type TrackedWorker } from './thread-reaper.js';
-
-/** What a call answers, from its worker's reply or from what the host saw. */
-export type PoolReply =
-  | CallReply
-  | {
-      ok: false;
-      error: WorkerError;
-      logs: CapturedLog[];
-      droppedLogBytes: number;
-    };
 
 export interface PoolCallLimits extends ReplyLimits {
   heapMb: number;
   timeoutGraceMs: number;
-}
-
-export function failure(
-  code: ToolErrorCode,
-  message: string,
-  logs: CapturedLog[] = [],
-  stack?: string,
-): PoolReply {
-  return {
-    ok: false,
-    error: stack === undefined ? { code, message } : { code, message, stack },
-    logs,
-    droppedLogBytes: 0,
-  };
 }
 
 /**
@@ -70,44 +39,23 @@ export class KillSwitch extends EventEmitter<{ abort: [] }> {
   }
 }
 
-export class PoolCall implements ThreadListener {
-  readonly task: CallTask;
+export class PoolCall extends AnswerOnce implements ThreadListener {
   readonly kill = new KillSwitch();
   readonly #limits: PoolCallLimits;
-  readonly #onProgress: ((data: JsonValue) => void) | undefined;
   readonly #onStarted: (() => void) | undefined;
-  readonly #resolve: (reply: PoolReply) => void;
-  readonly #onAnswered: () => void;
-  #answered = false;
-  #deadline: NodeJS.Timeout | undefined;
   #grace: NodeJS.Timeout | undefined;
   #held: CallReply | undefined;
-  #progressReceived = 0;
   #fault: (WorkerNote & { type: 'fault' }) | undefined;
   #worker: TrackedWorker | undefined;
 
-  constructor(options: {
-    task: CallTask;
-    limits: PoolCallLimits;
-    onProgress: ((data: JsonValue) => void) | undefined;
-    onStarted?: (() => void) | undefined;
-    resolve: (reply: PoolReply) => void;
-    onAnswered: () => void;
-  }) {
-    this.task = options.task;
+  constructor(options: CallWaiters & { limits: PoolCallLimits; onStarted?: (() => void) | undefined }) {
+    super(options);
     this.#limits = options.limits;
-    this.#onProgress = options.onProgress;
     this.#onStarted = options.onStarted;
-    this.#resolve = options.resolve;
-    this.#onAnswered = options.onAnswered;
   }
 
   get taskId(): string {
     return this.task.taskId;
-  }
-
-  get answered(): boolean {
-    return this.#answered;
   }
 
   /** The worker it was handed to (once it was). */
@@ -115,19 +63,11 @@ export class PoolCall implements ThreadListener {
     return this.#worker;
   }
 
-  answer(reply: PoolReply): void {
-    if (this.#answered) return;
-    this.#answered = true;
-    clearTimeout(this.#deadline);
-    this.#onAnswered();
-    this.#resolve(reply);
-  }
-
   /** The host's balancer gave the call to a worker: it starts now, and so does its timeout. */
   handed(worker: TrackedWorker): void {
     this.#worker = worker;
-    if (this.#answered) return;
-    this.#deadline = setTimeout(() => this.#timeOut(), this.task.timeoutMs);
+    if (this.answered) return;
+    this.armDeadline(this.task.timeoutMs, () => this.#timeOut());
     this.#onStarted?.();
   }
 
@@ -137,22 +77,21 @@ export class PoolCall implements ThreadListener {
       return;
     }
     if (note.type !== 'progress') return;
-    this.#progressReceived += 1;
-    if (!this.#answered && this.#progressReceived <= MAX_PROGRESS_MESSAGES) {
-      const data = parseProgressData(note.data);
-      if (data.ok) this.#onProgress?.(data.value);
-    }
+    // Parsed only while someone may still want it (a call answered or past the cap drops it anyway).
+    const wanted = !this.answered && this.progressReceived < MAX_PROGRESS_MESSAGES;
+    const data = wanted ? parseProgressData(note.data) : undefined;
+    this.progress(data?.ok === true ? data.value : undefined);
     this.#releaseHeld();
   }
 
   lostMessage(): void {
-    this.#progressReceived += 1;
+    this.progress(undefined);
     this.#releaseHeld();
   }
 
   /** piscina's task result: the worker's reply, if it is one. */
   replied(value: unknown): void {
-    if (this.#answered) return;
+    if (this.answered) return;
     const parsed = parseCallReply(value, this.#limits);
     if (!parsed.ok) {
       this.answer(failure('TOOL_BAD_RESULT', `the tool's worker sent a malformed reply: ${parsed.reason}`));
@@ -162,13 +101,13 @@ export class PoolCall implements ThreadListener {
     }
     // Progress travels on another port than piscina's reply and may arrive after it: the reply
     // waits until everything the tool emitted before it has been delivered, or the deadline.
-    if (this.#progressReceived >= parsed.value.progressSent) this.answer(parsed.value);
+    if (this.progressReceived >= parsed.value.progressSent) this.answer(parsed.value);
     else this.#held = parsed.value;
   }
 
   /** piscina rejected the task: what the worker reported before it ended, or how it ended. */
   rejected(error: unknown): void {
-    if (this.#answered) return;
+    if (this.answered) return;
     const fault = this.#fault;
     if (fault !== undefined) {
       this.answer(failure(fault.code, fault.message, fault.logs, fault.stack));
@@ -202,7 +141,7 @@ export class PoolCall implements ThreadListener {
 
   #releaseHeld(): void {
     const held = this.#held;
-    if (held !== undefined && this.#progressReceived >= held.progressSent) this.answer(held);
+    if (held !== undefined && this.progressReceived >= held.progressSent) this.answer(held);
   }
 
   #timeOut(): void {
@@ -211,7 +150,7 @@ export class PoolCall implements ThreadListener {
       this.answer(this.#held);
       return;
     }
-    this.answer(failure('TOOL_TIMEOUT', `tool timed out after ${this.task.timeoutMs} ms`));
+    this.timedOut();
     // The worker aborted ctx.signal at the same moment; give the tool a short grace to finish, then
     // end the worker (piscina replaces it).
     this.#grace = setTimeout(() => this.#end(), this.#limits.timeoutGraceMs);

@@ -6,6 +6,7 @@
 import { outcomeText, type ToolOutcome } from '../boundary/outcome.js';
 import type { SelftestReport } from '../host/events.js';
 import type { OfferedTool } from '../registry/generation.js';
+import { mapLimit } from '../shared/limit.js';
 
 export interface SelftestRun {
   concurrency: number;
@@ -15,17 +16,7 @@ export interface SelftestRun {
 }
 
 export async function runSelftests(names: readonly string[], run: SelftestRun): Promise<SelftestReport[]> {
-  const reports: SelftestReport[] = new Array(names.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < names.length) {
-      const index = next++;
-      const name = names[index] ?? '';
-      reports[index] = await selftestOne(name, run);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(run.concurrency, names.length) }, lane));
-  return reports;
+  return mapLimit(names, run.concurrency, (name) => selftestOne(name, run));
 }
 
 async function selftestOne(name: string, run: SelftestRun): Promise<SelftestReport> {

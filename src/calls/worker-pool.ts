@@ -10,12 +10,13 @@ import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
+import { failure, type PoolReply } from './answer-once.js';
 import { piscina } from './piscina.js';
-import { failure, PoolCall, type PoolCallLimits, type PoolReply } from './pool-call.js';
+import { PoolCall, type PoolCallLimits } from './pool-call.js';
 import { PoolThreads, tagTask } from './pool-threads.js';
 import { ensureEnded } from './thread-reaper.js';
 
-export type { PoolReply } from './pool-call.js';
+export type { PoolReply } from './answer-once.js';
 
 const CALL_WORKER = fileURLToPath(new URL('../../workers/call/call-worker.js', import.meta.url));
 

@@ -9,6 +9,7 @@ import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
 import { ensureEnded, type TrackedWorker } from '../calls/thread-reaper.js';
 import type { SchemaLimits } from '../schema/json-schema.js';
 import { PROBE_FROM_BYTES, SchemaProbe } from '../schema/probe.js';
+import { Gate } from '../shared/limit.js';
 import { CLOSED_OUTCOME, type ReadOutcome, readInWorker } from './read-worker.js';
 
 export type { ReadOutcome } from './read-worker.js';
@@ -29,16 +30,14 @@ const CLOSED = CLOSED_OUTCOME;
 /** Runs at most `concurrency` reads at once (one worker each). */
 export class DeclarationReader {
   readonly #limits: ReadLimits;
-  readonly #concurrency: number;
+  readonly #gate: Gate;
   readonly #workers = new Set<TrackedWorker>();
   readonly #probe: SchemaProbe;
-  #running = 0;
-  readonly #waiting: Array<() => void> = [];
   #closing = false;
 
   constructor(limits: ReadLimits, concurrency = availableParallelism()) {
     this.#limits = limits;
-    this.#concurrency = Math.max(1, concurrency);
+    this.#gate = new Gate(Math.max(1, concurrency));
     this.#probe = new SchemaProbe({
       ...limits.schema,
       budgetMs: limits.schemaCompileBudgetMs,
@@ -56,14 +55,10 @@ export class DeclarationReader {
    * read itself happens there (the host still bounds how many run at once, and probes the schema).
    */
   async read(moduleUrl: string, execArgv: string[], via?: RawRead): Promise<ReadOutcome> {
-    if (this.#running >= this.#concurrency) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    // A read asked for (or let through) after close() would start a worker nobody ends.
-    if (this.#closing) {
-      this.#waiting.shift()?.();
-      return CLOSED;
-    }
-    this.#running += 1;
+    await this.#gate.enter();
     try {
+      // A read asked for (or let through) after close() would start a worker nobody ends.
+      if (this.#closing) return CLOSED;
       const outcome =
         via === undefined
           ? await readInWorker(moduleUrl, execArgv, {
@@ -75,8 +70,7 @@ export class DeclarationReader {
           : await via(moduleUrl);
       return outcome.state === 'read' ? await this.#probeSchema(outcome) : outcome;
     } finally {
-      this.#running -= 1;
-      this.#waiting.shift()?.();
+      this.#gate.leave();
     }
   }
 

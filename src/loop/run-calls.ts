@@ -5,6 +5,7 @@
  */
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
+import { mapLimit } from '../shared/limit.js';
 import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';
 import { runLoopTool } from './loop-tool.js';
@@ -57,8 +58,11 @@ export async function runCalls(
   const stop = new AbortController();
   const signal =
     settings.signal === undefined ? stop.signal : AbortSignal.any([settings.signal, stop.signal]);
-  const running = mapInOrder(calls, exclusive ? 1 : settings.maxConcurrency, signal, async (call) =>
-    toolResult(call.id, await runCall(call, { ...settings, signal })),
+  const running = mapLimit(
+    calls,
+    exclusive ? 1 : settings.maxConcurrency,
+    async (call) => toolResult(call.id, await runCall(call, { ...settings, signal })),
+    signal,
   );
   try {
     return await untilAborted(running, settings.signal);
@@ -140,25 +144,6 @@ function toolResult(toolUseId: string, outcome: ToolOutcome): ToolResultBlockPar
     ...(outcome.content.length > 0 ? { content: outcome.content } : {}),
     ...(outcome.isError ? { is_error: true } : {}),
   };
-}
-
-/** Maps with at most `limit` at once; results keep the items' order. Stops taking items once `signal` aborts. */
-async function mapInOrder<T, R>(
-  items: readonly T[],
-  limit: number,
-  signal: AbortSignal,
-  map: (item: T) => Promise<R>,
-): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length && !signal.aborted) {
-      const index = next++;
-      results[index] = await map(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as it aborts (without waiting for `promise`). */

@@ -8,7 +8,7 @@
  */
 import { rm } from 'node:fs/promises';
 import { type CallTask, callTmpDir } from '../boundary/protocol.js';
-import { failure, type PoolReply } from '../calls/pool-call.js';
+import { failure, type PoolReply } from '../calls/answer-once.js';
 import type { CallPool, PoolCallHooks, PoolLimits } from '../calls/worker-pool.js';
 import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';

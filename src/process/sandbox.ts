@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isWithin } from '../shared/paths.js';
 
 export type SandboxSupport =
   | {
@@ -115,10 +116,6 @@ function systemArgs(): { args: string[]; bound: string[] } {
   }
   for (const file of LOADER_FILES) args.push('--ro-bind-try', file, file);
   return { args, bound };
-}
-
-function isWithin(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(`${folder}${sep}`);
 }
 
 /** The `bwrap` arguments (up to and including `--`) for a package's process. */

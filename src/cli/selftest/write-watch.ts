@@ -7,6 +7,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import { lstat, readdir } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
+import { isWithin } from '../../shared/paths.js';
 
 /** Where a write happened, for the report. */
 export type WatchedPlace = 'package' | 'working-directory' | 'data-dir' | 'launch-directory';
@@ -62,7 +63,7 @@ export function distinctRoots(roots: readonly WatchRoot[]): WatchRoot[] {
   const kept: WatchRoot[] = [];
   for (const root of wholeTreesFirst) {
     if (kept.some((other) => other.path === root.path)) continue;
-    if (roots.some((other) => other.depth === undefined && isWithin(other.path, root.path))) continue;
+    if (roots.some((other) => other.depth === undefined && isBelow(other.path, root.path))) continue;
     kept.push(root);
   }
   return kept;
@@ -177,7 +178,7 @@ function hasNew(inThis: Map<string, Entry>, notInThat: Map<string, Entry>, path:
   return false;
 }
 
-function isWithin(folder: string, path: string): boolean {
-  const rel = relative(folder, path);
-  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !rel.startsWith(sep);
+/** Below `folder`, not `folder` itself. */
+function isBelow(folder: string, path: string): boolean {
+  return path !== folder && isWithin(folder, path);
 }
