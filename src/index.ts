@@ -18,7 +18,7 @@ export type {
   ToolOutputEvent,
   ToolProgressEvent,
 } from './host/events.js';
-export type { CallOptions, LoadOptions, Logger, SelftestOptions, ToolHostOptions } from './host/options.js';
+export type { CallOptions, LoadOptions, SelftestOptions, ToolHostOptions } from './host/options.js';
 export { ToolHost } from './host/tool-host.js';
 export type {
   BeforeToolCall,
@@ -41,6 +41,7 @@ export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
 export type { HostTool, ModuleStatus } from './registry/registry.js';
 export type { Clock } from './registry/reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';
+export type { Logger } from './shared/logger.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
 export type {
   Declared,

@@ -63,7 +63,7 @@ describe('ToolHost options', () => {
     await host.close();
   });
 
-  it('rejects a bad isolation tier given to load, and a selftest timeout that is not a positive integer', async () => {
+  it('rejects a bad isolation tier given to load, and a selftest or call timeout that is not a positive integer', async () => {
     const host = new ToolHost();
     try {
       await expect(host.load('.', { isolation: 'none' as 'worker' })).rejects.toMatchObject({
@@ -73,6 +73,12 @@ describe('ToolHost options', () => {
         code: 'INVALID_OPTION',
         message: 'Expected `timeoutMs` to be a positive integer, got 0',
       });
+      for (const timeoutMs of [0, -5, 1.5, Number.NaN, '100'] as unknown as number[]) {
+        await expect(host.call('anything', {}, { timeoutMs })).rejects.toMatchObject({
+          code: 'INVALID_OPTION',
+          message: expect.stringMatching(/^Expected `timeoutMs` to be a positive integer, got /),
+        });
+      }
     } finally {
       await host.close();
     }

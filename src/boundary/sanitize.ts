@@ -3,7 +3,6 @@
  * terminal, control characters (ANSI escapes, carriage returns, bells, NULs) are shown as escapes, so
  * a tool can't forge log lines or repaint the host's screen, and the text is cut to a bounded length.
  */
-import type { Logger } from '../host/options.js';
 
 /** The longest worker-provided message the host keeps (fault texts, error messages, reasons). */
 export const MAX_MESSAGE_LENGTH = 2000;
@@ -51,14 +50,4 @@ export function truncate(text: string, max = MAX_MESSAGE_LENGTH): string {
 export function safeMessage(value: unknown, fallback: string): string {
   if (typeof value !== 'string' || value === '') return fallback;
   return escapeControl(truncate(value), { keepLines: true });
-}
-
-/** A logger whose every line is one line of plain text, whatever a worker put into it. */
-export function sanitizingLogger(logger: Logger): Logger {
-  const clean = (message: string) => escapeControl(String(message));
-  return {
-    info: (message) => logger.info(clean(message)),
-    warn: (message) => logger.warn(clean(message)),
-    error: (message) => logger.error(clean(message)),
-  };
 }

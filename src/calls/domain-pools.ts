@@ -7,15 +7,28 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
-import type { Settings } from '../host/options.js';
-import { ProcessDomains, type VersionReads } from '../process/process-domains.js';
+import { ProcessDomains, type ProcessSettings, type VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
 import type { WorkerFlags } from './worker-flags.js';
 import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
 
+/** What the pools read of the host's settings (the process tier's included). */
+export interface PoolSettings extends ProcessSettings {
+  maxThreadsPerPool: number;
+  idleTimeoutMs: number;
+  callHeapMb: number;
+  callStackMb: number;
+  timeoutGraceMs: number;
+  env: Record<string, string>;
+  dataDir: string;
+  tmpRoot: string;
+  maxResultBytes: number;
+  maxLogBytes: number;
+}
+
 export class DomainPools {
-  readonly #settings: Settings;
+  readonly #settings: PoolSettings;
   readonly #flags: WorkerFlags;
   readonly #onFault: (source: string, message: string) => void;
   readonly #pools = new Map<SourceVersion, CallPool>();
@@ -27,7 +40,11 @@ export class DomainPools {
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcess: CallSettings | undefined;
 
-  constructor(settings: Settings, flags: WorkerFlags, onFault: (source: string, message: string) => void) {
+  constructor(
+    settings: PoolSettings,
+    flags: WorkerFlags,
+    onFault: (source: string, message: string) => void,
+  ) {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;

@@ -7,12 +7,21 @@ import { errorOutcome, successOutcome, type ToolOutcome } from '../boundary/outc
 import type { CallSettings, CallTask } from '../boundary/protocol.js';
 import { relativeTo } from '../boundary/stack-frames.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
-import type { CallOptions, Settings } from '../host/options.js';
+import type { CallOptions } from '../host/options.js';
 import type { OfferedTool } from '../registry/generation.js';
+import type { Logger } from '../shared/logger.js';
 import { toOriginalPaths } from '../snapshot/layout.js';
 import { type JsonValue, text } from '../tool-module.js';
 import { runInProcess } from './in-process-tool.js';
 import type { CallPool, PoolReply } from './worker-pool.js';
+
+/** What a call reads of the host's settings. */
+export interface InvokeSettings {
+  logger: Logger;
+  errorStacksToModel: boolean;
+  outputBudgetBytes: number;
+  dataDir: string;
+}
 
 export interface Invocation {
   kind: 'run' | 'selftest';
@@ -20,7 +29,7 @@ export interface Invocation {
   options: CallOptions;
   /** Unique per call in this host. */
   sequence: number;
-  settings: Settings;
+  settings: InvokeSettings;
   /** The pool of the tool's version (module tools). */
   pool: CallPool | undefined;
   inProcess: { settings: CallSettings; closing: AbortSignal };
@@ -33,12 +42,9 @@ export interface Invocation {
 export async function invokeTool(tool: OfferedTool, invocation: Invocation): Promise<ToolOutcome> {
   const { options, sequence, settings, emit } = invocation;
   const callId = options.callId ?? `call_${sequence}`;
-  // A caller's cap that is not a number of at least 1 is no cap; the tool's own timeout always holds.
+  // The caller's cap (checked by host.call) only ever shortens the tool's own timeout.
   const cap = options.timeoutMs;
-  const timeoutMs =
-    typeof cap === 'number' && cap >= 1
-      ? Math.min(tool.info.timeoutMs, Math.floor(cap))
-      : tool.info.timeoutMs;
+  const timeoutMs = cap !== undefined ? Math.min(tool.info.timeoutMs, cap) : tool.info.timeoutMs;
   const { origin } = tool;
   const task: CallTask = {
     kind: invocation.kind,

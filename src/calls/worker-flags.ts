@@ -3,7 +3,7 @@
  * network for a package that asks and that the host allows, and what the host says about them once
  * (what strict can't contain on this Node; a package whose request for the network it refuses).
  */
-import type { Logger } from '../host/options.js';
+import type { Logger } from '../shared/logger.js';
 import { NO_PERMISSIONS, type PackagePermissions } from '../sources/resolve-path.js';
 import {
   type DomainPaths,

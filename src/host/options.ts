@@ -5,24 +5,16 @@
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  expectBoolean,
-  expectNonNegativeInteger,
-  expectPositiveInteger,
-  show,
-  ToolHostError,
-} from '../boundary/errors.js';
-import { sanitizingLogger } from '../boundary/sanitize.js';
+import { ToolHostError } from '../boundary/errors.js';
+import type { PoolSettings } from '../calls/domain-pools.js';
+import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
+import { expectBoolean, expectNonNegativeInteger, expectPositiveInteger, show } from '../shared/expect.js';
+import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js';
 
 /** Anything with these methods: `console` and pino both fit. */
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
-  error(message: string): void;
-}
 
 export interface ToolHostOptions {
   /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
@@ -120,39 +112,15 @@ export interface SelftestOptions {
   timeoutMs?: number;
 }
 
-export const stderrLogger: Logger = {
-  info: () => {},
-  warn: (message) => process.stderr.write(`toolhost: ${message}\n`),
-  error: (message) => process.stderr.write(`toolhost: ${message}\n`),
-};
-
 /** The options with their defaults filled in. */
-export interface Settings {
-  dataDir: string;
-  tmpRoot: string;
-  callHeapMb: number;
-  callStackMb: number;
-  timeoutGraceMs: number;
-  maxThreadsPerPool: number;
-  idleTimeoutMs: number;
-  outputBudgetBytes: number;
-  maxResultBytes: number;
-  maxLogBytes: number;
-  allowAddons: boolean;
-  env: Record<string, string>;
+export interface Settings extends PoolSettings, InvokeSettings {
   rereadDelaysMs: readonly number[];
   clock: Clock;
   selftestConcurrency: number;
   isolation: IsolationTier;
-  readHeapMb: number;
-  readTimeoutMs: number;
   cores: number;
-  logger: Logger;
   schemaLimits: SchemaLimits;
   schemaCompileBudgetMs: number;
-  errorStacksToModel: boolean;
-  allowNetwork: boolean | readonly string[];
-  processMemoryMb: number;
 }
 
 /** Checks every option and fills in the defaults. */

@@ -12,7 +12,7 @@ import { rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
-import { expectPositiveInteger, ToolHostError } from '../boundary/errors.js';
+import { ToolHostError } from '../boundary/errors.js';
 import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import { escapeControl, truncate } from '../boundary/sanitize.js';
 import { DomainPools } from '../calls/domain-pools.js';
@@ -28,6 +28,7 @@ import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
 import { type HostTool, type ModuleStatus, Registry } from '../registry/registry.js';
 import { validateInput } from '../schema/json-schema.js';
+import { expectPositiveInteger } from '../shared/expect.js';
 import { Snapshots } from '../snapshot/snapshot.js';
 import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
 import { rereadModule } from '../sources/read-version.js';
@@ -235,6 +236,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
    * @example const outcome = await host.call('weather', { city: 'Berlin' });
    */
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolOutcome> {
+    // A caller's mistake, not a tool's fault: it rejects, as a bad selftest timeout does.
+    expectPositiveInteger('timeoutMs', options.timeoutMs);
     if (this.#closed) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
     const { tools } = this.#registry.generation;
     const tool = typeof name === 'string' ? tools.get(name) : undefined;

@@ -3,7 +3,8 @@
  * throws before any request is sent.
  */
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
-import { expectNonNegativeInteger, expectPositiveInteger, show, ToolHostError } from '../boundary/errors.js';
+import { ToolHostError } from '../boundary/errors.js';
+import { expectNonNegativeInteger, expectPositiveInteger, show } from '../shared/expect.js';
 import type { LoopHost } from './loop-host.js';
 import type { LoopTool } from './loop-tool.js';
 import {

@@ -7,7 +7,7 @@ import type {
   MessageParam,
   ToolUnion,
 } from '@anthropic-ai/sdk/resources/messages';
-import { expectPositiveInteger, show } from '../boundary/errors.js';
+import { expectPositiveInteger, show } from '../shared/expect.js';
 import { checkLoopTool, invalid, type RunToolsOptions } from './loop-options.js';
 import type { LoopTool } from './loop-tool.js';
 import { toolName } from './tool-catalogue.js';

@@ -6,8 +6,8 @@
  */
 
 import type { PoolLimits } from '../calls/worker-pool.js';
-import type { Settings } from '../host/options.js';
 import type { SourceVersion } from '../registry/generation.js';
+import type { Logger } from '../shared/logger.js';
 import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
 import { ProcessTier } from './process-tier.js';
@@ -21,12 +21,22 @@ export interface VersionReads {
   close(): void;
 }
 
+/** What the process tier reads of the host's settings. */
+export interface ProcessSettings {
+  logger: Logger;
+  allowNetwork: boolean | readonly string[];
+  processMemoryMb: number;
+  readHeapMb: number;
+  readTimeoutMs: number;
+  allowAddons: boolean;
+}
+
 export class ProcessDomains {
-  readonly #settings: Settings;
+  readonly #settings: ProcessSettings;
   readonly #tier: ProcessTier;
   readonly #reads = new Set<ProcessReads>();
 
-  constructor(settings: Settings) {
+  constructor(settings: ProcessSettings) {
     this.#settings = settings;
     this.#tier = new ProcessTier({ logger: settings.logger, allowNetwork: settings.allowNetwork });
   }

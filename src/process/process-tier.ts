@@ -7,7 +7,7 @@
 
 import { grantsNetwork } from '../calls/isolation.js';
 import type { DomainManifest } from '../calls/worker-flags.js';
-import type { Logger } from '../host/options.js';
+import type { Logger } from '../shared/logger.js';
 import type { ChildEnvironment } from './domain-child.js';
 import { cgroupSupport } from './memory-cgroup.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';

@@ -5,7 +5,7 @@
  */
 
 import type { ModuleEvent } from '../host/events.js';
-import type { Logger } from '../host/options.js';
+import type { Logger } from '../shared/logger.js';
 import type { Generation, ModuleStatus } from './generation.js';
 
 export class ModuleReporter {

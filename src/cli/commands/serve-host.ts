@@ -5,10 +5,10 @@
  */
 
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
-import type { Logger } from '../../host/options.js';
 import type { ToolHost } from '../../host/tool-host.js';
 import { ToolServer } from '../../mcp/tool-server.js';
 import { DEFAULT_REREAD_DELAYS_MS } from '../../registry/reread-schedule.js';
+import type { Logger } from '../../shared/logger.js';
 import type { ServeArgs } from '../args/args.js';
 import { packageVersion } from '../package-version.js';
 import { messages, writeMessage } from '../ui/messages.js';
