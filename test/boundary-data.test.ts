@@ -1,5 +1,5 @@
 /**
- * Data the host can't take (issue 10): progress nested deeper than the host's main thread can
+ * Data the host can't take: progress nested deeper than the host's main thread can
  * deserialize, replies whose parts each fit the cap but not together, and an array that is tiny to
  * clone and huge as JSON. `maxResultBytes` counts all of a reply (every content block and the
  * details); nothing over it crosses.

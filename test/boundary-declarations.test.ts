@@ -1,5 +1,5 @@
 /**
- * The declaration reader under attack (issue 10): the module being read runs in the reader's worker,
+ * The declaration reader under attack: the module being read runs in the reader's worker,
  * so it tries to post a reply of its own, to post on Node's internal port, to blind the reader's loop,
  * and to change fields after the reader checked them. The host parses the reply it gets; a module is
  * offered under its real declaration or left out with a reason, and `load` never rejects.

@@ -1,6 +1,6 @@
 /**
- * Hardening that reaches past the worker into the whole process, and faults whose text a tool chose
- * (issue 10): OpenSSL engines are refused with addons off (our refusal, before OpenSSL ever sees the
+ * Hardening that reaches past the worker into the whole process, and faults whose text a tool chose:
+ * OpenSSL engines are refused with addons off (our refusal, before OpenSSL ever sees the
  * path), fault messages reach the logger and the 'fault' event as escaped data, and a tool that
  * removes the worker's uncaughtException listener still gets one answer.
  */

@@ -1,5 +1,5 @@
 /**
- * Forged and garbled protocol messages (issue 10): a tool shares its worker's realm with the code that
+ * Forged and garbled protocol messages: a tool shares its worker's realm with the code that
  * talks to the host, so it tries to post on every port that leads there. The ports whose listeners are
  * not ours (piscina's task port, Node's internal worker port) must be out of its reach; our own
  * messages are parsed on the host anyway. Every attack ends in one answer with a documented code, and

@@ -1,5 +1,5 @@
 /**
- * Replies a tool forges or changes (issue 10): it takes over piscina's handler lookup so that its own
+ * Replies a tool forges or changes: it takes over piscina's handler lookup so that its own
  * function answers a call in toolhost's place, or changes its reply after the worker checked it. What
  * piscina then posts is whatever the tool made; the host parses it (or the worker's guard on piscina's
  * port replaces a reply that is not plain data) and every call answers exactly once.

@@ -1,5 +1,5 @@
 /**
- * Parameter schemas a hostile module declares (issue 10). Schemas are plain data but the host compiles
+ * Parameter schemas a hostile module declares. Schemas are plain data but the host compiles
  * them and runs their validators: `$async` is refused, an `$id` can't reach what another module or
  * host compiled, a schema too costly to compile is left out without stopping the host's event loop,
  * and reference fan-out is not inlined.

@@ -1,5 +1,5 @@
 /**
- * A tool's printing never reaches the host's real stdout or stderr (issue 10), which may be a protocol
+ * A tool's printing never reaches the host's real stdout or stderr, which may be a protocol
  * channel (an MCP server over stdio, a JSON CLI). Each host here runs in a child process of its own,
  * so the test reads what really reached that process's stdout and stderr: none of the markers the
  * tools wrote, whichever way they wrote them, including through Node's own fatal-exception handler

@@ -1,5 +1,5 @@
 /**
- * Timeouts a tool might turn off (issue 10). A call's deadline is armed on the host's own clock when
+ * Timeouts a tool might turn off. A call's deadline is armed on the host's own clock when
  * the host's balancer hands the call to a worker; nothing a worker writes or does moves it: clocks
  * changed inside the worker, piscina kept from posting or from taking the next task, a handler that
  * never settles, a timeout timers can't hold, a thread blocked in a child process.
@@ -138,7 +138,7 @@ describe("a call blocked in a child process (isolation: 'worker'; strict refuses
     },
   );
 
-  // HOLE (see the report on issue 10): a process orphaned before the host looks (here a sleep whose
+  // HOLE (see the README's limits of the worker tier): a process orphaned before the host looks (here a sleep whose
   // parent subshell exited at once) is no longer a descendant of the worker's thread, so the host
   // can't find it to end it; it still holds the pipe the thread's execFileSync reads, so the thread,
   // and with it the host process, can't end until it does (600 s). close() still resolves. The test

@@ -51,6 +51,12 @@ describe('toolhost init', () => {
       type: 'module',
       toolhost: { tools: ['./tools/count-words.js'] },
     });
+    // toolhost is not on the registry: the devDependency names this installation's folder.
+    const spec = String(manifest.devDependencies.toolhost);
+    expect(spec.startsWith('file:/')).toBe(true);
+    expect(JSON.parse(readFileSync(join(spec.slice('file:'.length), 'package.json'), 'utf8')).name).toBe(
+      'toolhost',
+    );
     expect(readFileSync(join(folder, 'README.md'), 'utf8')).toMatch(/^# weather-tools\n/);
 
     const selftest = await run(['selftest', 'weather-tools']);

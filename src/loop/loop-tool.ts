@@ -1,5 +1,5 @@
 /**
- * In-process loop tools: an API tool definition plus `run`, as in the seed's `Jibu.Tools`. They are the
+ * In-process loop tools: an API tool definition plus `run`. They are the
  * caller's own, trusted code and run in the caller's thread; the loop still bounds them with
  * `toolTimeoutMs` and turns a throw into an error result.
  */

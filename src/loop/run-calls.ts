@@ -1,7 +1,7 @@
 /**
  * Runs the tool calls of one assistant turn and answers each with a `tool_result`, in the calls' order.
  * Up to `maxConcurrency` calls run at once; a turn that calls any exclusive tool runs all of its calls
- * one at a time, in the model's order (the seed's `Rho.Tool` rule).
+ * one at a time, in the model's order.
  */
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';

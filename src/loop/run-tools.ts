@@ -1,5 +1,5 @@
 /**
- * `runTools`: the Messages API tool-use loop (the seed's `Jibu.Tools.run/3`) over sandboxed host
+ * `runTools`: the Messages API tool-use loop over sandboxed host
  * tools, in-process loop tools and the API's server tools.
  */
 import type { Message, MessageParam } from '@anthropic-ai/sdk/resources/messages';

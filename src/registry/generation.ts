@@ -13,7 +13,7 @@ import type { PackagePermissions } from '../sources/resolve-path.js';
 import type { JsonSchema, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';
 
-/** A trusted, in-process tool the host registers itself (the seed's `Jibu.Tools` style). */
+/** A trusted, in-process tool the host registers itself. */
 export interface HostTool {
   name: string;
   description: string;

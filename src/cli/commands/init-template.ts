@@ -20,9 +20,9 @@ export interface TemplateFile {
 
 /**
  * The package's files, in the order they are written.
- * @example templateFiles({ packageName: 'weather-tools', toolhostVersion: '0.1.0' })
+ * @example templateFiles({ packageName: 'weather-tools', toolhostSpec: 'file:/opt/toolhost' })
  */
-export function templateFiles(options: { packageName: string; toolhostVersion: string }): TemplateFile[] {
+export function templateFiles(options: { packageName: string; toolhostSpec: string }): TemplateFile[] {
   return [
     { path: 'package.json', content: packageJson(options) },
     { path: 'jsconfig.json', content: JSCONFIG },
@@ -42,7 +42,7 @@ export function packageNameFor(folderName: string): string {
   return name === '' ? 'my-tools' : name;
 }
 
-function packageJson(options: { packageName: string; toolhostVersion: string }): string {
+function packageJson(options: { packageName: string; toolhostSpec: string }): string {
   const manifest = {
     name: options.packageName,
     version: '0.1.0',
@@ -55,7 +55,7 @@ function packageJson(options: { packageName: string; toolhostVersion: string }):
     },
     toolhost: { tools: [`./${TEMPLATE_TOOL.file}`] },
     devDependencies: {
-      toolhost: `^${options.toolhostVersion}`,
+      toolhost: options.toolhostSpec,
       typescript: '^5.9.3',
     },
   };
@@ -153,7 +153,7 @@ toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
 ## Types
 
 \`${TEMPLATE_TOOL.file}\` is plain JavaScript and runs with nothing installed. \`npm install\` brings
-toolhost's types (a devDependency): then your editor, and \`npm run typecheck\`, check \`run\`'s
-arguments against \`parameterSchema\`.
+toolhost's types (a devDependency on the toolhost that wrote this package, by its folder): then your
+editor, and \`npm run typecheck\`, check \`run\`'s arguments against \`parameterSchema\`.
 `;
 }
