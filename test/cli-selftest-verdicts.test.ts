@@ -4,6 +4,7 @@
  * tool sets), a process a selftest leaves running is ended before the last look and fails it, and
  * without `--isolation` the run takes the strongest tier the machine has and says which.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -146,6 +147,36 @@ describe.each(['worker', 'strict', 'process'])('with --isolation %s', (tier) => 
     expect(existsSync(late)).toBe(false);
     expect(readdirSync(tmp.path)).toEqual([]);
   });
+});
+
+describe('in the process tier with bubblewrap', () => {
+  const hasBwrap = spawnSync('bwrap', ['--version']).status === 0;
+
+  it.runIf(hasBwrap)(
+    'a late writer that double-forks out of its selftest’s process tree is still found in the package’s pid namespace, and ended',
+    async () => {
+      const folder = join(work.path, 'orphans');
+      const late = join(folder, 'late-write.txt');
+      // The subshell's parent exits at once: the writer is an orphan, adopted by the sandbox's pid 1.
+      const script = `(sleep 30; echo late > ${late}) &`;
+      writePackage(work.path, 'orphans', {
+        'orphans.js': tool(
+          'orphans',
+          `  await new Promise((resolve) => spawn('sh', ['-c', ${JSON.stringify(script)}], { stdio: 'ignore' }).on('exit', resolve));`,
+          "import { spawn } from 'node:child_process';",
+        ),
+      });
+
+      const { code, verdict } = await selftest(['--isolation', 'process', folder]);
+
+      expect(code).toBe(1);
+      expect(verdict.isolation.sandboxed).toBe(true);
+      expect(byTool(verdict)).toEqual({ orphans: ['failed', 'LEFT_PROCESSES'] });
+      expect(verdict.processesLeft.some((left) => left.command.includes(late))).toBe(true);
+      expect(processesNaming(late)).toEqual([]);
+      expect(existsSync(late)).toBe(false);
+    },
+  );
 });
 
 describe('without --isolation', () => {
