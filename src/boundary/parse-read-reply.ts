@@ -17,7 +17,8 @@ import { type Data, own, record } from './untrusted.js';
 const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
 
 /** A `file:line:column` the reader reports: one short line, or none. */
-function parseLocation(value: unknown): string | undefined {
+/** A `file:line:column` a worker reports, or undefined when it is not one (bounded, escaped). */
+export function parseLocation(value: unknown): string | undefined {
   return typeof value === 'string' && /^[^\n]{1,1000}:\d{1,9}:\d{1,9}$/.test(value)
     ? escapeControl(value)
     : undefined;

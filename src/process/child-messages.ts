@@ -13,7 +13,7 @@ import {
   parseProgressData,
   type ReplyLimits,
 } from '../boundary/parse-call-reply.js';
-import { parseReadReply } from '../boundary/parse-read-reply.js';
+import { parseLocation, parseReadReply } from '../boundary/parse-read-reply.js';
 import { type CallReply, type CallTask, FAULT_CODES, REPLY_ERROR_CODES } from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
 import { count, own, record } from '../boundary/untrusted.js';
@@ -121,7 +121,16 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
   if (state === 'failed') {
     const code = own(outcome, 'code');
     if (typeof code !== 'string' || !READ_FAILURE_CODES.has(code as LeftOutCode)) return undefined;
-    return { state, code: code as LeftOutCode, reason: safeMessage(own(outcome, 'reason'), 'no reason') };
+    const failed: ReadOutcome & { state: 'failed' } = {
+      state,
+      code: code as LeftOutCode,
+      reason: safeMessage(own(outcome, 'reason'), 'no reason'),
+    };
+    // Where it happened, as the worker tier's reads say it: a syntax error is located by the host.
+    const location = parseLocation(own(outcome, 'location'));
+    if (location !== undefined) failed.location = location;
+    if (own(outcome, 'syntaxError') === true) failed.syntaxError = true;
+    return failed;
   }
   if (state !== 'read') return undefined;
   const parsed = parseReadReply({ ok: true, declaration: own(outcome, 'declaration') });

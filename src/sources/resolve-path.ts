@@ -21,6 +21,13 @@ export interface PackagePermissions {
   net: boolean;
 }
 
+/**
+ * The most different paths one package's `toolhost.tools` may list (spellings of one path count
+ * once). Each module is read in a throwaway worker (or process) of its own, so a manifest's length
+ * is load time: a longer list is refused as a whole (`NOT_A_PACKAGE`) before any entry is resolved.
+ */
+export const MAX_LISTED_MODULES = 256;
+
 /** What a package asks for when its manifest says nothing, and what a single module file gets. */
 export const NO_PERMISSIONS: PackagePermissions = Object.freeze({ net: false });
 
@@ -62,13 +69,15 @@ export async function listPackage(
   const manifest = await readManifest(folder, shown);
   // What leads out of the package can't be in its snapshot: it is judged (and named) where the
   // package itself is.
-  const modules = await Promise.all(
+  const resolved = await Promise.all(
     manifest.tools.map((entry) =>
       folder !== root && !isInside(folder, resolve(folder, entry))
         ? resolveListed(root, entry)
         : resolveListed(folder, entry),
     ),
   );
+  // Entries that lead to one file through links are one module too, listed where it first appears.
+  const modules = firstOfEach(resolved, (module) => module.path);
   const underRoot = (path: string) =>
     folder === root || !isInside(folder, path) ? path : join(root, relative(folder, path));
   return {
@@ -113,8 +122,16 @@ async function readManifest(
       `Not a tool package: ${file} has no "toolhost": { "tools": [...] } list of module paths`,
     );
   }
+  // Spellings of one path (`./a.js`, `a.js`, `x/../a.js`) are one entry: each entry kept is a read.
+  const distinct = firstOfEach(tools, (entry) => resolve(root, entry));
+  if (distinct.length > MAX_LISTED_MODULES) {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} lists ${distinct.length} different paths under "toolhost": { "tools" }, more than the ${MAX_LISTED_MODULES} one package may list`,
+    );
+  }
   const name = isRecord(manifest) && typeof manifest['name'] === 'string' ? manifest['name'] : undefined;
-  return { name, tools, permissions: readPermissions(section, file) };
+  return { name, tools: distinct, permissions: readPermissions(section, file) };
 }
 
 /**
@@ -172,6 +189,17 @@ async function resolveListed(root: string, entry: string): Promise<ListedModule>
 export function isInside(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+}
+
+/** The items whose key no earlier item has, in order. */
+function firstOfEach<T>(items: readonly T[], keyOf: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const key = keyOf(item);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -1,38 +1,44 @@
 /**
  * `toolhost selftest <package-or-module>...`: every offered tool's selftest, each in a worker with a
  * fresh tmpDir, at most `--concurrency` at once; a live display on a terminal, plain lines in a pipe
- * or CI; then a summary table. Exit 1 when a selftest failed, a module was left out, a selftest wrote
- * outside its tmpDir, or a tmpDir was left behind.
+ * or CI; then a summary table. Without `--isolation` it runs in the strongest tier this machine has.
+ * Exit 1 when a selftest failed, a module was left out, a selftest wrote outside its tmpDir or left a
+ * process running, or a tmpDir was left behind.
  */
 import { availableParallelism } from 'node:os';
-import { dirname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { CapturedLog } from '../../boundary/protocol.js';
 import type { ToolHost } from '../../host/tool-host.js';
 import type { ModuleStatus } from '../../registry/registry.js';
-import { snapshotFoldersOf } from '../../snapshot/layout.js';
 import type { SelftestArgs } from '../args/args.js';
 import { ExitCode } from '../exit-codes.js';
+import { endLeftoverProcesses, type LeftoverProcess } from '../selftest/leftover-processes.js';
+import { rerunEach } from '../selftest/reruns.js';
 import {
-  applyWrites,
+  applyVerdicts,
+  attributeWrites,
   countRows,
   describeWrite,
   leftOutRow,
-  type RunWindow,
+  type Rerun,
   reportRow,
   type SelftestRow,
   type WriteFinding,
 } from '../selftest/results.js';
 import { type FinishedSelftest, runSelftests } from '../selftest/runner.js';
 import { hostWithTmpRoot, leftoverTmpDirs, makeScratch, removeScratch } from '../selftest/scratch.js';
-import { WriteTracer } from '../selftest/write-tracer.js';
+import { describeTier, type SelftestTier, selftestTier } from '../selftest/selftest-tier.js';
+import { packageCopies, WriteTracer } from '../selftest/write-tracer.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import { createSelftestDisplay, renderSummary } from '../ui/selftest-display.js';
-import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
+import { type CliIo, type OutputStream, oneLine, type Style, styleFor } from '../ui/terminal.js';
 import { hostOptions, inSourceOrder, loadAll } from './host-setup.js';
 
 /** The `--json` document. */
 export interface SelftestJson {
   ok: boolean;
+  /** The tier the selftests ran in, and whether bubblewrap sandboxed it. */
+  isolation: { tier: SelftestTier['tier']; sandboxed: boolean; chosen: boolean };
   counts: ReturnType<typeof countRows>;
   results: Array<SelftestRow & { output?: CapturedLog[] }>;
   writesOutsideTmpDir: Array<{
@@ -42,13 +48,18 @@ export interface SelftestJson {
     tool: string | null;
     suspects: string[];
   }>;
+  /** Processes still running once every selftest had answered (all ended before the last look). */
+  processesLeft: LeftoverProcess[];
   tmpDirsLeft: string[];
   faults: Array<{ source: string; message: string }>;
 }
 
 interface RunOutcome {
+  tier: SelftestTier;
   rows: SelftestRow[];
   findings: WriteFinding[];
+  reruns: Rerun[];
+  processesLeft: LeftoverProcess[];
   tmpDirsLeft: string[];
   logs: Map<string, CapturedLog[]>;
   faults: Array<{ source: string; message: string }>;
@@ -58,20 +69,27 @@ interface RunOutcome {
 export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
   const style = styleFor(io.stdout, io.env);
   const concurrency = args.concurrency ?? availableParallelism();
-  const outcome = await runInScratch(args, io, signal, concurrency, style);
+  const tier = await selftestTier(args.isolation);
+  const outcome = await runInScratch({ args, io, signal, concurrency, style, tier });
   if (outcome.interrupted) {
     writeMessage(io.stderr, messages.selftestsInterrupted());
     return ExitCode.interrupted;
   }
-  const { rows, findings, tmpDirsLeft, logs, faults } = outcome;
-  applyWrites(rows, findings);
-  const strays = findings.filter((finding) => finding.tool === null);
+  const { rows, findings, reruns, processesLeft, tmpDirsLeft, logs, faults } = outcome;
+  applyVerdicts(rows, findings, reruns);
+  const strays = findings.filter((finding) => finding.tool === null && finding.suspects.length === 0);
   const counts = countRows(rows);
-  const ok = counts.failed === 0 && counts.leftOut === 0 && strays.length === 0 && tmpDirsLeft.length === 0;
+  const ok =
+    counts.failed === 0 &&
+    counts.leftOut === 0 &&
+    strays.length === 0 &&
+    processesLeft.length === 0 &&
+    tmpDirsLeft.length === 0;
 
   if (args.json) {
     const document: SelftestJson = {
       ok,
+      isolation: { tier: tier.tier, sandboxed: tier.sandboxed, chosen: tier.chosen },
       counts,
       results: rows.map((row) => {
         const output = row.tool === null ? undefined : logs.get(row.tool);
@@ -84,6 +102,7 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
         tool: finding.tool,
         suspects: finding.suspects,
       })),
+      processesLeft,
       tmpDirsLeft,
       faults,
     };
@@ -93,16 +112,14 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
 
   io.stdout.write(`\n${renderSummary({ rows, counts, style, stream: io.stdout, env: io.env })}`);
   if (strays.length > 0) {
-    io.stdout.write(`\n${style.red('Written outside any tmpDir')} (not traced to one selftest):\n`);
-    for (const finding of strays) {
-      const when =
-        finding.suspects.length > 0
-          ? `while ${finding.suspects.join(', ')} ran`
-          : finding.mtimeMs === undefined
-            ? 'removed'
-            : 'while declarations were read, or after the selftests';
-      io.stdout.write(`  ${describeWrite(finding)} (${when})\n`);
-    }
+    io.stdout.write(
+      `\n${style.red('Written outside any tmpDir')} (no selftest did it again when run on its own):\n`,
+    );
+    for (const finding of strays) io.stdout.write(`  ${describeWrite(finding)}\n`);
+  }
+  if (processesLeft.length > 0) {
+    io.stdout.write(`\n${style.red('Processes left running')} after the selftests answered (ended):\n`);
+    for (const left of processesLeft) io.stdout.write(`  ${left.pid} ${left.command}\n`);
   }
   if (tmpDirsLeft.length > 0) {
     io.stdout.write(`\n${style.red('Temp dirs left behind')} (removed now):\n`);
@@ -119,13 +136,18 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
   return ok ? ExitCode.ok : ExitCode.failed;
 }
 
-async function runInScratch(
-  args: SelftestArgs,
-  io: CliIo,
-  signal: AbortSignal,
-  concurrency: number,
-  style: Style,
-): Promise<RunOutcome> {
+/** A stream for hosts whose notices were said once already (the reruns' hosts). */
+const QUIET: OutputStream = { write: () => true };
+
+async function runInScratch(options: {
+  args: SelftestArgs;
+  io: CliIo;
+  signal: AbortSignal;
+  concurrency: number;
+  style: Style;
+  tier: SelftestTier;
+}): Promise<RunOutcome> {
+  const { args, io, signal, concurrency, style, tier } = options;
   const launchDirectory = process.cwd();
   const paths = args.paths.map((shown) => ({ shown, path: resolve(shown) }));
   const scratch = await makeScratch();
@@ -137,16 +159,9 @@ async function runInScratch(
   };
   const onAbort = () => void close();
   signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    const tracer = await WriteTracer.start({
-      paths: paths.map(({ path }) => path),
-      scratch,
-      launchDirectory,
-    });
-    // Relative writes (by a module as it loads, or by a selftest) land in the scratch folder.
-    process.chdir(scratch.workingDirectory);
-    const opened = hostWithTmpRoot(
-      hostOptions(args, io.stderr, {
+  const openHost = (stderr: OutputStream) =>
+    hostWithTmpRoot(
+      hostOptions({ ...args, isolation: tier.tier }, stderr, {
         dataDir: scratch.dataDir,
         selftestConcurrency: concurrency,
         // One spare thread per lane, for a worker still ending after its selftest answered.
@@ -154,6 +169,14 @@ async function runInScratch(
       }),
       scratch.tmpRoot,
     );
+  try {
+    // In the sandbox a tool has nothing outside its tmp folder to write to: nothing to watch.
+    const tracer = tier.watchWrites
+      ? await WriteTracer.start({ paths: paths.map(({ path }) => path), scratch, launchDirectory })
+      : undefined;
+    // Relative writes (by a module as it loads, or by a selftest) land in the scratch folder.
+    process.chdir(scratch.workingDirectory);
+    const opened = openHost(io.stderr);
     host = opened;
     const logs = new Map<string, CapturedLog[]>();
     const faults: Array<{ source: string; message: string }> = [];
@@ -162,10 +185,10 @@ async function runInScratch(
     );
     opened.on('fault', (fault) => faults.push(fault));
 
-    const readStarted = Date.now();
     const reports = await loadAll(opened, paths);
-    await tracer.watchSnapshots(await snapshotsOf(opened.status(), scratch.tmpRoot));
-    const windows: RunWindow[] = [{ tool: null, startedAt: readStarted, endedAt: Date.now() }];
+    // Said once the paths are known to be packages: a usage error prints nothing on stdout.
+    if (!args.json) io.stdout.write(`${style.dim(describeTier(tier))}\n`);
+    await tracer?.watchCopies(await packageCopies(opened.status(), scratch.tmpRoot));
 
     const statuses = inSourceOrder(
       opened.status(),
@@ -203,61 +226,56 @@ async function runInScratch(
       },
     );
     shown?.stop();
-    for (const run of finished)
-      windows.push({ tool: run.job.tool, startedAt: run.startedAt, endedAt: run.endedAt });
 
-    const suspects = signal.aborted ? [] : await tracer.suspects(windows);
-    if (suspects.length > 0 && !args.json) {
-      io.stdout.write(
-        `${style.dim(`Something was written outside the tmpDirs while ${suspects.join(', ')} ran: running them again one at a time to see which one wrote it`)}\n`,
-      );
-    }
-    for (const tool of suspects) {
-      if (signal.aborted) break;
-      await tracer.rerun(tool, () =>
-        runSelftests(opened, [{ tool }], {
-          concurrency: 1,
-          timeoutMs: args.timeoutMs,
-          signal,
-          onStart: () => {},
-          onFinish: () => {},
-        }),
-      );
-    }
-
-    // The host's snapshots go with it: their last look is now, every selftest having answered.
-    await tracer.settleSnapshots();
-    // Closing ends every worker (a selftest still running past a `--timeout` too) and removes the
-    // host's temp root; only then can nothing write any more.
+    // Every selftest has answered: what still runs was left running. It is ended before the last
+    // look, and so is whatever outlived the host's close (which ends every worker, a selftest still
+    // running past a `--timeout` too, and removes the host's temp root).
+    const processesLeft = endLeftoverProcesses();
+    await tracer?.settleCopies();
     await close();
+    processesLeft.push(...endLeftoverProcesses());
+    const changes = signal.aborted || tracer === undefined ? [] : await tracer.changes();
+
+    let reruns: Rerun[] = [];
+    if ((changes.length > 0 || processesLeft.length > 0) && !signal.aborted) {
+      if (!args.json) {
+        io.stdout.write(
+          `${style.dim('Something was written outside the tmpDirs or left running: running each selftest again on its own to see which one did it')}\n`,
+        );
+      }
+      reruns = await rerunEach({
+        selftests: finished.flatMap(({ job, report }) => {
+          const status = offered.get(job.tool);
+          return status === undefined || report.status === 'no-selftest'
+            ? []
+            : [{ tool: job.tool, source: status.source }];
+        }),
+        openHost: () => openHost(QUIET),
+        tmpRoot: scratch.tmpRoot,
+        tracer,
+        timeoutMs: args.timeoutMs,
+        signal,
+      });
+    }
     process.chdir(launchDirectory);
-    const findings = await tracer.findings(windows);
+    const findings = attributeWrites(changes, reruns);
     const tmpDirsLeft = await leftoverTmpDirs(scratch);
     const rows = statuses.flatMap((status) => rowsByPath.get(status.path) ?? []);
-    return { rows, findings, tmpDirsLeft, logs, faults, interrupted: signal.aborted };
+    return {
+      tier,
+      rows,
+      findings,
+      reruns,
+      processesLeft,
+      tmpDirsLeft,
+      logs,
+      faults,
+      interrupted: signal.aborted,
+    };
   } finally {
     signal.removeEventListener('abort', onAbort);
     await close();
     if (process.cwd() !== launchDirectory) process.chdir(launchDirectory);
     await removeScratch(scratch);
   }
-}
-
-/** Where the loaded packages' snapshots are: each package's current version, once. */
-async function snapshotsOf(
-  statuses: readonly ModuleStatus[],
-  tmpDir: string,
-): Promise<Array<{ folder: string; packageRoot: string }>> {
-  const versions = new Map<string, string>();
-  for (const status of statuses)
-    if (status.version !== undefined) versions.set(status.source, status.version);
-  const found = await Promise.all(
-    [...versions].map(async ([source, version]) => {
-      // A module loaded on its own is copied alone: its copy stands for its folder's own entries.
-      const packageRoot = statuses.some((status) => status.path === source) ? dirname(source) : source;
-      const folders = await snapshotFoldersOf(tmpDir, source, version);
-      return folders.map((folder) => ({ folder, packageRoot }));
-    }),
-  );
-  return found.flat();
 }

@@ -1,12 +1,13 @@
 /**
  * The rows of a selftest run: one per offered tool (passed, failed, no selftest) and one per module
- * left out, in load order; writes outside tmpDirs traced back to the selftest that ran when the file
- * changed; and the run's verdict.
+ * left out, in load order; writes outside tmpDirs and processes left running, each pinned on the
+ * selftest that does it again when it runs on its own; and the run's verdict.
  */
 import { basename, sep } from 'node:path';
 import type { SelftestReport } from '../../host/events.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import { pathInPackage } from '../ui/package-paths.js';
+import type { LeftoverProcess } from './leftover-processes.js';
 import type { DetectedWrite } from './write-watch.js';
 
 export type SelftestResult = 'passed' | 'failed' | 'no-selftest' | 'left-out';
@@ -27,14 +28,17 @@ export interface SelftestRow {
 }
 
 export interface WriteFinding extends DetectedWrite {
-  /** The selftest that ran when the entry changed, when exactly one did. */
+  /** The selftest that, run again on its own, made the same change, when exactly one did. */
   tool: string | null;
-  /** The selftests that ran when it changed, when it can't be pinned on one. */
+  /** When several did, each of them (each fails); empty when none did. */
   suspects: string[];
 }
 
 /** The error code of a selftest that wrote outside its tmpDir. */
 export const WROTE_OUTSIDE_TMPDIR = 'WROTE_OUTSIDE_TMPDIR';
+
+/** The error code of a selftest that left processes running after it answered. */
+export const LEFT_PROCESSES = 'LEFT_PROCESSES';
 
 /** The error code of a tool without a selftest when `--require-selftests` asks for one. */
 export const NO_SELFTEST = 'NO_SELFTEST';
@@ -96,68 +100,68 @@ export function reportRow(
   return row;
 }
 
-export interface RunWindow {
-  /** The selftest's tool, or `null` for the reading of declarations before any selftest ran. */
-  tool: string | null;
-  startedAt: number;
-  endedAt: number;
-}
-
-/**
- * How far a file time may stray from the `Date.now()` window of the write: the kernel stamps files
- * from a coarse clock that trails by up to a tick (10 ms at HZ=100), and `Date.now()` drops the
- * fraction of a millisecond that a file time keeps. A write is held by every window within this
- * margin; one held by several is pinned by running those selftests again (see {@link Rerun}).
- */
-const CLOCK_MARGIN_MS = 10;
-
-/** What a selftest changed when it ran again on its own, between two snapshots. */
+/** What a selftest did when it ran again on its own, in a host of its own (see `reruns.ts`). */
 export interface Rerun {
   tool: string;
+  /** What changed in the watched folders between the host's load and its close. */
   changed: readonly DetectedWrite[];
+  /** The processes still running once its selftest had answered (ended then). */
+  processesLeft: readonly LeftoverProcess[];
 }
 
 /**
- * Pins each write on a selftest: on the first one that, run again on its own, changed the same path
- * (or a path inside it, or around it); else on the one running when the entry changed, when exactly
- * one was.
+ * Pins each write on the selftests that, run again on their own, changed the same path (or a path
+ * inside it, or around it). Never on a file's times: a tool sets those (`utimes`), so a time can
+ * name whichever selftest the writer likes. A write no selftest makes again on its own is pinned on
+ * none: it still fails the run, and blames no one.
  */
-export function attributeWrites(
-  writes: readonly DetectedWrite[],
-  windows: readonly RunWindow[],
-  reruns: readonly Rerun[] = [],
-): WriteFinding[] {
+export function attributeWrites(writes: readonly DetectedWrite[], reruns: readonly Rerun[]): WriteFinding[] {
   const related = (a: string, b: string) =>
     a === b || a.startsWith(`${b}${sep}`) || b.startsWith(`${a}${sep}`);
   return writes.map((write) => {
-    const again = reruns.find((rerun) => rerun.changed.some((change) => related(change.path, write.path)));
-    if (again !== undefined) return { ...write, tool: again.tool, suspects: [] };
-    const at = write.mtimeMs;
-    if (at === undefined) return { ...write, tool: null, suspects: [] };
-    const holding = windows.filter(
-      (window) => window.startedAt - CLOCK_MARGIN_MS <= at && at <= window.endedAt + CLOCK_MARGIN_MS,
-    );
-    const tools = holding.map((window) => window.tool).filter((tool): tool is string => tool !== null);
-    if (holding.length === 1 && tools.length === 1) return { ...write, tool: tools[0] ?? null, suspects: [] };
-    return { ...write, tool: null, suspects: tools };
+    const writers = reruns
+      .filter((rerun) => rerun.changed.some((change) => related(change.path, write.path)))
+      .map((rerun) => rerun.tool);
+    if (writers.length === 1) return { ...write, tool: writers[0] ?? null, suspects: [] };
+    return { ...write, tool: null, suspects: writers };
   });
 }
 
-/** Fails the row of every selftest that wrote outside its tmpDir, naming what it wrote. */
-export function applyWrites(rows: SelftestRow[], findings: readonly WriteFinding[]): void {
+/**
+ * Fails the row of every selftest that wrote outside its tmpDir, or left processes running, naming
+ * what it wrote or left.
+ */
+export function applyVerdicts(
+  rows: SelftestRow[],
+  findings: readonly WriteFinding[],
+  reruns: readonly Rerun[],
+): void {
   for (const row of rows) {
-    const own = findings.filter((finding) => finding.tool !== null && finding.tool === row.tool);
-    if (own.length === 0) continue;
-    const writes = own.map(describeWrite).join('; ');
-    row.error =
-      row.status === 'failed' && row.error !== undefined
-        ? {
-            code: row.error.code,
-            message: `${row.error.message}; it also wrote outside its tmpDir: ${writes}`,
-          }
-        : { code: WROTE_OUTSIDE_TMPDIR, message: writes };
-    row.status = 'failed';
+    if (row.tool === null) continue;
+    const tool = row.tool;
+    const own = findings.filter((finding) => finding.tool === tool || finding.suspects.includes(tool));
+    if (own.length > 0) fail(row, WROTE_OUTSIDE_TMPDIR, own.map(describeWrite).join('; '));
+    const left = reruns.find((rerun) => rerun.tool === tool)?.processesLeft ?? [];
+    if (left.length > 0) fail(row, LEFT_PROCESSES, describeProcesses(left));
   }
+}
+
+/** The row fails with `code`; a row that failed already keeps its code and says this too. */
+function fail(row: SelftestRow, code: string, message: string): void {
+  const what = code === WROTE_OUTSIDE_TMPDIR ? `it also wrote outside its tmpDir: ${message}` : message;
+  row.error =
+    row.status === 'failed' && row.error !== undefined
+      ? { code: row.error.code, message: `${row.error.message}; ${what}` }
+      : { code, message };
+  row.status = 'failed';
+}
+
+/** "left 2 processes running after it answered (ended): 4711 sh -c sleep 30; 4712 sleep 30" */
+export function describeProcesses(processes: readonly LeftoverProcess[]): string {
+  const count = processes.length === 1 ? '1 process' : `${processes.length} processes`;
+  const shown = processes.slice(0, 5).map((left) => `${left.pid} ${left.command}`);
+  if (processes.length > 5) shown.push(`${processes.length - 5} more`);
+  return `left ${count} running after it answered (ended): ${shown.join('; ')}`;
 }
 
 const PLACES: Record<DetectedWrite['place'], string> = {

@@ -1,7 +1,6 @@
 /**
  * Runs selftests one tool at a time through `host.selftest([name])`, at most `concurrency` at once,
- * so the command can show each result as it comes and know when each selftest ran (which is how a
- * file written outside a tmpDir is traced back to a selftest).
+ * so the command can show each result as it comes.
  */
 import type { SelftestReport } from '../../host/events.js';
 import type { ToolHost } from '../../host/tool-host.js';

@@ -1,12 +1,13 @@
 /**
- * Finds what a selftest run wrote outside its tmpDirs and which selftest wrote it: a snapshot of the
- * watched places before the run and after it, each change pinned on the selftest running when it
- * happened; a change made while several ran is pinned by running those again, one at a time, each
- * between two snapshots.
+ * Finds what a selftest run wrote outside its tmpDirs: a snapshot of the watched places before the
+ * run and after it. Which selftest wrote what is not read off the changed files (their times are
+ * the tool's to set): when anything changed, each selftest runs again on its own, in a host of its
+ * own, between two snapshots (see `reruns.ts`), and a change is pinned on the ones that make it again.
  */
 import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { attributeWrites, type Rerun, type RunWindow, type WriteFinding } from './results.js';
+import type { ModuleStatus } from '../../registry/registry.js';
+import { snapshotFoldersOf } from '../../snapshot/layout.js';
 import type { SelftestScratch } from './scratch.js';
 import {
   type DetectedWrite,
@@ -17,14 +18,25 @@ import {
   type WatchRoot,
 } from './write-watch.js';
 
+/** A host's snapshot of a package (where its modules run from), shown as the package itself. */
+export interface PackageCopy {
+  folder: string;
+  packageRoot: string;
+}
+
+/** The watched places of one host's life: the fixed roots and that host's snapshots of the packages. */
+export interface Watch {
+  roots: Snapshot;
+  copies: WatchRoot[];
+  copiesBefore: Snapshot;
+  /** The copies' last look, taken before the host closes and removes them. */
+  copiesAfter: Snapshot | undefined;
+}
+
 export class WriteTracer {
   readonly #roots: WatchRoot[];
   readonly #before: Snapshot;
-  readonly #reruns: Rerun[] = [];
-  /** The host's snapshots of the packages, compared like the packages (see {@link watchSnapshots}). */
-  #copies: WatchRoot[] = [];
-  #copiesBefore: Snapshot = { roots: [] };
-  #copiesAfter: Snapshot | undefined;
+  #run: Watch | undefined;
 
   private constructor(roots: WatchRoot[], before: Snapshot) {
     this.#roots = roots;
@@ -63,46 +75,71 @@ export class WriteTracer {
   }
 
   /**
-   * Also watches the host's snapshots of the packages (made when they were loaded): a selftest
+   * Also watches the run's host's snapshots of the packages (made when they were loaded): a selftest
    * writing beside its own module writes there, and is reported as writing in its package.
    */
-  async watchSnapshots(snapshots: ReadonlyArray<{ folder: string; packageRoot: string }>): Promise<void> {
-    this.#copies = snapshots.map(({ folder, packageRoot }) => ({
+  async watchCopies(copies: readonly PackageCopy[]): Promise<void> {
+    this.#run = await this.#watch(copies, this.#before);
+  }
+
+  /** The last look at the run's host's snapshots, before the host closes and removes them. */
+  async settleCopies(): Promise<void> {
+    if (this.#run !== undefined) this.#run.copiesAfter = await takeSnapshot(this.#run.copies);
+  }
+
+  /** Everything the run changed (once its host has closed). */
+  async changes(): Promise<DetectedWrite[]> {
+    return this.#run === undefined ? [] : this.#changesIn(this.#run);
+  }
+
+  /** A watch over one rerun's host, from now: `copies` are that host's snapshots. */
+  async watchRerun(copies: readonly PackageCopy[]): Promise<Watch> {
+    return this.#watch(copies, await takeSnapshot(this.#roots));
+  }
+
+  /** The last look at a rerun's host's snapshots, before it closes. */
+  async settleRerun(watch: Watch): Promise<void> {
+    watch.copiesAfter = await takeSnapshot(watch.copies);
+  }
+
+  /** What a rerun changed (once its host has closed). */
+  rerunChanges(watch: Watch): Promise<DetectedWrite[]> {
+    return this.#changesIn(watch);
+  }
+
+  async #watch(copies: readonly PackageCopy[], roots: Snapshot): Promise<Watch> {
+    const watched: WatchRoot[] = copies.map(({ folder, packageRoot }) => ({
       path: folder,
       place: 'package',
       shownAs: packageRoot,
     }));
-    this.#copiesBefore = await takeSnapshot(this.#copies);
+    return { roots, copies: watched, copiesBefore: await takeSnapshot(watched), copiesAfter: undefined };
   }
 
-  /** The last look at the snapshots, before the host closes and removes them. */
-  async settleSnapshots(): Promise<void> {
-    this.#copiesAfter = await takeSnapshot(this.#copies);
-  }
-
-  /** The selftests that ran when something changed that no single one can be blamed for by time. */
-  async suspects(windows: readonly RunWindow[]): Promise<string[]> {
-    const findings = attributeWrites(await this.#changesSince(this.#before, this.#copiesBefore), windows);
-    return [...new Set(findings.flatMap((finding) => (finding.tool === null ? finding.suspects : [])))];
-  }
-
-  /** Runs `tool`'s selftest again (through `run`) between two snapshots. */
-  async rerun(tool: string, run: () => Promise<unknown>): Promise<void> {
-    const [ahead, copiesAhead] = await Promise.all([takeSnapshot(this.#roots), takeSnapshot(this.#copies)]);
-    await run();
-    this.#reruns.push({ tool, changed: await this.#changesSince(ahead, copiesAhead) });
-  }
-
-  /** Everything changed since the start, each pinned on a selftest where it can be. */
-  async findings(windows: readonly RunWindow[]): Promise<WriteFinding[]> {
-    return attributeWrites(await this.#changesSince(this.#before, this.#copiesBefore), windows, this.#reruns);
-  }
-
-  async #changesSince(before: Snapshot, copiesBefore: Snapshot): Promise<DetectedWrite[]> {
-    const copiesNow = this.#copiesAfter ?? (await takeSnapshot(this.#copies));
+  async #changesIn(watch: Watch): Promise<DetectedWrite[]> {
+    const copiesNow = watch.copiesAfter ?? (await takeSnapshot(watch.copies));
     return [
-      ...findWrites(before, await takeSnapshot(this.#roots)),
-      ...findWrites(copiesBefore, copiesNow),
+      ...findWrites(watch.roots, await takeSnapshot(this.#roots)),
+      ...findWrites(watch.copiesBefore, copiesNow),
     ].sort((a, b) => a.path.localeCompare(b.path));
   }
+}
+
+/** Where a host's snapshots of its loaded packages are: each package's current version, once. */
+export async function packageCopies(
+  statuses: readonly ModuleStatus[],
+  tmpDir: string,
+): Promise<PackageCopy[]> {
+  const versions = new Map<string, string>();
+  for (const status of statuses)
+    if (status.version !== undefined) versions.set(status.source, status.version);
+  const found = await Promise.all(
+    [...versions].map(async ([source, version]) => {
+      // A module loaded on its own is copied alone: its copy stands for its folder's own entries.
+      const packageRoot = statuses.some((status) => status.path === source) ? dirname(source) : source;
+      const folders = await snapshotFoldersOf(tmpDir, source, version);
+      return folders.map((folder) => ({ folder, packageRoot }));
+    }),
+  );
+  return found.flat();
 }

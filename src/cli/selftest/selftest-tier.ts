@@ -1,0 +1,56 @@
+/**
+ * Which isolation tier a selftest run uses, and what its verdict rests on there. Selftests are what
+ * runs before a package is trusted, so without `--isolation` the run takes the strongest tier this
+ * machine has: the process tier where bubblewrap sandboxes it (a write outside the tmpDir is
+ * refused, and every process a selftest starts lives in the package's pid namespace, ended with
+ * it); else strict (writes outside the tmpDir and child processes refused by Node's permission
+ * model); else, on a Node too old for strict, the worker tier, where writes are only detected.
+ */
+import { assertTierSupported, type IsolationTier } from '../../calls/isolation.js';
+import { processEnvironment } from '../../process/process-tier.js';
+
+export interface SelftestTier {
+  tier: IsolationTier;
+  /** Whether bubblewrap sandboxes the package processes (the process tier only). */
+  sandboxed: boolean;
+  /** Chosen with `--isolation` (true), or the strongest this machine has (false). */
+  chosen: boolean;
+  /**
+   * Whether the watched folders are compared before and after: everywhere but in the sandbox,
+   * whose read-only file system leaves a tool nothing outside its tmp folder to write (strict
+   * refuses such writes too, and is watched all the same: the permission model is defence in depth).
+   */
+  watchWrites: boolean;
+}
+
+export async function selftestTier(requested: IsolationTier | undefined): Promise<SelftestTier> {
+  // Probing for bubblewrap starts a trial sandbox: only when the process tier may be the one.
+  const sandbox =
+    (requested === undefined || requested === 'process') && (await processEnvironment()).sandbox.available;
+  const tier = requested ?? (sandbox ? 'process' : strictRuns() ? 'strict' : 'worker');
+  const sandboxed = tier === 'process' && sandbox;
+  return { tier, sandboxed, chosen: requested !== undefined, watchWrites: !sandboxed };
+}
+
+function strictRuns(): boolean {
+  try {
+    assertTierSupported('strict');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const WHAT_HOLDS: Record<string, string> = {
+  sandboxed:
+    'a bubblewrap sandbox per package refuses writes outside the tmpDir and ends every process a selftest starts',
+  process: 'a process per package, without a sandbox: writes outside the tmpDir are looked for, not refused',
+  strict: "Node's permission model refuses writes outside the tmpDir and child processes",
+  worker: 'worker threads: writes outside the tmpDir are looked for, not refused',
+};
+
+/** The run's first line: `isolation: strict (the strongest here): Node's permission model refuses …`. */
+export function describeTier(choice: SelftestTier): string {
+  const how = WHAT_HOLDS[choice.sandboxed ? 'sandboxed' : choice.tier] ?? '';
+  return `isolation: ${choice.tier}${choice.chosen ? '' : ' (the strongest here)'}: ${how}`;
+}
