@@ -34,6 +34,9 @@ const promiseThen = Promise.prototype.then;
 const promiseReject = Promise.reject;
 const { add: weakAdd, has: weakHas } = WeakSet.prototype;
 const { isProxy } = types;
+const describeSymbol = getOwnPropertyDescriptor(Symbol.prototype, 'description')?.get as (
+  this: symbol,
+) => string;
 /** What libuv's `open` returns for a refused descriptor (its errors are negated errno values). */
 const UV_EBADF = -(constants.errno.EBADF ?? 9);
 
@@ -66,7 +69,7 @@ function symbolNamed(target: object, description: string): symbol | undefined {
   const symbols = getOwnPropertySymbols(target);
   for (let index = 0; index < symbols.length; index++) {
     const symbol = symbols[index] as symbol;
-    if (symbol.description === description) return symbol;
+    if (apply(describeSymbol, symbol, []) === description) return symbol;
   }
   return undefined;
 }
@@ -121,7 +124,8 @@ function adoptFileHandle(handle: unknown): unknown {
   if (typeof handle !== 'object' || handle === null) return handle;
   fileHandles ??= learnFileHandles(handle);
   const shape = fileHandles;
-  if (shape === undefined) return handle;
+  // A Node whose FileHandle this doesn't know: none are handed out unguarded.
+  if (shape === undefined) throw badDescriptor('of a FileHandle toolhost does not know', 'open');
   const native = (handle as Record<symbol, unknown>)[shape.kHandle] as object;
   let closed = false;
   const fd = (): number => {

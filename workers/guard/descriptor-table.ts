@@ -39,14 +39,12 @@ export function badDescriptor(fd: unknown, syscall: string): Error {
   const error = new SafeError(
     `EBADF: bad file descriptor, ${syscall} (descriptor ${String(fd)} was not opened by this tool; toolhost refuses the host's descriptors)`,
   );
-  // Defined, not assigned: a tool may have put setters for these names on Error.prototype.
-  for (const [key, value] of [
-    ['code', 'EBADF'],
-    ['errno', -9],
-    ['syscall', syscall],
-  ] as const) {
-    defineProperty(error, key, { value, writable: true, enumerable: true, configurable: true });
-  }
+  // Defined, not assigned (a tool may have put setters for these names on Error.prototype), and
+  // without an array loop (its iterator is a tool's to replace).
+  const field = { writable: true, enumerable: true, configurable: true };
+  defineProperty(error, 'code', { ...field, value: 'EBADF' });
+  defineProperty(error, 'errno', { ...field, value: -9 });
+  defineProperty(error, 'syscall', { ...field, value: syscall });
   return error;
 }
 
