@@ -102,21 +102,32 @@ function guardCallback(name: string, releases: boolean): void {
   });
 }
 
-/** The last argument, when it is the callback: where `open`'s result arrives. */
+/**
+ * `open` adopts what `openSync` returned, on a later tick. Node's own `open` hands its result to a
+ * request object's `oncomplete`, and `async_hooks` hands that object to any tool that asks (an
+ * `init` hook's resource): calling `oncomplete(null, 1)` would have adopted the host's stdout.
+ * Opening synchronously also keeps a blocking open (a FIFO) on the tool's own thread rather than on
+ * the libuv threadpool the whole host shares.
+ */
 function guardOpen(): void {
   const openSync = table['openSync'] as AnyFunction;
-  replace('openSync', function (this: unknown) {
+  const open = table['open'] as AnyFunction;
+  const guardedOpenSync = function (this: unknown) {
     // biome-ignore lint/complexity/noArguments: see guardSync.
     const fd = apply(openSync, this, arguments);
     adopt(fd);
     return fd;
-  });
-  const open = table['open'] as AnyFunction;
+  };
+  replace('openSync', guardedOpenSync);
   replace('open', function (this: unknown) {
     // biome-ignore lint/complexity/noArguments: see guardSync.
     const given = arguments;
+    const last = given.length - 1;
+    const callback: unknown = last >= 1 ? given[last] : undefined;
+    // Node's own validation answers a call without a callback (it throws before opening anything).
+    if (typeof callback !== 'function') return apply(open, this, given);
     const args: unknown[] = [];
-    for (let index = 0; index < given.length; index++) {
+    for (let index = 0; index < last; index++) {
       defineProperty(args, index, {
         value: given[index],
         writable: true,
@@ -124,16 +135,20 @@ function guardOpen(): void {
         configurable: true,
       });
     }
-    const last = args.length - 1;
-    const callback = last >= 1 ? args[last] : undefined;
-    if (typeof callback === 'function') {
-      const adopting = (error: unknown, fd: unknown) => {
-        if (error === null || error === undefined) adopt(fd);
-        return apply(callback, undefined, [error, fd]);
-      };
-      defineProperty(args, last, { value: adopting, writable: true, enumerable: true, configurable: true });
-    }
-    return apply(open, this, args);
+    apply(nextTick, process, [
+      () => {
+        let fd: unknown;
+        try {
+          fd = apply(openSync, fs, args);
+        } catch (error) {
+          apply(callback, undefined, [error]);
+          return;
+        }
+        adopt(fd);
+        apply(callback, undefined, [null, fd]);
+      },
+    ]);
+    return undefined;
   });
 }
 
