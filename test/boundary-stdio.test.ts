@@ -3,8 +3,8 @@
  * channel (an MCP server over stdio, a JSON CLI). Each host here runs in a child process of its own,
  * so the test reads what really reached that process's stdout and stderr: none of the markers the
  * tools wrote, whichever way they wrote them, including through Node's own fatal-exception handler
- * (which prints straight to the process's stderr when it fails). What the README lists as not
- * contained (already-open file descriptors) is shown too.
+ * (which prints straight to the process's stderr when it fails), nor through a socket on the
+ * process's descriptor 1.
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -101,9 +101,9 @@ for (const isolation of TIERS) {
   });
 }
 
-describe('not contained (the README says so): descriptors the process already has open', () => {
+describe('descriptors the process already has open: a tool may use only its own', () => {
   it.each(TIERS)(
-    "in isolation '%s', a socket a tool opens on file descriptor 1 writes to the host's stdout",
+    "in isolation '%s', a socket a tool opens on file descriptor 1 is refused with EBADF and writes nothing to the host's stdout",
     async (isolation) => {
       const run = await runHostInChild({
         load: [boundaryFixture('call-writes-to-descriptor-1.js')],
@@ -112,8 +112,8 @@ describe('not contained (the README says so): descriptors the process already ha
       });
 
       expect(run.code).toBe(0);
-      expect(run.stdout).toBe('MARKER-socket-on-fd-1\n');
-      expect(run.report?.outcomes).toStrictEqual([answered('wrote')]);
+      expect(run.stdout).toBe('');
+      expect(run.report?.outcomes).toStrictEqual([failed('TOOL_THREW', 'open EBADF')]);
     },
   );
 });

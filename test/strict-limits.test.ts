@@ -1,12 +1,9 @@
 /**
  * What neither tier contains, run to show it (the README's table of isolation tiers is built from
- * these): the network (strict denies it only on Node 25 and later), file descriptors the host
- * already has open (permissions check paths, not descriptors), and memory outside the JS heap
+ * these): the network (strict denies it only on Node 25 and later) and memory outside the JS heap
  * (resourceLimits bound the heap, not ArrayBuffers). If one of these starts failing, Node contains
  * more than it did: update the README.
  */
-import { closeSync, openSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -63,18 +60,6 @@ for (const isolation of ['worker', 'strict'] as const) {
       const outcome = await host.call('strict_fetch', { url: `http://127.0.0.1:${port}/exfiltrate` });
       expect(outcomeText(outcome)).toBe('reached a local server');
       expect(requests).toEqual(['/exfiltrate']);
-    });
-
-    it('a tool can read a file through a descriptor the host has open', async () => {
-      const secrets = join(root, 'secrets.txt');
-      await writeFile(secrets, 'sk-fake-secret-behind-an-open-fd');
-      const fd = openSync(secrets, 'r');
-      try {
-        const outcome = await host.call('strict_fd_read', { fd });
-        expect(outcomeText(outcome)).toBe('sk-fake-secret-behind-an-open-fd');
-      } finally {
-        closeSync(fd);
-      }
     });
 
     it('a tool can hold far more memory than its heap limit, in ArrayBuffers', async () => {

@@ -25,10 +25,14 @@
  *   listener is left) prints straight to the process's stderr when it throws, or when it is replaced:
  *   a tool could make it do either (a throwing `process.exit` or `exit` listener, `Error.prepareStackTrace`
  *   for the text). It can't be replaced, and it never throws: a failure in it ends the worker.
+ * - The process's file descriptors: a tool may use only those it opened itself (descriptor-table.ts,
+ *   descriptor-handles.ts), so it can't close, read, write or take over the host's.
  *
  * This is defence in depth, not a boundary: see the README's table of isolation tiers.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { guardDescriptorHandles } from './descriptor-handles.js';
+import { guardFsDescriptors } from './descriptor-table.js';
 
 export interface HardenOptions {
   allowAddons: boolean;
@@ -47,6 +51,8 @@ function replace(target: object, key: string, value: unknown): void {
 }
 
 export function hardenWorker(options: HardenOptions): void {
+  guardFsDescriptors();
+  guardDescriptorHandles();
   const target = process as unknown as Record<string, unknown>;
   const removed = [
     'kill',

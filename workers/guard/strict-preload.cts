@@ -39,3 +39,6 @@ if (typeof permission?.drop === 'function') {
     permission.drop('fs.read', workingDirectory);
   }
 }
+
+// `fs.realpathSync` within the grants too: see strict-realpath.cts.
+require('./strict-realpath.cjs');
