@@ -21,6 +21,9 @@ import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { DeclarationReader } from '../declaration/reader.js';
+import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
+import { type PinReport, pinModules } from '../lock/pin.js';
+import { Pins } from '../lock/pins.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
 import type { OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
@@ -43,8 +46,10 @@ import {
 import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
 import {
   type CallOptions,
+  expectLockFile,
   expectTier,
   type LoadOptions,
+  type PinOptions,
   resolveSettings,
   type SelftestOptions,
   type Settings,
@@ -71,6 +76,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     super();
     const settings = resolveSettings(options);
     this.#settings = settings;
+    // First: a lock that can't be used throws before the host holds anything.
+    const pins =
+      settings.lockFile === undefined
+        ? undefined
+        : new Pins(settings.lockFile, (message) => settings.logger.warn(message));
     this.#reader = new DeclarationReader(
       {
         heapMb: settings.readHeapMb,
@@ -89,6 +99,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       rereadDelaysMs: settings.rereadDelaysMs,
       clock: settings.clock,
       reread: (record) => rereadModule(this.#loading, record),
+      pins,
       onPublished: ({ next, retired }) => {
         for (const version of retired) this.#pools.retire(version, () => letGo(this.#snapshots, version));
         reporter.report(next);
@@ -185,6 +196,23 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     });
     this.#served.add(served);
     return served;
+  }
+
+  /**
+   * Pins what is loaded: writes an entry (declaration and content digests) for every module read
+   * and offered, or withheld only by the lock, into a lock file, keeping the other entries. When it
+   * is the host's own `lockFile`, what was pinned is offered at once.
+   * @example await host.load('./tools/weather'); const { changes } = await host.pin({ lockFile: 'toolhost.lock.json' });
+   */
+  async pin(options: PinOptions = {}): Promise<PinReport> {
+    this.#assertOpen();
+    expectLockFile('lockFile', options.lockFile);
+    const report = pinModules(
+      options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,
+      this.#registry.pinnable(),
+    );
+    this.#registry.refreshPins();
+    return report;
   }
 
   /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
