@@ -5,6 +5,7 @@ import type { CliIo } from '../ui/terminal.js';
 import { callCommand } from './call.js';
 import { initCommand } from './init.js';
 import { listCommand } from './list.js';
+import { pinCommand } from './pin.js';
 import { selftestCommand } from './selftest.js';
 import { serveCommand } from './serve.js';
 
@@ -26,6 +27,8 @@ export async function runCommand(
       return serveCommand(parsed, io, signal);
     case 'init':
       return initCommand(parsed, io);
+    case 'pin':
+      return pinCommand(parsed, io);
   }
 }
 
