@@ -22,6 +22,7 @@ import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { DeclarationReader } from '../declaration/reader.js';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
+import { watchLockFile } from '../lock/lock-watch.js';
 import { type PinReport, pinModules } from '../lock/pin.js';
 import { Pins } from '../lock/pins.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
@@ -71,6 +72,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   #closed = false;
   /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
   readonly #closing = new AbortController();
+  /** Stops watching the lock file. */
+  readonly #unwatchLock: () => void;
 
   constructor(options: ToolHostOptions = {}) {
     super();
@@ -112,6 +115,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
     };
+    this.#unwatchLock =
+      pins === undefined ? () => {} : watchLockFile(pins.file, () => this.#registry.refreshPins());
     holdTempRoot(settings.tmpRoot);
     this.#swept = sweepDeadTempRoots(dirname(settings.tmpRoot));
   }
@@ -310,6 +315,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    this.#unwatchLock();
     this.#registry.close();
     for (const served of [...this.#served]) served.stop();
     await Promise.all([this.#reader.close(), this.#pools.close(), this.#snapshots.close(), this.#swept]);
