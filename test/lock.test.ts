@@ -6,6 +6,7 @@
  * every tier. A lock that is missing, not JSON, of another format or edited out of step with its
  * digests is refused when the host is built.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -268,6 +269,26 @@ describe('a lock file that is not one is refused when the host is built', () => 
         ],
       }),
       says: /tools\[0\] \(tools\/a\.js\): its "declaration" does not match its "declarationDigest"/,
+    },
+    {
+      what: 'an entry whose declaration holds hidden text, digest and all',
+      contents: JSON.stringify({
+        format: LOCK_FORMAT,
+        tools: [
+          {
+            package: 'p',
+            module: 'tools/a.js',
+            tool: 'a',
+            // Keys in order and no nesting: JSON.stringify gives the canonical text here.
+            declaration: { description: 'a\u200Bb', name: 'a' },
+            declarationDigest: `sha256:${createHash('sha256')
+              .update(JSON.stringify({ description: 'a\u200Bb', name: 'a' }))
+              .digest('hex')}`,
+            content: `sha256:${'0'.repeat(64)}`,
+          },
+        ],
+      }),
+      says: /tools\[0\] \(tools\/a\.js\): its declaration's description\[1\]: U\+200B \(ZERO WIDTH SPACE\) is invisible/,
     },
   ])('$what: INVALID_OPTION naming the file and what is wrong', ({ contents, says }) => {
     const { error, file } = refusal(contents);

@@ -8,7 +8,7 @@ import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
 import { type FieldRead, MAX_FIELD_BYTES, type RawDeclaration } from '../boundary/protocol.js';
 import { compileParameterSchema, type InputValidator, type SchemaLimits } from '../schema/json-schema.js';
 import type { JsonObject, ToolConcurrency } from '../tool-module.js';
-import { findHiddenInDeclaration } from './visible-text.js';
+import { findHiddenInDeclaration, showHidden } from './visible-text.js';
 
 /** A tool's checked declaration. */
 export interface ToolInfo {
@@ -131,5 +131,7 @@ function invalid(reason: string, field = 'run'): RefusedDeclaration {
 
 function preview(value: unknown): string {
   const json = JSON.stringify(value);
-  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  const shown = json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  // A refused name is shown in the reason: never with the bidirectional controls it was made of.
+  return showHidden(shown);
 }

@@ -255,12 +255,21 @@ export function segment(key: string): string {
   return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
-/** A key that holds a refused character, with every such character written as an escape. */
+/** A key that holds a refused character, quoted, with every such character written as an escape. */
 function shownKey(key: string): string {
+  return `"${showHidden(key)}"`;
+}
+
+/**
+ * `text` with every character the lint refuses written as `\u{…}`: a refused value can still be
+ * named in a reason, a log line or a terminal without doing what it was made to do.
+ */
+export function showHidden(text: string): string {
+  if (firstHidden(text) === undefined) return text;
   let shown = '';
-  for (const char of key) {
+  for (const char of text) {
     const codePoint = char.codePointAt(0) as number;
     shown += classify(codePoint) === undefined ? char : `\\u{${codePoint.toString(16).toUpperCase()}}`;
   }
-  return JSON.stringify(shown).replaceAll('\\\\u{', '\\u{');
+  return shown;
 }

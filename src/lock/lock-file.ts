@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { ToolHostError } from '../boundary/errors.js';
 import type { ToolInfo } from '../declaration/check.js';
+import { findHiddenInDeclaration, showHidden } from '../declaration/visible-text.js';
 import { digestOf, sortedCopy } from './canonical.js';
 
 /** The lock file's name when none is given (`toolhost pin`, `--lock`). */
@@ -103,7 +104,10 @@ function checkEntry(item: unknown): LockEntry | string {
   // The digest is what is enforced; the declaration beside it is what a difference is shown
   // against. An entry whose two disagree was edited by hand and would show a false "before".
   if (digestOf(declaration) !== declarationDigest)
-    return `(${module}): its "declaration" does not match its "declarationDigest"`;
+    return `(${showHidden(module)}): its "declaration" does not match its "declarationDigest"`;
+  // Pinning never writes one (the declaration was checked), and a reviewer's diff would not show it.
+  const hidden = findHiddenInDeclaration(declaration);
+  if (hidden !== undefined) return `(${showHidden(module)}): its declaration's ${hidden.reason}`;
   return {
     package: name as string | null,
     module,

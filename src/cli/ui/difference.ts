@@ -3,7 +3,7 @@
  * JSON, cut to fit a line, with every character the lint refuses written as an escape (a "before"
  * comes from the lock file, which is edited by hand and never linted).
  */
-import { classify } from '../../declaration/visible-text.js';
+import { showHidden } from '../../declaration/visible-text.js';
 import type { LockDifference } from '../../lock/difference.js';
 import { truncate } from './terminal.js';
 
@@ -19,10 +19,5 @@ export function differenceLines(difference: readonly LockDifference[], indent: s
 
 function shown(value: unknown): string {
   if (value === undefined) return '(none)';
-  let text = '';
-  for (const char of JSON.stringify(value) ?? String(value)) {
-    const codePoint = char.codePointAt(0) as number;
-    text += classify(codePoint) === undefined ? char : `\\u{${codePoint.toString(16).toUpperCase()}}`;
-  }
-  return truncate(text, VALUE_WIDTH);
+  return truncate(showHidden(JSON.stringify(value) ?? String(value)), VALUE_WIDTH);
 }
