@@ -224,6 +224,16 @@ describe.each(TIERS)("isolation: '%s', a host under a lock", (isolation) => {
   });
 });
 
+/** A well-formed entry, keys in sorted order; its declaration's canonical JSON is `{"name":"a"}`. */
+const PINNED_A = {
+  content: `sha256:${'0'.repeat(64)}`,
+  declaration: { name: 'a' },
+  declarationDigest: `sha256:${createHash('sha256').update('{"name":"a"}').digest('hex')}`,
+  module: 'tools/a.js',
+  package: 'p',
+  tool: 'a',
+};
+
 describe('a lock file that is not one is refused when the host is built', () => {
   const tmp = freshDir('toolhost-lock-bad');
   afterAll(() => tmp.remove());
@@ -290,12 +300,38 @@ describe('a lock file that is not one is refused when the host is built', () => 
       }),
       says: /tools\[0\] \(tools\/a\.js\): its declaration's description\[1\]: U\+200B \(ZERO WIDTH SPACE\) is invisible/,
     },
+    {
+      what: 'an entry that is right but not written as pin writes it',
+      contents: JSON.stringify({ format: LOCK_FORMAT, tools: [PINNED_A] }),
+      says: /it is not as toolhost pin writes it/,
+    },
+    {
+      what: 'a key given twice, the first one empty (what a diff shows), the last one pinning',
+      contents: `${JSON.stringify({ format: LOCK_FORMAT, tools: [PINNED_A] }, null, 2)}\n`.replace(
+        '"tools": [',
+        '"tools": [],\n  "tools": [',
+      ),
+      says: /it is not as toolhost pin writes it/,
+    },
   ])('$what: INVALID_OPTION naming the file and what is wrong', ({ contents, says }) => {
     const { error, file } = refusal(contents);
     expect(error).toBeInstanceOf(ToolHostError);
     expect(error.code).toBe('INVALID_OPTION');
     expect(error.message).toContain(file);
     expect(error.message).toMatch(says);
+  });
+
+  it('a lock as pin writes it is accepted, also with CRLF line ends (a Windows checkout)', async () => {
+    const text = `${JSON.stringify({ format: LOCK_FORMAT, tools: [PINNED_A] }, null, 2)}\n`;
+    for (const [name, contents] of [
+      ['lf.json', text],
+      ['crlf.json', text.replaceAll('\n', '\r\n')],
+    ] as const) {
+      writeFileSync(join(tmp.path, name), contents);
+      const host = new ToolHost({ lockFile: join(tmp.path, name), logger: recordingLogger() });
+      expect(host.list()).toEqual([]);
+      await host.close();
+    }
   });
 
   it('a lockFile that is not a path is refused as an option', () => {

@@ -80,14 +80,24 @@ export function parseLock(text: string, file: string): LockEntry[] {
   const tools = document['tools'];
   if (!Array.isArray(tools)) throw lockError(file, '"tools" is not an array');
   const seen = new Set<string>();
-  return tools.map((item, index) => {
+  const entries = tools.map((item, index) => {
     const entry = checkEntry(item);
     if (typeof entry === 'string') throw lockError(file, `tools[${index}] ${entry}`);
     const key = entryKey(entry);
-    if (seen.has(key)) throw lockError(file, `tools[${index}] pins ${entry.module} a second time`);
+    if (seen.has(key))
+      throw lockError(file, `tools[${index}] pins ${showHidden(entry.module)} a second time`);
     seen.add(key);
     return entry;
   });
+  // What a reviewer reads in a diff must be all there is: a key given twice (JSON.parse keeps the
+  // last one), a field of no meaning or an entry out of order could show one thing and pin another.
+  if (text.replaceAll('\r\n', '\n') !== renderLock(entries)) {
+    throw lockError(
+      file,
+      'it is not as toolhost pin writes it (sorted keys and entries, two-space indents, nothing else): pin again to rewrite it',
+    );
+  }
+  return entries;
 }
 
 function checkEntry(item: unknown): LockEntry | string {
