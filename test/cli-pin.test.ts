@@ -207,3 +207,35 @@ describe('toolhost pin and --lock', () => {
     });
   });
 });
+
+describe('toolhost pin inside the package it pins', () => {
+  const tmp = freshDir('cli-pin-inside-tmp');
+  const work = freshDir('cli-pin-inside-work');
+  let root: string;
+  beforeAll(() => {
+    root = writePackage(work.path, 'own-tools', { 'weather.js': weather('the weather in a city') });
+  });
+  afterAll(() => {
+    tmp.remove();
+    work.remove();
+  });
+
+  it('toolhost.lock.json at the package top is no part of its content: pinned in place, it still matches', async () => {
+    const pinned = await runCli(['pin', '.'], { tmpDir: tmp.path, cwd: root });
+    expect(pinned.code).toBe(0);
+    const listed = await runCli(['list', '--lock', 'toolhost.lock.json', '.'], {
+      tmpDir: tmp.path,
+      cwd: root,
+    });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('✓ weather(city?)');
+  });
+
+  it('a lock of another name inside the package is refused: writing it would change what it pins', async () => {
+    const result = await runCli(['pin', '--lock', 'tools/pins.json', '.'], { tmpDir: tmp.path, cwd: root });
+    expect(result.code).toBe(2);
+    expect(stderrLines(result)).toEqual([
+      `toolhost: the lock file ${join(root, 'tools', 'pins.json')} is inside the package ${root}, so writing it would change what it pins: keep it outside the package, or at its top as toolhost.lock.json`,
+    ]);
+  });
+});
