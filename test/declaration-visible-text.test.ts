@@ -107,6 +107,11 @@ const REFUSED = [
     reason: 'parameterSchema.$comment[0]: U+061C (ARABIC LETTER MARK) is a bidirectional control',
   },
   {
+    behaviour: 'a run of variation selectors carrying bytes after an emoji',
+    description: s(`ok 😀${String.fromCodePoint(0xe0100 + 72, 0xe0100 + 105)}`),
+    reason: 'description[7]: U+E0169 (VARIATION SELECTOR-122) is invisible (after another variation selector)',
+  },
+  {
     behaviour: 'a NUL in a pattern',
     parameterSchema: s({ type: 'object', properties: { id: { type: 'string', pattern: '^a\u0000$' } } }),
     reason: 'parameterSchema.properties.id.pattern[2]: U+0000 (NULL) is a control character',

@@ -191,23 +191,55 @@ const SENTENCE: Record<HiddenKind, string> = {
 /**
  * The first refused character in a string: its index (in UTF-16 code units, as JavaScript's
  * `indexOf` counts) and why. Most code units are ruled out by one comparison before a lookup.
+ *
+ * One variation selector after a character is how emoji and ideographs pick their presentation;
+ * a second one straight after it selects nothing, and a run of them is a known way to carry bytes
+ * no reader sees, so every one after the first is refused.
  */
 export function firstHidden(
   text: string,
 ): { index: number; codePoint: number; sentence: string } | undefined {
+  let selectorEnd = -1;
   for (let index = 0; index < text.length; index++) {
     const unit = text.charCodeAt(index);
-    // Every refused character is U+00AD or below, between U+0600 and U+206F, U+FEFF, or a Tags
-    // character (its high surrogate is U+DB40).
-    if (unit > 0xad && (unit < 0x600 || unit > 0x206f) && unit !== 0xfeff && unit !== 0xdb40) continue;
+    // Every refused character is U+00AD or below, between U+0600 and U+206F, a variation selector
+    // (U+FE00–U+FE0F), U+FEFF, or in the Tags block or the supplementary variation selectors (both
+    // behind the high surrogate U+DB40).
+    if (
+      unit > 0xad &&
+      (unit < 0x600 || unit > 0x206f) &&
+      (unit < 0xfe00 || unit > 0xfe0f) &&
+      unit !== 0xfeff &&
+      unit !== 0xdb40
+    )
+      continue;
     const codePoint = text.codePointAt(index) as number;
     const found = classify(codePoint);
-    if (found !== undefined) {
-      const hex = codePoint.toString(16).toUpperCase().padStart(4, '0');
-      return { index, codePoint, sentence: `U+${hex} (${found[1]}) ${SENTENCE[found[0]]}` };
+    if (found !== undefined)
+      return { index, codePoint, sentence: `${codePointName(codePoint, found[1])} ${SENTENCE[found[0]]}` };
+    const selector = variationSelector(codePoint);
+    if (selector === undefined) continue;
+    if (selectorEnd === index) {
+      return {
+        index,
+        codePoint,
+        sentence: `${codePointName(codePoint, selector)} is invisible (after another variation selector)`,
+      };
     }
+    selectorEnd = index + (codePoint > 0xffff ? 2 : 1);
   }
   return undefined;
+}
+
+/** `VARIATION SELECTOR-n` for U+FE00–U+FE0F and U+E0100–U+E01EF, else undefined. */
+function variationSelector(codePoint: number): string | undefined {
+  if (codePoint >= 0xfe00 && codePoint <= 0xfe0f) return `VARIATION SELECTOR-${codePoint - 0xfe00 + 1}`;
+  if (codePoint >= 0xe0100 && codePoint <= 0xe01ef) return `VARIATION SELECTOR-${codePoint - 0xe0100 + 17}`;
+  return undefined;
+}
+
+function codePointName(codePoint: number, name: string): string {
+  return `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')} (${name})`;
 }
 
 /**
@@ -269,7 +301,8 @@ export function showHidden(text: string): string {
   let shown = '';
   for (const char of text) {
     const codePoint = char.codePointAt(0) as number;
-    shown += classify(codePoint) === undefined ? char : `\\u{${codePoint.toString(16).toUpperCase()}}`;
+    const hidden = classify(codePoint) !== undefined || variationSelector(codePoint) !== undefined;
+    shown += hidden ? `\\u{${codePoint.toString(16).toUpperCase()}}` : char;
   }
   return shown;
 }
