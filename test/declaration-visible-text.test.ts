@@ -109,7 +109,8 @@ const REFUSED = [
   {
     behaviour: 'a run of variation selectors carrying bytes after an emoji',
     description: s(`ok 😀${String.fromCodePoint(0xe0100 + 72, 0xe0100 + 105)}`),
-    reason: 'description[7]: U+E0169 (VARIATION SELECTOR-122) is invisible (after another variation selector)',
+    reason:
+      'description[7]: U+E0169 (VARIATION SELECTOR-122) is invisible (after another variation selector)',
   },
   {
     behaviour: 'a NUL in a pattern',
