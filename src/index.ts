@@ -18,8 +18,18 @@ export type {
   ToolOutputEvent,
   ToolProgressEvent,
 } from './host/events.js';
-export type { CallOptions, LoadOptions, SelftestOptions, ToolHostOptions } from './host/options.js';
+export type {
+  CallOptions,
+  LoadOptions,
+  PinOptions,
+  SelftestOptions,
+  ToolHostOptions,
+} from './host/options.js';
 export { ToolHost } from './host/tool-host.js';
+export type { LockDifference } from './lock/difference.js';
+export type { LockEntry } from './lock/lock-file.js';
+export { DEFAULT_LOCK_FILE_NAME, LOCK_FORMAT } from './lock/lock-file.js';
+export type { PinChange, PinReport } from './lock/pin.js';
 export type {
   BeforeToolCall,
   LoopHost,

@@ -1,4 +1,5 @@
 /** Turns the scenarios' results into the targets and the markdown report. */
+import { lockLoadSection } from './render-lock.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
 const MB = 1024 * 1024;
@@ -410,6 +411,7 @@ const sections = {
   loop: loopSection,
   'mcp-serve': mcpServeSection,
   'process-tier': processTierSection,
+  'lock-load': lockLoadSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -37,7 +37,13 @@ export type LeftOutCode =
   | 'DECLARATION_OUT_OF_MEMORY'
   | 'DECLARATION_EXITED'
   | 'DECLARATION_CRASHED'
-  | 'NAME_TAKEN';
+  | 'NAME_TAKEN'
+  /** Under a lock: the module has no entry in it. */
+  | 'NOT_PINNED'
+  /** Under a lock: what the model reads differs from what was pinned. */
+  | 'DECLARATION_CHANGED'
+  /** Under a lock: the declaration is as pinned, the package's content is not. */
+  | 'CODE_CHANGED';
 
 /** Host-level failures: a caller's mistake or a host that can't do what was asked. */
 export type HostErrorCode =

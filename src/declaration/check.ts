@@ -8,6 +8,7 @@ import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
 import { type FieldRead, MAX_FIELD_BYTES, type RawDeclaration } from '../boundary/protocol.js';
 import { compileParameterSchema, type InputValidator, type SchemaLimits } from '../schema/json-schema.js';
 import type { JsonObject, ToolConcurrency } from '../tool-module.js';
+import { findHiddenInDeclaration, showHidden } from './visible-text.js';
 
 /** A tool's checked declaration. */
 export interface ToolInfo {
@@ -59,18 +60,17 @@ export function checkDeclaration(raw: RawDeclaration, schemaLimits: SchemaLimits
   if (!compiled.ok) return invalid(compiled.message, 'parameterSchema');
   if (!raw.hasRun) return invalid('the module exports no run function');
 
-  return {
-    ok: true,
-    info: {
-      name: name.value,
-      description: description.value,
-      parameterSchema: schema.value as JsonObject,
-      timeoutMs: checkTimeoutMs(optionalValue(raw.timeoutMs)),
-      concurrency: optionalValue(raw.concurrency) === 'exclusive' ? 'exclusive' : 'parallel',
-    },
-    validate: compiled.validate,
-    hasSelftest: raw.hasSelftest,
+  const info: ToolInfo = {
+    name: name.value,
+    description: description.value,
+    parameterSchema: schema.value as JsonObject,
+    timeoutMs: checkTimeoutMs(optionalValue(raw.timeoutMs)),
+    concurrency: optionalValue(raw.concurrency) === 'exclusive' ? 'exclusive' : 'parallel',
   };
+  // Every field of the checked declaration, whatever fields it has: all of it reaches a model or a client.
+  const hidden = findHiddenInDeclaration(info);
+  if (hidden !== undefined) return invalid(hidden.reason, hidden.field);
+  return { ok: true, info, validate: compiled.validate, hasSelftest: raw.hasSelftest };
 }
 
 /** A positive integer a timer can wait for (up to 2^31 - 1 ms), or the default for anything else. */
@@ -131,5 +131,7 @@ function invalid(reason: string, field = 'run'): RefusedDeclaration {
 
 function preview(value: unknown): string {
   const json = JSON.stringify(value);
-  return json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  const shown = json === undefined ? String(value) : json.length > 80 ? `${json.slice(0, 77)}...` : json;
+  // A refused name is shown in the reason: never with the bidirectional controls it was made of.
+  return showHidden(shown);
 }

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ToolHostError } from '../boundary/errors.js';
 import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
@@ -86,6 +86,19 @@ export interface ToolHostOptions {
    * @default 1024
    */
   processMemoryMb?: number;
+  /**
+   * A lock file of reviewed declarations (written by `toolhost pin` or {@link ToolHost.pin}). Only
+   * modules whose entry matches are offered; the rest are left out as `NOT_PINNED`,
+   * `DECLARATION_CHANGED` or `CODE_CHANGED`. A missing or malformed file throws `INVALID_OPTION`.
+   * @default undefined: no lock, everything that checks out is offered
+   */
+  lockFile?: string;
+}
+
+/** Options of {@link ToolHost.pin}. */
+export interface PinOptions {
+  /** The lock file to write. @default the host's `lockFile`, else `toolhost.lock.json` in the working directory */
+  lockFile?: string;
 }
 
 export interface LoadOptions {
@@ -121,6 +134,8 @@ export interface Settings extends PoolSettings, InvokeSettings {
   cores: number;
   schemaLimits: SchemaLimits;
   schemaCompileBudgetMs: number;
+  /** An absolute path, or undefined for no lock. */
+  lockFile: string | undefined;
 }
 
 /** Checks every option and fills in the defaults. */
@@ -180,6 +195,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
     );
   }
+  expectLockFile('lockFile', options.lockFile);
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
@@ -220,7 +236,14 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
     processMemoryMb: options.processMemoryMb ?? 1024,
+    lockFile: options.lockFile === undefined ? undefined : resolve(options.lockFile),
   };
+}
+
+/** Checks a lock file option: a path (the file itself is read by the lock). */
+export function expectLockFile(name: string, value: unknown): void {
+  if (value === undefined || (typeof value === 'string' && value !== '')) return;
+  throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a file path, got ${show(value)}`);
 }
 
 /** Checks an isolation tier option (and that this Node can run it). */

@@ -21,6 +21,10 @@ import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { DeclarationReader } from '../declaration/reader.js';
+import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
+import { watchLockFile } from '../lock/lock-watch.js';
+import { type PinReport, pinModules } from '../lock/pin.js';
+import { Pins } from '../lock/pins.js';
 import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
 import type { OfferedTool } from '../registry/generation.js';
@@ -45,8 +49,10 @@ import {
 import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
 import {
   type CallOptions,
+  expectLockFile,
   expectTier,
   type LoadOptions,
+  type PinOptions,
   resolveSettings,
   type SelftestOptions,
   type Settings,
@@ -68,11 +74,18 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   #closed = false;
   /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
   readonly #closing = new AbortController();
+  /** Stops watching the lock file. */
+  readonly #unwatchLock: () => void;
 
   constructor(options: ToolHostOptions = {}) {
     super();
     const settings = resolveSettings(options);
     this.#settings = settings;
+    // First: a lock that can't be used throws before the host holds anything.
+    const pins =
+      settings.lockFile === undefined
+        ? undefined
+        : new Pins(settings.lockFile, (message) => settings.logger.warn(message));
     this.#reader = new DeclarationReader(
       {
         heapMb: settings.readHeapMb,
@@ -91,6 +104,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       rereadDelaysMs: settings.rereadDelaysMs,
       clock: settings.clock,
       reread: (record) => rereadModule(this.#loading, record),
+      pins,
       onPublished: ({ next, retired }) => {
         for (const version of retired) this.#pools.retire(version, () => letGo(this.#snapshots, version));
         reporter.report(next);
@@ -103,6 +117,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
     };
+    this.#unwatchLock =
+      pins === undefined ? () => {} : watchLockFile(pins.file, () => this.#registry.refreshPins());
     holdTempRoot(settings.tmpRoot);
     this.#swept = sweepDeadTempRoots(dirname(settings.tmpRoot));
   }
@@ -187,6 +203,23 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     });
     this.#served.add(served);
     return served;
+  }
+
+  /**
+   * Pins what is loaded: writes an entry (declaration and content digests) for every module read
+   * and offered, or withheld only by the lock, into a lock file, keeping the other entries. When it
+   * is the host's own `lockFile`, what was pinned is offered at once.
+   * @example await host.load('./tools/weather'); const { changes } = await host.pin({ lockFile: 'toolhost.lock.json' });
+   */
+  async pin(options: PinOptions = {}): Promise<PinReport> {
+    this.#assertOpen();
+    expectLockFile('lockFile', options.lockFile);
+    const report = pinModules(
+      options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,
+      this.#registry.pinnable(),
+    );
+    this.#registry.refreshPins();
+    return report;
   }
 
   /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
@@ -282,6 +315,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
+    this.#unwatchLock();
     this.#registry.close();
     for (const served of [...this.#served]) served.stop();
     await Promise.all([this.#reader.close(), this.#pools.close(), this.#snapshots.close(), this.#swept]);

@@ -7,6 +7,8 @@
 import type { LeftOutCode } from '../boundary/errors.js';
 import type { IsolationTier } from '../calls/isolation.js';
 import type { ToolInfo } from '../declaration/check.js';
+import type { LockDifference } from '../lock/difference.js';
+import type { PinVerdict } from '../lock/pins.js';
 import type { InputValidator } from '../schema/json-schema.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
@@ -88,6 +90,11 @@ export interface ModuleStatus {
   state: 'offered' | 'left-out' | 'reread-pending' | 'reading';
   code?: LeftOutCode;
   reason?: string;
+  /**
+   * Under a lock, for `DECLARATION_CHANGED` and `CODE_CHANGED`: each changed field (`content` for
+   * the package's content) with its pinned value (`before`) and the value read now (`after`).
+   */
+  difference?: LockDifference[];
   /** When the next re-read runs (epoch ms of the host's clock), for `reread-pending`. */
   nextRereadAt?: number;
 }
@@ -107,12 +114,16 @@ export interface SourceProblem {
 
 export const EMPTY_GENERATION: Generation = { number: 0, tools: new Map(), statuses: [] };
 
+/** Under a lock: why a module that was read may not be offered, or undefined when it may. */
+export type PinCheck = (record: ModuleRecord, info: ToolInfo) => PinVerdict | undefined;
+
 /** The generation of these parts: a pure function, so a generation is exactly what it was built of. */
 export function buildGeneration(
   number: number,
   hostTools: ReadonlyMap<string, OfferedTool>,
   sources: Iterable<SourceVersion>,
   problems: Iterable<SourceProblem> = [],
+  pinCheck?: PinCheck,
 ): Generation {
   const tools = new Map(hostTools);
   const statuses: ModuleStatus[] = [];
@@ -123,7 +134,14 @@ export function buildGeneration(
     if (snapshot !== undefined) status.version = snapshot.id;
     if (packageName !== undefined) status.packageName = packageName;
     const { read } = record;
-    if (read.kind === 'read') {
+    const withheld = read.kind === 'read' ? pinCheck?.(record, read.info) : undefined;
+    if (read.kind === 'read' && withheld !== undefined) {
+      // Withheld before it could take a name: what the lock doesn't match never shadows anything.
+      status.name = read.info.name;
+      status.code = withheld.code;
+      status.reason = withheld.reason;
+      if (withheld.difference.length > 0) status.difference = structuredClone(withheld.difference);
+    } else if (read.kind === 'read') {
       status.name = read.info.name;
       const holder = tools.get(read.info.name);
       if (holder === undefined) {

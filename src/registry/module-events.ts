@@ -75,6 +75,8 @@ function sameStatus(a: ModuleStatus, b: ModuleStatus): boolean {
     a.reason === b.reason &&
     a.nextRereadAt === b.nextRereadAt &&
     a.name === b.name &&
-    a.version === b.version
+    a.version === b.version &&
+    // Under a lock: the same fields may differ from another pinned version in other values.
+    JSON.stringify(a.difference) === JSON.stringify(b.difference)
   );
 }

@@ -9,6 +9,8 @@
  * registry (`list`, `status`, `call`) see either the whole old version or the whole new one.
  */
 import { resolve } from 'node:path';
+import type { PinnableModule } from '../lock/pin.js';
+import type { Pins } from '../lock/pins.js';
 import {
   buildGeneration,
   EMPTY_GENERATION,
@@ -16,6 +18,7 @@ import {
   type ModuleRead,
   type ModuleRecord,
   type OfferedTool,
+  type PinCheck,
   type SourceProblem,
   type SourceVersion,
 } from './generation.js';
@@ -34,7 +37,9 @@ export type RegistryChange =
   /** A re-read of a module of a current version ended. */
   | { type: 'reread'; record: ModuleRecord; read: ModuleRead }
   /** A re-read schedule moved on (its next time, or it gave up): only statuses change. */
-  | { type: 'schedule' };
+  | { type: 'schedule' }
+  /** The lock file changed: what it lets through is judged again. */
+  | { type: 'lock' };
 
 /** What one publish did, for those who act on it (events, pools, snapshots). */
 export interface Published {
@@ -51,6 +56,8 @@ export interface RegistryOptions {
   reread(record: ModuleRecord): Promise<ModuleRead>;
   /** Hears every publish, in order, synchronously, before `publish` returns. */
   onPublished(published: Published): void;
+  /** The lock every module read is held to; without one, everything that checks out is offered. */
+  pins?: Pins | undefined;
 }
 
 export class Registry {
@@ -67,9 +74,66 @@ export class Registry {
   /** The root each path given to `load` resolved to, so `unload` finds it by either. */
   readonly #rootByPath = new Map<string, string>();
   #closed = false;
+  readonly #pinCheck: PinCheck | undefined;
 
   constructor(options: RegistryOptions) {
     this.#options = options;
+    const { pins } = options;
+    this.#pinCheck =
+      pins === undefined
+        ? undefined
+        : (record, info) =>
+            pins.verdict(
+              {
+                kind: record.source.kind,
+                packageName: record.source.packageName,
+                root: record.source.root,
+                path: record.path,
+              },
+              info,
+              record.source.snapshot?.digest,
+            );
+  }
+
+  /**
+   * Reads the lock file again if it changed, and judges every module against it anew. Called as
+   * each load starts, so a load after pinning sees the new pins even when the package itself is
+   * unchanged.
+   */
+  refreshPins(): void {
+    if (this.#options.pins?.refresh() === true) this.publish({ type: 'lock' });
+  }
+
+  /**
+   * The modules whose declarations were read and checked and that are offered, or withheld only by
+   * the lock: what pinning records. A module left out for a clash of names is not among them.
+   */
+  pinnable(): PinnableModule[] {
+    const found: PinnableModule[] = [];
+    for (const version of this.#sources.values()) {
+      const content = version.snapshot?.digest;
+      if (content === undefined) continue;
+      for (const record of version.modules) {
+        if (record.read.kind !== 'read') continue;
+        const status = this.#generation.statuses.find(
+          (candidate) => candidate.source === version.root && candidate.path === record.path,
+        );
+        const withheldByLock =
+          status?.code === 'NOT_PINNED' ||
+          status?.code === 'DECLARATION_CHANGED' ||
+          status?.code === 'CODE_CHANGED';
+        if (status?.state !== 'offered' && !withheldByLock) continue;
+        found.push({
+          kind: version.kind,
+          packageName: version.packageName,
+          root: version.root,
+          path: record.path,
+          info: record.read.info,
+          content,
+        });
+      }
+    }
+    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
   get generation(): Generation {
@@ -177,6 +241,7 @@ export class Registry {
         change.record.read = change.read;
         break;
       case 'schedule':
+      case 'lock':
         break;
     }
     const previous = this.#generation;
@@ -185,6 +250,7 @@ export class Registry {
       this.#hostTools,
       this.#sources.values(),
       this.#problems.values(),
+      this.#pinCheck,
     );
     for (const version of retired) retire(version);
     this.#options.onPublished({ previous, next: this.#generation, retired });

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import type { FileStore } from './file-store.js';
 
 /** What tells one version of a file from another without reading it. */
@@ -64,9 +65,13 @@ export async function listTree(
   return entries.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
-/** The package's own tree: everything but its top-level `node_modules` and VCS folders. */
+/**
+ * The package's own tree: everything but its top-level `node_modules`, VCS folders and a lock file
+ * of reviewed declarations at its top (pinning writes it after the content was digested: counted,
+ * it would change the content it pins).
+ */
 export function skipOwn(rel: string, name: string): boolean {
-  return rel === 'node_modules' || VCS_FOLDERS.has(name);
+  return rel === 'node_modules' || rel === DEFAULT_LOCK_FILE_NAME || VCS_FOLDERS.has(name);
 }
 
 /**

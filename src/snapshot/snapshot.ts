@@ -40,6 +40,11 @@ import {
 export interface Snapshot {
   /** The version: a hash of the package's own files and of its node_modules' identity. */
   readonly id: string;
+  /**
+   * The whole hash `id` is the start of (`sha256:<hex>`): what a lock pins as the version's content,
+   * where 64 bits would leave a collision within reach of an author who makes both versions.
+   */
+  readonly digest: string;
   /** The package folder or the module file it is a copy of. */
   readonly root: string;
   readonly kind: 'package' | 'module';
@@ -117,10 +122,10 @@ export class Snapshots {
       kind === 'package' ? await this.#ownFiles(root, signal) : await this.#loneModule(root, signal);
     const dependencies = kind === 'package' ? await listDependencies(root, signal) : undefined;
     const dependencyPrint = dependencies === undefined ? 'none' : dependencyFingerprint(dependencies.entries);
-    const id = createHash('sha256')
+    const digest = createHash('sha256')
       .update(`${kind}\n${ownFingerprint(own)}\n${dependencyPrint}\n`)
-      .digest('hex')
-      .slice(0, 16);
+      .digest('hex');
+    const id = digest.slice(0, 16);
     const key = `${root}\0${id}`;
     for (;;) {
       const live = this.#live.get(key);
@@ -134,7 +139,7 @@ export class Snapshots {
         signal.throwIfAborted();
         continue;
       }
-      const build = this.#build({ root, kind, id, own, dependencies, dependencyPrint, signal });
+      const build = this.#build({ root, kind, id, digest, own, dependencies, dependencyPrint, signal });
       this.#building.set(key, build);
       try {
         const made = await build;
@@ -150,6 +155,7 @@ export class Snapshots {
     root: string;
     kind: 'package' | 'module';
     id: string;
+    digest: string;
     own: OwnEntry[];
     dependencies: Dependencies | undefined;
     dependencyPrint: string;
@@ -172,7 +178,14 @@ export class Snapshots {
       });
       // The version appears whole or not at all.
       await rename(building, folder);
-      const snapshot: Snapshot = { id, root, kind: plan.kind, folder, grant: tree.folder };
+      const snapshot: Snapshot = {
+        id,
+        digest: `sha256:${plan.digest}`,
+        root,
+        kind: plan.kind,
+        folder,
+        grant: tree.folder,
+      };
       const hashes = own.flatMap((entry) => (entry.type === 'file' ? [entry.hash] : []));
       const live: Live = { snapshot, refs: 0, hashes, tree };
       this.#live.set(`${root}\0${id}`, live);

@@ -22,6 +22,8 @@ export async function loadSource(
   isolation: IsolationTier,
 ): Promise<LoadReport> {
   const { registry } = parts;
+  // Pinned since the last load? Judged before this load's version, so its result is told against the new pins.
+  registry.refreshPins();
   const source = await resolveSource(path);
   if (source.kind === 'module' && registry.source(source.root) === undefined) {
     const serving = registry.packageServing(source.root);

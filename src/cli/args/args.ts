@@ -2,13 +2,16 @@
  * The command line, parsed with `node:util` parseArgs into one typed command. Every mistake is a
  * {@link UsageError} with one sentence (from {@link messages}) that names the option as it was typed.
  */
+import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import type { IsolationTier } from '../../calls/isolation.js';
+import { DEFAULT_LOCK_FILE_NAME } from '../../lock/lock-file.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import {
   atLeastOnePath,
   isolationTier,
+  lockPath,
   nonEmpty,
   positiveIntegerOption,
   stringList,
@@ -23,7 +26,7 @@ import { serveArgs } from './serve-args.js';
  */
 export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';
 
-export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'init'] as const;
+export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'init', 'pin'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Options every command that hosts tools takes. */
@@ -37,6 +40,8 @@ export interface HostArgs {
   isolation: IsolationTier | undefined;
   /** `--process-memory-mb`: the memory limit of each package's process (the process tier). */
   processMemoryMb: number | undefined;
+  /** `--lock FILE`: offer only what this lock file pins (an absolute path). */
+  lock: string | undefined;
 }
 
 export interface ListArgs extends HostArgs {
@@ -103,6 +108,14 @@ export interface ServeArgs extends HostArgs, DataDirArgs {
   concurrency: number | undefined;
 }
 
+/** `toolhost pin`: the host options (its `lock` is the file written, never one enforced). */
+export interface PinArgs extends HostArgs {
+  command: 'pin';
+  paths: string[];
+  /** The lock file to write, absolute. @default toolhost.lock.json in the working directory */
+  lock: string;
+}
+
 export interface InitArgs {
   command: 'init';
   json: boolean;
@@ -117,6 +130,7 @@ export type ParsedCommandLine =
   | ChatArgs
   | ServeArgs
   | InitArgs
+  | PinArgs
   | { command: 'help'; topic: CommandName | undefined }
   | { command: 'version' };
 
@@ -129,6 +143,7 @@ const HOST_OPTIONS = {
   'heap-mb': { type: 'string' },
   isolation: { type: 'string' },
   'process-memory-mb': { type: 'string' },
+  lock: { type: 'string' },
 } satisfies Options;
 
 const COMMAND_OPTIONS = {
@@ -167,11 +182,13 @@ const COMMAND_OPTIONS = {
     http: { type: 'string' },
     'token-env': { type: 'string' },
     'allow-origin': { type: 'string', multiple: true },
+    lock: { type: 'string' },
   },
   init: {
     json: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   },
+  pin: HOST_OPTIONS,
 } satisfies Record<CommandName, Options>;
 
 /** Parses `argv` (without node and the script). `env` supplies `TOOLHOST_DATA_DIR`. */
@@ -204,12 +221,20 @@ export function parseCommandLine(
     heapMb: positiveInteger('heap-mb'),
     isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
     processMemoryMb: positiveInteger('process-memory-mb'),
+    lock: lockPath(stringOption(values, 'lock')),
   };
 
   const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);
   switch (command) {
     case 'list':
       return { command, ...host, paths: atLeastOnePath(command, positionals) };
+    case 'pin':
+      return {
+        command,
+        ...host,
+        paths: atLeastOnePath(command, positionals),
+        lock: host.lock ?? resolve(DEFAULT_LOCK_FILE_NAME),
+      };
     case 'call': {
       const [path, tool, argsJson, ...extra] = positionals;
       if (path === undefined || tool === undefined) throw new UsageError(messages.callArguments());

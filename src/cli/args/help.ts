@@ -6,6 +6,7 @@ const HOST_OPTIONS = `  --json                 print one JSON document on stdout
   --heap-mb N            heap limit of each tool worker, in MB (default 128)
   --isolation TIER       isolation tier: worker (default), strict or process
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
+  --lock FILE            offer only the tools this lock file pins (see toolhost pin)
   -h, --help             show this help`;
 
 const DATA_DIR_OPTION = `  --data-dir DIR         where tools keep data and cut outputs are saved
@@ -24,6 +25,10 @@ Usage:
   toolhost serve [--http [host:]port] [--watch DIR]... <package-or-module>...
                                                   the tools as an MCP server (stdio by default)
   toolhost init [dir]                             a new tool package, with one tool that passes its selftest
+  toolhost pin <package-or-module>... [--lock FILE]
+                                                  record the reviewed declarations in a lock file
+                                                  (default toolhost.lock.json); --lock FILE on list,
+                                                  call, selftest, chat and serve offers only what it pins
 
 Every command takes --help, and all but serve take --json (serve's stdout is the protocol). Exit codes: 0 ok, 1 a tool or selftest failed,
 2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key,
@@ -33,6 +38,25 @@ Run toolhost <command> --help for a command's options.
 `;
 
 const COMMAND_HELP: Record<CommandName, string> = {
+  pin: `Usage: toolhost pin <package-or-module>... [options]
+
+Reads each tool module's declaration as toolhost list does, and records every offered tool in a
+lock file: its package name and module path, its checked declaration (everything the model or a
+client sees) with a digest of it, and a digest of the package version's content (what runs).
+Entries of other packages stay; pinning again replaces the entries and prints what changed. The
+file is plain sorted JSON, meant to be committed and reviewed in a diff. With --lock FILE, list,
+call, selftest, chat and serve offer only what the lock pins. Exit 1 if a module is left out (it
+is not pinned); 2 for a lock file that exists but is not one.
+
+Options:
+  --lock FILE            the lock file to write (default toolhost.lock.json in the current folder)
+  --json                 print one JSON document on stdout instead of text
+  --allow-env NAME       pass this environment variable to tools (repeatable)
+  --heap-mb N            heap limit of each tool worker, in MB (default 128)
+  --isolation TIER       isolation tier: worker (default), strict or process
+  --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
+  -h, --help             show this help
+`,
   list: `Usage: toolhost list <package-or-module>... [options]
 
 Reads each tool module's declaration in a throwaway worker and shows the offered tools (name,
@@ -111,6 +135,8 @@ ${DATA_DIR_OPTION}
   --heap-mb N            heap limit of each tool worker, in MB (default 128)
   --isolation TIER       isolation tier: worker (default), strict or process
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
+  --lock FILE            serve only the tools this lock file pins; a changed package is withheld (with
+                         --watch too) until it is pinned again, and stderr says why
   -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]

@@ -2,6 +2,7 @@
  * Reading parsed option values: strings, lists, positive integers and isolation tiers, each mistake
  * a {@link UsageError} naming the option as it was typed.
  */
+import { resolve } from 'node:path';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../../calls/isolation.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
@@ -42,6 +43,14 @@ export function positiveIntegerOption(values: Values, name: string, typed: strin
     throw new UsageError(messages.notPositiveInteger(typed, value));
   }
   return number;
+}
+
+/**
+ * `--lock FILE` made absolute now: `serve` hands its arguments to a process of its own, and a path
+ * means what it meant where it was typed.
+ */
+export function lockPath(value: string | undefined): string | undefined {
+  return value === undefined ? undefined : resolve(value);
 }
 
 export function nonEmpty(value: string | undefined): string | undefined {

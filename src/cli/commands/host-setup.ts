@@ -47,6 +47,7 @@ export function hostOptions(
   if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
   if (args.isolation !== undefined) options.isolation = args.isolation;
   if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
+  if (args.lock !== undefined) options.lockFile = args.lock;
   return options;
 }
 

@@ -5,10 +5,12 @@
  */
 import type { ToolInfo } from '../../declaration/check.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
+import type { LockDifference } from '../../lock/difference.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../../sources/resolve-path.js';
 import type { ListArgs } from '../args/args.js';
 import { ExitCode } from '../exit-codes.js';
+import { differenceLines } from '../ui/difference.js';
 import { pathInPackage, pathIsJustName } from '../ui/package-paths.js';
 import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
 import { createHost, inSourceOrder, loadAll } from './host-setup.js';
@@ -26,7 +28,14 @@ export interface ListJson {
     /** What the package's manifest asks for (`toolhost.permissions`); a module file asks for nothing. */
     permissions: PackagePermissions;
     tools: ToolInfo[];
-    leftOut: Array<{ module: string; name: string | null; code: string; reason: string }>;
+    /** `difference`: under `--lock`, what changed since the module was pinned (field, before, after). */
+    leftOut: Array<{
+      module: string;
+      name: string | null;
+      code: string;
+      reason: string;
+      difference?: LockDifference[];
+    }>;
   }>;
 }
 
@@ -75,12 +84,14 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
 }
 
 function leftOutEntry(status: ModuleStatus): ListJson['sources'][number]['leftOut'][number] {
-  return {
+  const entry: ListJson['sources'][number]['leftOut'][number] = {
     module: status.path,
     name: status.name ?? null,
     code: status.code ?? 'LEFT_OUT',
     reason: status.reason ?? `the module is ${status.state}`,
   };
+  if (status.difference !== undefined) entry.difference = status.difference;
+  return entry;
 }
 
 function renderList(sources: ListJson['sources'], style: Style): string {
@@ -109,6 +120,7 @@ function renderList(sources: ListJson['sources'], style: Style): string {
       lines.push(
         `  ${style.red('✗')} ${label}  ${style.red('left out')}: ${entry.code}: ${oneLine(entry.reason)}`,
       );
+      lines.push(...differenceLines(entry.difference ?? [], '      '));
     }
     if (source.tools.length === 0 && source.leftOut.length === 0) lines.push(style.dim('  (lists no tools)'));
     return lines.join('\n');

@@ -25,5 +25,7 @@ export async function runCommand(
       return (await import('./serve.js')).serveCommand(parsed, io, signal);
     case 'init':
       return (await import('./init.js')).initCommand(parsed, io);
+    case 'pin':
+      return (await import('./pin.js')).pinCommand(parsed, io);
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { OutputStream } from './terminal.js';
 
-const COMMAND_LIST = 'list, call, selftest, chat, serve or init';
+const COMMAND_LIST = 'list, call, selftest, chat, serve, init or pin';
 
 /** `see toolhost <command> --help`, the hint a usage error ends with. */
 function seeHelp(command?: string): string {

@@ -1,0 +1,116 @@
+/**
+ * Pinning: the entries for the modules read now, merged into a lock file (new entries added,
+ * changed ones replaced, the other packages' entries kept), and what changed, for a person to read.
+ */
+import { existsSync } from 'node:fs';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ToolHostError } from '../boundary/errors.js';
+import type { ToolInfo } from '../declaration/check.js';
+import { declarationDifference, type LockDifference } from './difference.js';
+import {
+  DEFAULT_LOCK_FILE_NAME,
+  entryKey,
+  type LockEntry,
+  readLockFile,
+  writeLockFile,
+} from './lock-file.js';
+import { declarationDigest, lockFolderOf, lockKeyOf, type ModuleIdentity } from './pins.js';
+
+/** A module whose declaration was read and checked, to be pinned as it is now. */
+export interface PinnableModule extends ModuleIdentity {
+  info: ToolInfo;
+  /** The content digest of the version it was read from. */
+  content: string;
+}
+
+/** What pinning did to one entry. */
+export interface PinChange {
+  package: string | null;
+  module: string;
+  tool: string;
+  /** `removed`: the package no longer lists the module, so its entry went. */
+  change: 'added' | 'updated' | 'unchanged' | 'removed';
+  /** For `updated`: each changed field of the declaration, or `content` when only that changed. */
+  difference: LockDifference[];
+}
+
+export interface PinReport {
+  /** The lock file written, as an absolute path. */
+  lockFile: string;
+  changes: PinChange[];
+}
+
+/** Pins `modules` in `file` (created when missing; a file that is not a lock is refused, not overwritten). */
+export function pinModules(file: string, modules: readonly PinnableModule[]): PinReport {
+  const lockFile = resolve(file);
+  for (const module of modules) refuseLockInside(lockFile, module);
+  const before = existsSync(lockFile) ? readLockFile(lockFile) : [];
+  const folder = lockFolderOf(lockFile);
+  const entries = new Map(before.map((entry) => [entryKey(entry), entry]));
+  const changes: PinChange[] = [];
+  const pinnedPackages = new Set<string>();
+  const fresh = new Set<string>();
+  for (const module of modules) {
+    const key = lockKeyOf(module, folder);
+    const entry: LockEntry = {
+      ...key,
+      tool: module.info.name,
+      declaration: module.info,
+      declarationDigest: declarationDigest(module.info),
+      content: module.content,
+    };
+    const id = entryKey(entry);
+    fresh.add(id);
+    if (entry.package !== null) pinnedPackages.add(entry.package);
+    const old = entries.get(id);
+    entries.set(id, entry);
+    const change: PinChange = { ...key, tool: entry.tool, change: 'added', difference: [] };
+    if (old !== undefined) {
+      if (old.declarationDigest !== entry.declarationDigest) {
+        change.change = 'updated';
+        change.difference = declarationDifference(old.declaration, entry.declaration);
+      } else if (old.content !== entry.content) {
+        change.change = 'updated';
+        change.difference = [{ field: 'content', before: old.content, after: entry.content }];
+      } else {
+        change.change = 'unchanged';
+      }
+    }
+    changes.push(change);
+  }
+  // A pinned package's modules that it no longer lists: their entries would only pin the past.
+  for (const [id, entry] of entries) {
+    if (fresh.has(id) || entry.package === null || !pinnedPackages.has(entry.package)) continue;
+    entries.delete(id);
+    changes.push({
+      package: entry.package,
+      module: entry.module,
+      tool: entry.tool,
+      change: 'removed',
+      difference: [],
+    });
+  }
+  writeLockFile(lockFile, [...entries.values()]);
+  return { lockFile, changes };
+}
+
+/**
+ * A lock inside a package it pins would change that package's content each time it is written,
+ * and the pin would never match; at the package's top under its default name it is left out of
+ * the content.
+ */
+function refuseLockInside(lockFile: string, module: PinnableModule): void {
+  if (module.kind !== 'package') return;
+  const inside = relative(module.root, join(lockFolderOf(lockFile), basename(lockFile)));
+  if (
+    inside === DEFAULT_LOCK_FILE_NAME ||
+    inside === '..' ||
+    inside.startsWith(`..${sep}`) ||
+    isAbsolute(inside)
+  )
+    return;
+  throw new ToolHostError(
+    'INVALID_OPTION',
+    `The lock file ${lockFile} is inside the package ${module.root}, so writing it would change what it pins: keep it outside the package, or at its top as ${DEFAULT_LOCK_FILE_NAME}`,
+  );
+}

@@ -1,0 +1,166 @@
+/**
+ * The lock a host enforces: which module is which entry, and whether what was read now is what
+ * was pinned. A module is offered only when its entry's declaration digest and content digest
+ * both match; otherwise it is withheld with `NOT_PINNED`, `DECLARATION_CHANGED` or `CODE_CHANGED`
+ * and the difference a reviewer needs.
+ *
+ * The file is read when the host is built (a bad one throws there) and again whenever it changed
+ * (by its size, modification time and inode), so pinning while a host runs takes effect at its
+ * next load or refresh. A later version that can't be read keeps the last good one in force:
+ * never "everything allowed".
+ */
+import { realpathSync, statSync } from 'node:fs';
+import { dirname, relative, resolve, sep } from 'node:path';
+import type { ToolInfo } from '../declaration/check.js';
+import { digestOf } from './canonical.js';
+import { declarationDifference, type LockDifference } from './difference.js';
+import { entryKey, type LockEntry, readLockFile } from './lock-file.js';
+
+/** Why a module is withheld under a lock. */
+export type PinCode = 'NOT_PINNED' | 'DECLARATION_CHANGED' | 'CODE_CHANGED';
+
+export const PIN_CODES: readonly string[] = ['NOT_PINNED', 'DECLARATION_CHANGED', 'CODE_CHANGED'];
+
+export interface PinVerdict {
+  code: PinCode;
+  reason: string;
+  difference: LockDifference[];
+}
+
+/** What names a module in a lock: its source's kind, package name and root, and its file. */
+export interface ModuleIdentity {
+  kind: 'package' | 'module';
+  packageName: string | undefined;
+  root: string;
+  path: string;
+}
+
+const digests = new WeakMap<ToolInfo, string>();
+
+/** The declaration digest of a checked declaration, computed once per read. */
+export function declarationDigest(info: ToolInfo): string {
+  let digest = digests.get(info);
+  if (digest === undefined) {
+    digest = digestOf(info);
+    digests.set(info, digest);
+  }
+  return digest;
+}
+
+/**
+ * A module's place in a lock: by its package's name and its path in the package (the same
+ * wherever the package is installed), or, with no package name, by its path from the lock's folder.
+ */
+export function lockKeyOf(module: ModuleIdentity, lockFolder: string): Pick<LockEntry, 'package' | 'module'> {
+  if (module.kind === 'package' && module.packageName !== undefined) {
+    return { package: module.packageName, module: portable(relative(module.root, module.path)) };
+  }
+  return { package: null, module: portable(relative(lockFolder, module.path)) };
+}
+
+/** The real folder a lock file is in (paths of modules are real paths too). */
+export function lockFolderOf(file: string): string {
+  const folder = dirname(resolve(file));
+  try {
+    return realpathSync(folder);
+  } catch {
+    return folder;
+  }
+}
+
+export class Pins {
+  /** The lock file, as an absolute path. */
+  readonly file: string;
+  readonly folder: string;
+  readonly #onProblem: (message: string) => void;
+  #entries = new Map<string, LockEntry>();
+  #identity = '';
+  /** Bumped with every new version of the file: verdicts of an older one are not reused. */
+  #version = 0;
+  readonly #verdicts = new WeakMap<
+    ToolInfo,
+    { version: number; key: string; content: string | undefined; verdict: PinVerdict | undefined }
+  >();
+
+  /** Reads the lock; throws `INVALID_OPTION` when it is missing or not a lock. */
+  constructor(file: string, onProblem: (message: string) => void) {
+    this.file = resolve(file);
+    this.folder = lockFolderOf(this.file);
+    this.#onProblem = onProblem;
+    this.#identity = identityOf(this.file);
+    this.#use(readLockFile(this.file));
+  }
+
+  /** Reads the file again if it changed. @returns whether the entries in force changed */
+  refresh(): boolean {
+    const identity = identityOf(this.file);
+    if (identity === this.#identity) return false;
+    this.#identity = identity;
+    try {
+      this.#use(readLockFile(this.file));
+      return true;
+    } catch (error) {
+      this.#onProblem(`${(error as Error).message}; the lock read before stays in force`);
+      return false;
+    }
+  }
+
+  /** Undefined when `info`, read from content `content`, is what the lock pins for the module. */
+  verdict(module: ModuleIdentity, info: ToolInfo, content: string | undefined): PinVerdict | undefined {
+    const key = entryKey(lockKeyOf(module, this.folder));
+    const known = this.#verdicts.get(info);
+    if (known?.version === this.#version && known.key === key && known.content === content)
+      return known.verdict;
+    const verdict = this.#judge(key, info, content);
+    this.#verdicts.set(info, { version: this.#version, key, content, verdict });
+    return verdict;
+  }
+
+  #judge(key: string, info: ToolInfo, content: string | undefined): PinVerdict | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      return {
+        code: 'NOT_PINNED',
+        reason: `it is not pinned in ${this.file}: review it, then pin it (toolhost pin)`,
+        difference: [],
+      };
+    }
+    if (declarationDigest(info) !== entry.declarationDigest) {
+      const difference = declarationDifference(entry.declaration, info);
+      return {
+        code: 'DECLARATION_CHANGED',
+        reason: `what the model reads changed since it was pinned in ${this.file} (${difference.map((change) => change.field).join(', ')}): review it, then pin it again`,
+        difference,
+      };
+    }
+    if (content !== entry.content) {
+      const difference: LockDifference = { field: 'content', before: entry.content };
+      if (content !== undefined) difference.after = content;
+      return {
+        code: 'CODE_CHANGED',
+        reason: `the package's content changed since it was pinned in ${this.file} (its declaration did not): review it, then pin it again`,
+        difference: [difference],
+      };
+    }
+    return undefined;
+  }
+
+  #use(entries: LockEntry[]): void {
+    this.#entries = new Map(entries.map((entry) => [entryKey(entry), entry]));
+    this.#version += 1;
+  }
+}
+
+/** What tells one version of the file from another without reading it. */
+function identityOf(file: string): string {
+  try {
+    const info = statSync(file, { bigint: true });
+    return `${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+  } catch {
+    return 'missing';
+  }
+}
+
+function portable(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/');
+}
