@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
 import type { Settings } from '../host/options.js';
+import type { NetworkEvent } from '../process/network/egress.js';
 import { ProcessDomains, type VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
@@ -27,11 +28,16 @@ export class DomainPools {
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcess: CallSettings | undefined;
 
-  constructor(settings: Settings, flags: WorkerFlags, onFault: (source: string, message: string) => void) {
+  constructor(
+    settings: Settings,
+    flags: WorkerFlags,
+    onFault: (source: string, message: string) => void,
+    onNetwork?: (event: NetworkEvent) => void,
+  ) {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
-    this.#processes = new ProcessDomains(settings);
+    this.#processes = new ProcessDomains(settings, onNetwork);
   }
 
   /** The pool of a current version (made on its first call). */
