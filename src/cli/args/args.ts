@@ -9,6 +9,7 @@ import { messages } from '../ui/messages.js';
 import {
   atLeastOnePath,
   isolationTier,
+  networkAllowance,
   nonEmpty,
   positiveIntegerOption,
   stringList,
@@ -37,6 +38,8 @@ export interface HostArgs {
   isolation: IsolationTier | undefined;
   /** `--process-memory-mb`: the memory limit of each package's process (the process tier). */
   processMemoryMb: number | undefined;
+  /** `--allow-network PACKAGE[=HOST,...]`: the host's `allowNetwork`, per package (none given: none). */
+  allowNetwork: Record<string, true | string[]>;
 }
 
 export interface ListArgs extends HostArgs {
@@ -126,6 +129,7 @@ const HOST_OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   'allow-env': { type: 'string', multiple: true },
+  'allow-network': { type: 'string', multiple: true },
   'heap-mb': { type: 'string' },
   isolation: { type: 'string' },
   'process-memory-mb': { type: 'string' },
@@ -157,6 +161,7 @@ const COMMAND_OPTIONS = {
   serve: {
     help: { type: 'boolean', short: 'h' },
     'allow-env': { type: 'string', multiple: true },
+    'allow-network': { type: 'string', multiple: true },
     'heap-mb': { type: 'string' },
     isolation: { type: 'string' },
     'process-memory-mb': { type: 'string' },
@@ -204,6 +209,7 @@ export function parseCommandLine(
     heapMb: positiveInteger('heap-mb'),
     isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
     processMemoryMb: positiveInteger('process-memory-mb'),
+    allowNetwork: networkAllowance(stringList(values, 'allow-network')),
   };
 
   const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);

@@ -6,6 +6,9 @@ const HOST_OPTIONS = `  --json                 print one JSON document on stdout
   --heap-mb N            heap limit of each tool worker, in MB (default 128)
   --isolation TIER       isolation tier: worker (default), strict or process
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
+  --allow-network PKG[=HOST,...]
+                         grant package PKG the network its manifest asks for, or only these hosts of it
+                         (repeatable; held to its hosts with --isolation process in bubblewrap)
   -h, --help             show this help`;
 
 const DATA_DIR_OPTION = `  --data-dir DIR         where tools keep data and cut outputs are saved
@@ -111,6 +114,9 @@ ${DATA_DIR_OPTION}
   --heap-mb N            heap limit of each tool worker, in MB (default 128)
   --isolation TIER       isolation tier: worker (default), strict or process
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
+  --allow-network PKG[=HOST,...]
+                         grant package PKG the network its manifest asks for, or only these hosts of it
+                         (repeatable; held to its hosts with --isolation process in bubblewrap)
   -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]

@@ -46,6 +46,7 @@ export function hostOptions(
   if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
   if (args.isolation !== undefined) options.isolation = args.isolation;
   if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
+  if (Object.keys(args.allowNetwork).length > 0) options.allowNetwork = args.allowNetwork;
   return options;
 }
 

@@ -4,7 +4,7 @@
  * each allows it; what either side leaves out is denied. `true` on both sides is the whole network,
  * as before lists existed.
  */
-import { type NetRule, parseNetRules, ruleMatches } from './rules.js';
+import { DEFAULT_PORTS, type NetRule, parseNetRules, ruleMatches } from './rules.js';
 
 /**
  * The host's `allowNetwork` option: every package that asks (`true`), none (`false`), the named
@@ -68,13 +68,42 @@ export function namedAddresses(grant: NetworkGrant): NetRule[] {
   );
 }
 
+/**
+ * The rules a `hosts` grant comes to, as written on either side: each rule of one side that a rule
+ * of the other covers (`*.example.com` covers `a.example.com:443`; `api.weather.gov` covers
+ * `api.weather.gov:443`).
+ */
+export function grantedRules(grant: NetworkGrant): string[] {
+  if (grant.kind !== 'hosts') return [];
+  if (grant.asked === undefined) return (grant.granted ?? []).map((rule) => rule.text);
+  if (grant.granted === undefined) return grant.asked.map((rule) => rule.text);
+  const { asked, granted } = grant;
+  const texts = [
+    ...asked.filter((rule) => granted.some((other) => covers(other, rule))),
+    ...granted.filter(
+      (rule) => asked.some((other) => covers(other, rule)) && !asked.some((other) => covers(rule, other)),
+    ),
+  ].map((rule) => rule.text);
+  return [...new Set(texts)];
+}
+
 /** The grant in words, for `toolhost list` and the host's notices: `api.weather.gov, *.example.com:443`. */
 export function describeGrant(grant: NetworkGrant): string {
   if (grant.kind === 'none') return 'no network';
   if (grant.kind === 'all') return 'the whole network';
-  if (grant.asked === undefined) return (grant.granted ?? []).map((rule) => rule.text).join(', ');
-  if (grant.granted === undefined) return grant.asked.map((rule) => rule.text).join(', ');
-  return `${grant.asked.map((rule) => rule.text).join(', ')}, where also granted ${grant.granted.map((rule) => rule.text).join(', ')}`;
+  const rules = grantedRules(grant);
+  return rules.length === 0 ? 'no host' : rules.join(', ');
+}
+
+/** Whether every host and port `inner` allows, `outer` allows too. */
+function covers(outer: NetRule, inner: NetRule): boolean {
+  const ports =
+    outer.port === undefined
+      ? inner.port === undefined || DEFAULT_PORTS.includes(inner.port)
+      : inner.port === outer.port;
+  if (!ports) return false;
+  if (!outer.wildcard) return !inner.wildcard && inner.host === outer.host;
+  return inner.host.endsWith(`.${outer.host}`) || (inner.wildcard && inner.host === outer.host);
 }
 
 /** What a manifest asks for, as it says it: `"permissions": { "net": true }`. */
