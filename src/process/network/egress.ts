@@ -16,6 +16,8 @@ import type { ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
 const PROXY_WORKER = new URL('./proxy-worker.js', import.meta.url);
 /** The proxy thread's heap: its data is piped, never held, so this is plenty and a bound. */
 const PROXY_HEAP_MB = 64;
+/** How many times a proxy thread that ended is started again. */
+const MAX_RESTARTS = 3;
 
 /** A `network` event: one connection the package's proxy allowed or refused. */
 export interface NetworkEvent extends NetworkNote {
@@ -59,6 +61,7 @@ export class PackageEgress {
   #opened: Promise<EgressDoor> | undefined;
   #worker: Worker | undefined;
   #closed = false;
+  #restarts = 0;
 
   constructor(
     options: { packageName: string; source: string; grant: NetworkGrant; tmpRoot: string },
@@ -111,7 +114,10 @@ export class PackageEgress {
         else if (message?.type === 'note') this.#note(message);
       });
       worker.on('error', (error) => reject(new Error(`its network proxy failed: ${error.message}`)));
-      worker.once('exit', () => reject(new Error('its network proxy ended')));
+      worker.once('exit', () => {
+        reject(new Error('its network proxy ended'));
+        this.#ended(worker);
+      });
     });
     const trust = this.#settings.trustCertificates;
     return {
@@ -122,6 +128,19 @@ export class PackageEgress {
         ...(trust === undefined ? {} : { trustCertificates: trust }),
       },
     };
+  }
+
+  /**
+   * A proxy thread that ended while its package still runs (out of its heap, say) is started again
+   * on the same socket, which the running process sees through its bound folder; a few times only.
+   */
+  #ended(worker: Worker): void {
+    if (this.#closed || this.#worker !== worker || this.#restarts >= MAX_RESTARTS) return;
+    this.#restarts += 1;
+    this.#worker = undefined;
+    const opened = this.#start();
+    this.#opened = opened;
+    opened.catch(() => {});
   }
 
   #note(message: Extract<ProxyWorkerMessage, { type: 'note' }>): void {

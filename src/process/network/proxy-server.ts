@@ -136,6 +136,9 @@ async function forward(options: ProxyOptions, req: IncomingMessage, res: ServerR
   const headers = { ...req.headers };
   for (const name of ['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive'])
     delete headers[name];
+  // The host the decision was about, not one the tool names in a header (a CDN in front of a granted
+  // host would route by it).
+  headers.host = url.host;
   const upstream = request({
     host: decision.address,
     port,
