@@ -45,9 +45,14 @@ async function writeWeatherTools(folder: string): Promise<string> {
     name: 'weather-tools',
     type: 'module',
     toolhost: {
-      tools: ['fetch.js', 'node-get.js', 'undici-request.js', 'raw-socket.js', 'own-agent.js'].map(
-        (file) => `./tools/${file}`,
-      ),
+      tools: [
+        'fetch.js',
+        'node-get.js',
+        'undici-request.js',
+        'raw-socket.js',
+        'own-agent.js',
+        'raw-proxy.js',
+      ].map((file) => `./tools/${file}`),
       permissions: { net: [...granted(), `other.test:${ports.other}`] },
     },
   };
@@ -201,6 +206,35 @@ describe("isolation: 'process' in bubblewrap, held to a list of hosts", () => {
       await call('egress_fetch', { url: `http://api.weather.test:${ports.http}/redirect?to=${to}` }),
     ).toEqual(refusal(`other.test:${ports.other}`, NOT_GRANTED));
     expect(reached.other).toEqual([]);
+    await stillFine();
+  });
+
+  it('a tool that speaks to its proxy directly gets the same refusals, and malformed or oversized requests are refused', async () => {
+    const raw = (request: string) => call('egress_raw_proxy', { request });
+    const forbidden = (target: string, rule: string) =>
+      `HTTP/1.1 403 Forbidden | the process isolation tier refused network access to ${target} (${rule})`;
+    expect(await raw(`CONNECT other.test:${ports.other} HTTP/1.1\r\n\r\n`)).toBe(
+      forbidden(`other.test:${ports.other}`, NOT_GRANTED),
+    );
+    // The decimal spelling of 127.0.0.1 is a name no rule grants.
+    expect(await raw(`CONNECT 2130706433:${ports.http} HTTP/1.1\r\n\r\n`)).toBe(
+      forbidden(`2130706433:${ports.http}`, NOT_GRANTED),
+    );
+    expect(
+      await raw(
+        `GET http://127.0.0.1:${ports.tcp}/ HTTP/1.1\r\nhost: api.weather.test:${ports.http}\r\n\r\n`,
+      ),
+    ).toBe(forbidden(`127.0.0.1:${ports.tcp}`, NOT_GRANTED));
+    expect(await raw(`GET /relative HTTP/1.1\r\nhost: api.weather.test\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await raw('\u0000\u0001 not http\r\n\r\n')).toMatch(/^HTTP\/1\.1 400 /);
+    expect(await raw(`GET http://api.weather.test/ HTTP/1.1\r\nx-big: ${'a'.repeat(100_000)}\r\n\r\n`)).toBe(
+      'HTTP/1.1 431 Request Header Fields Too Large | the process isolation tier refused a request whose head is over 16 KiB',
+    );
+    expect(await call('egress_raw_proxy', { hold: 32 })).toBe(
+      'HTTP/1.1 503 Service Unavailable | the process isolation tier refused a network connection (package weather-tools already has 32 open, the most it may)',
+    );
+    expect(reached.other).toEqual([]);
+    expect(reached.loopback).toBe(0);
     await stillFine();
   });
 

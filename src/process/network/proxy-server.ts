@@ -43,6 +43,13 @@ export interface ProxyOptions {
 /** The header a refusal's sentence travels in too, for clients that read headers, not bodies. */
 export const REFUSAL_HEADER = 'x-toolhost-refusal';
 const CONNECT_BOUND_MS = 10_000;
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  403: 'Forbidden',
+  431: 'Request Header Fields Too Large',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
 
 export function startProxy(options: ProxyOptions): Promise<Server> {
   let open = 0;
@@ -66,9 +73,16 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void forward(options, req, res).catch(() => res.destroy());
   });
-  server.on('clientError', (_error, socket) => {
-    if (socket.writable) socket.end(response(400, 'the process isolation tier refused a malformed request'));
-    else socket.destroy();
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? response(431, 'the process isolation tier refused a request whose head is over 16 KiB')
+        : response(400, 'the process isolation tier refused a malformed request'),
+    );
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -218,13 +232,6 @@ function parseAuthority(authority: string): { host: string; port: number } | und
 
 function response(status: number, message: string): string {
   const body = Buffer.from(message, 'utf8');
-  const reason =
-    status === 403
-      ? 'Forbidden'
-      : status === 502
-        ? 'Bad Gateway'
-        : status === 503
-          ? 'Service Unavailable'
-          : 'Bad Request';
+  const reason = STATUS_TEXT[status] ?? 'Bad Request';
   return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\n${REFUSAL_HEADER}: ${encodeURIComponent(message)}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${message}`;
 }
