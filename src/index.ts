@@ -13,11 +13,13 @@ export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration/check.
 export type {
   LoadReport,
   ModuleEvent,
+  NetworkEvent,
   SelftestReport,
   ToolHostEvents,
   ToolOutputEvent,
   ToolProgressEvent,
 } from './host/events.js';
+export type { NetworkTestingOptions } from './host/network-options.js';
 export type {
   CallOptions,
   LoadOptions,
@@ -48,6 +50,7 @@ export type {
   ToolLoopResult,
 } from './loop/index.js';
 export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
+export type { NetworkAllowance } from './process/network/grant.js';
 export type { HostTool, ModuleStatus } from './registry/registry.js';
 export type { Clock } from './registry/reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';

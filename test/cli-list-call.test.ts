@@ -3,7 +3,7 @@
  * modules: their output, --json shapes, exit codes, and what they leave in TMPDIR (only the
  * dataDir, and only when a tool keeps data or an output was cut).
  */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshDir, PACKAGES, REPO, runCli, writePackage } from './support/cli-run.js';
@@ -93,7 +93,9 @@ describe('toolhost list', () => {
     const networked = join(REPO, 'fixtures/strict/networked');
     const text = await run(['list', networked, join(PACKAGES, 'notes')]);
     expect(text.code).toBe(0);
-    expect(text.stdout.split('\n')).toContain(`strict-networked  ${networked}  [asks for the network]`);
+    expect(text.stdout.split('\n')).toContain(
+      `strict-networked  ${networked}  [asks for the network; gets: none]`,
+    );
     expect(text.stdout.split('\n')).toContain(`notes  ${join(PACKAGES, 'notes')}`);
 
     const json = await run(['list', '--json', networked, join(PACKAGES, 'notes')]);
@@ -102,6 +104,30 @@ describe('toolhost list', () => {
       { net: true },
       { net: false },
     ]);
+    expect(sources.map((source: { network: unknown }) => source.network)).toEqual([false, false]);
+  });
+
+  it('shows the hosts a package asks for and what --allow-network grants it of them', async () => {
+    const folder = join(work.path, 'weather');
+    mkdirSync(folder);
+    writeFileSync(
+      join(folder, 'package.json'),
+      JSON.stringify({
+        name: 'weather-tools',
+        toolhost: { tools: [], permissions: { net: ['api.weather.gov', '*.example.com:443'] } },
+      }),
+    );
+    const text = await run(['list', '--allow-network', 'weather-tools=a.example.com:443,evil.test', folder]);
+    expect(text.stdout.split('\n')[0]).toBe(
+      `weather-tools  ${folder}  [asks for the network: api.weather.gov, *.example.com:443; gets: a.example.com:443]`,
+    );
+    const json = await run(['list', '--json', '--allow-network', 'weather-tools', folder]);
+    expect(JSON.parse(json.stdout).sources[0].network).toEqual(['api.weather.gov', '*.example.com:443']);
+    const usage = await run(['list', '--allow-network', 'weather-tools=evil host', folder]);
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toBe(
+      'toolhost: expected --allow-network to be PACKAGE or PACKAGE=HOST,HOST..., got "weather-tools=evil host": "evil host" is not a host name (ASCII letters, digits, - and .; *. only first)\n',
+    );
   });
 
   it('shows a left-out module with its reason in text too', async () => {

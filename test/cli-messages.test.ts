@@ -23,6 +23,7 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   missingValue: ['call', '--timeout'],
   optionLikeValue: ['-m', '--json', 'model'],
   unexpectedValue: ['--json', 'Yes'],
+  badNetworkGrant: ['Weather=Evil host', '"Evil host" is not a host name'],
   notPositiveInteger: ['--concurrency', '0'],
   unknownTier: ['--isolation', ['worker', 'strict', 'process'], 'Iron'],
   tierUnsupported: ['--isolation', 'v20.10.0'],

@@ -200,7 +200,15 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
 
   it.each([
     ['"yes"', '... } that is not an object'],
-    ['{ "net": "yes" }', '{ "net": ... } } that is not true or false'],
+    ['{ "net": "yes" }', '{ "net": ... } } that is not true, false or a list of hosts'],
+    [
+      '{ "net": ["api.weather.gov", "*.com"] }',
+      '{ "net": [...] } } where "*.com" is a wildcard over a top-level domain',
+    ],
+    [
+      '{ "net": ["api.weather.gov:99999"] }',
+      '{ "net": [...] } } where "api.weather.gov:99999" has a port that is not 1 to 65535',
+    ],
   ])('a manifest whose "permissions" are %s is not a tool package', async (permissions, problem) => {
     mkdirSync(join(work.path, 'app'));
     writeFileSync(

@@ -19,18 +19,34 @@ describe('ToolHost options', () => {
     [{ clock: 42 }, 'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`'],
     [{ envAllowList: 'HOME' }, 'Expected `envAllowList` to be an array of variable names'],
     [{ isolation: 'vm' }, `Expected \`isolation\` to be one of 'worker', 'strict', 'process', got "vm"`],
-    [{ allowNetwork: 5 }, 'Expected `allowNetwork` to be a boolean or an array of package names, got 5'],
+    [
+      { allowNetwork: 5 },
+      'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got 5',
+    ],
     [
       { allowNetwork: 'weather-tools' },
-      'Expected `allowNetwork` to be a boolean or an array of package names, got "weather-tools"',
+      'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got "weather-tools"',
     ],
     [
       { allowNetwork: ['weather-tools', 7] },
-      'Expected `allowNetwork` to be a boolean or an array of package names, got ["weather-tools",7]',
+      'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got ["weather-tools",7]',
     ],
     [
       { allowNetwork: [''] },
-      'Expected `allowNetwork` to be a boolean or an array of package names, got [""]',
+      'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got [""]',
+    ],
+    [
+      { allowNetwork: { 'weather-tools': ['api.weather.gov', 'evil host'] } },
+      'Expected `allowNetwork` of "weather-tools" to list hosts: "evil host" is not a host name (ASCII letters, digits, - and .; *. only first)',
+    ],
+    [
+      { allowNetwork: { 'weather-tools': 'api.weather.gov' } },
+      'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got {"weather-tools":"api.weather.gov"}',
+    ],
+    [{ maxNetworkConnections: 0 }, 'Expected `maxNetworkConnections` to be a positive integer, got 0'],
+    [
+      { networkTesting: { hosts: { 'api.test': '127.0.0.1' } } },
+      'Expected `networkTesting.hosts` to map host names to arrays of addresses',
     ],
   ])('rejects %j when the host is built, with an exact message', (options, message) => {
     expect(() => new ToolHost(options as ToolHostOptions)).toThrow(

@@ -401,6 +401,58 @@ function processTierSection(result) {
   ].join('\n');
 }
 
+function egressSection(result) {
+  if (result.skipped !== undefined) return `## 10. Per-host egress\n\nSkipped: ${result.skipped}.`;
+  const { fetch, newConnection, flood } = result;
+  const row = (label, samples) => [
+    label,
+    `${formatMs(samples.worker.median)} (p99 ${formatMs(samples.worker.p99)})`,
+    `${formatMs(samples.wholeNetwork.median)} (p99 ${formatMs(samples.wholeNetwork.p99)})`,
+    `${formatMs(samples.proxy.median)} (p99 ${formatMs(samples.proxy.p99)})`,
+    formatRatio(samples.proxy.median / samples.worker.median),
+    formatRatio(samples.proxy.median / samples.wholeNetwork.median),
+  ];
+  const floods = flood.floods.map((one) => `${formatMs(one.ms)} (${JSON.stringify(one.outcome)})`).join('; ');
+  return [
+    '## 10. Per-host egress: the proxy against no proxy',
+    '',
+    `A 1 KiB local resource; ${result.fetchCycles} fetches and ${result.connectCycles} new connections per variant, interleaved call by call. \`worker\`: the worker tier (no sandbox, no proxy); whole network: the process tier in bubblewrap granted \`"net": true\` (the host's network, no proxy); proxy: held to its hosts, through its egress proxy.`,
+    '',
+    table(
+      [
+        'host.call of',
+        '`worker`',
+        'process, whole network',
+        'process, proxy',
+        'proxy vs worker',
+        'proxy vs whole network',
+      ],
+      [row('`fetch` (connection reused)', fetch), row('`http.get` on a new connection', newConnection)],
+    ),
+    '',
+    `Another package's \`echo\` round trip while one tool opens ${flood.count} connections through its proxy (500 at a time; floods: ${floods}; ${flood.refusedEvents} refusals reported as events):`,
+    '',
+    table(
+      ['', 'median', 'p99', 'n'],
+      [
+        ['quiet', formatMs(flood.quiet.median), formatMs(flood.quiet.p99), String(flood.quiet.n)],
+        [
+          'during the flood',
+          formatMs(flood.flooded.median),
+          formatMs(flood.flooded.p99),
+          String(flood.flooded.n),
+        ],
+        [
+          'flooded vs quiet',
+          formatRatio(flood.flooded.median / flood.quiet.median),
+          formatRatio(flood.flooded.p99 / flood.quiet.p99),
+          '',
+        ],
+      ],
+    ),
+  ].join('\n');
+}
+
 const sections = {
   'round-trip': roundTripSection,
   throughput: throughputSection,
@@ -412,6 +464,7 @@ const sections = {
   'mcp-serve': mcpServeSection,
   'process-tier': processTierSection,
   'lock-load': lockLoadSection,
+  egress: egressSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

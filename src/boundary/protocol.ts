@@ -86,6 +86,12 @@ export interface CallSettings {
   maxResultBytes: number;
   /** How much of the tool's stdout/stderr to keep per call. */
   maxLogBytes: number;
+  /**
+   * The process tier in its sandbox, for a package held to a list of hosts: its workers route
+   * `fetch`, `http` and `https` through the package's egress proxy (`setup` is the module that does
+   * it, `socketPath` the proxy's socket) before any tool code runs.
+   */
+  egress?: { setup: string; socketPath: string; trustCertificates?: string };
 }
 
 /** A call's own tmpDir. */

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
+import type { NetworkEvent } from '../process/network/egress.js';
 import { ProcessDomains, type ProcessSettings, type VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
@@ -44,11 +45,12 @@ export class DomainPools {
     settings: PoolSettings,
     flags: WorkerFlags,
     onFault: (source: string, message: string) => void,
+    onNetwork?: (event: NetworkEvent) => void,
   ) {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
-    this.#processes = new ProcessDomains(settings);
+    this.#processes = new ProcessDomains(settings, onNetwork);
   }
 
   /** The pool of a current version (made on its first call). */

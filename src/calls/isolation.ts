@@ -25,6 +25,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolHostError } from '../boundary/errors.js';
+import { type NetworkAllowance, type NetworkAsk, networkGrant } from '../process/network/grant.js';
 import { isWithin } from '../shared/paths.js';
 
 export type IsolationTier = 'worker' | 'strict' | 'process';
@@ -138,19 +139,16 @@ export function workerExecArgv(
 }
 
 /**
- * Whether a package's workers get the network: it asks for it in its manifest and the host's
- * `allowNetwork` allows it (`true`, or a list naming the package). A single module file has no
- * manifest, so it never asks.
+ * Whether a package's workers get the whole network: it asks for it in its manifest and the host's
+ * `allowNetwork` grants it, with no list of hosts on either side ({@link networkGrant}). A list is
+ * more than the permission model can hold a worker to (`--allow-net` is all or nothing), so a
+ * package held to hosts gets none here. A single module file has no manifest, so it never asks.
  */
 export function grantsNetwork(
-  allowNetwork: boolean | readonly string[],
-  source: { packageName: string | undefined; permissions: { net: boolean } },
+  allowNetwork: NetworkAllowance,
+  source: { packageName: string | undefined; permissions: { net: NetworkAsk } },
 ): boolean {
-  if (!source.permissions.net) return false;
-  if (allowNetwork === true) return true;
-  return (
-    allowNetwork !== false && source.packageName !== undefined && allowNetwork.includes(source.packageName)
-  );
+  return networkGrant(allowNetwork, source).kind === 'all';
 }
 
 /**

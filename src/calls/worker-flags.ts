@@ -3,6 +3,8 @@
  * network for a package that asks and that the host allows, and what the host says about them once
  * (what strict can't contain on this Node; a package whose request for the network it refuses).
  */
+
+import { askedText, describeGrant, type NetworkAllowance, networkGrant } from '../process/network/grant.js';
 import type { Logger } from '../shared/logger.js';
 import { NO_PERMISSIONS, type PackagePermissions } from '../sources/resolve-path.js';
 import {
@@ -27,7 +29,7 @@ export const NO_MANIFEST: DomainManifest = Object.freeze({
 
 export interface WorkerFlagsSettings {
   allowAddons: boolean;
-  allowNetwork: boolean | readonly string[];
+  allowNetwork: NetworkAllowance;
   logger: Logger;
 }
 
@@ -35,6 +37,7 @@ export class WorkerFlags {
   readonly #settings: WorkerFlagsSettings;
   #gapsTold = false;
   readonly #refusalsTold = new Set<string>();
+  readonly #hostsTold = new Set<string>();
 
   constructor(settings: WorkerFlagsSettings) {
     this.#settings = settings;
@@ -53,11 +56,30 @@ export class WorkerFlags {
     const allowNetwork = tier === 'strict' && this.#grantsNetwork(manifest);
     const flags = workerExecArgv(tier, paths, { allowAddons: this.#settings.allowAddons, allowNetwork });
     if (tier === 'strict') this.#tell(paths.domain, manifest, allowNetwork);
+    if (tier !== 'process') this.#tellHosts(tier, paths.domain, manifest);
     return flags;
   }
 
   #grantsNetwork(manifest: DomainManifest): boolean {
     return grantsNetwork(this.#settings.allowNetwork, manifest);
+  }
+
+  /**
+   * A package held to a list of hosts, in a tier that can't hold it to one: said once per package.
+   * Strict on Node 25 and later gives it no network (`--allow-net` is all or nothing, and the safe
+   * side of a list is none); the worker tier, and strict before Node 25, can't deny it any.
+   */
+  #tellHosts(tier: IsolationTier, domain: string, manifest: DomainManifest): void {
+    const grant = networkGrant(this.#settings.allowNetwork, manifest);
+    if (grant.kind !== 'hosts' || this.#hostsTold.has(domain)) return;
+    this.#hostsTold.add(domain);
+    const name = manifest.packageName ?? domain;
+    const denies = tier === 'strict' && STRICT_DENIES_NETWORK;
+    this.#settings.logger.warn(
+      denies
+        ? `${name} is granted network access to ${describeGrant(grant)} only, and strict isolation can only allow or deny the whole network: its strict workers have none (the process tier in bubblewrap holds a package to its hosts)`
+        : `${name} is granted network access to ${describeGrant(grant)} only, and ${tier} isolation on Node ${process.version} does not contain the network: its tools are not held to those hosts (the process tier in bubblewrap is)`,
+    );
   }
 
   /** Once per host, not per call: the first strict domain hears what this Node can't contain. */
@@ -72,14 +94,15 @@ export class WorkerFlags {
       }
     }
     if (
-      manifest.permissions.net &&
+      networkGrant(this.#settings.allowNetwork, manifest).kind === 'none' &&
+      manifest.permissions.net !== false &&
       !allowNetwork &&
       STRICT_DENIES_NETWORK &&
       !this.#refusalsTold.has(domain)
     ) {
       this.#refusalsTold.add(domain);
       this.#settings.logger.warn(
-        `${manifest.packageName ?? domain} asks for the network ("permissions": { "net": true }) and \`allowNetwork\` does not grant it: its strict workers have none`,
+        `${manifest.packageName ?? domain} asks for the network (${askedText(manifest.permissions.net)}) and \`allowNetwork\` does not grant it: its strict workers have none`,
       );
     }
   }

@@ -2,6 +2,7 @@
  * What the host reports: load and selftest reports, and the events it emits for the host's screens.
  */
 import type { CapturedLog } from '../boundary/protocol.js';
+import type { NetworkEvent } from '../process/network/egress.js';
 import type { ModuleStatus } from '../registry/registry.js';
 import type { JsonValue } from '../tool-module.js';
 
@@ -44,9 +45,13 @@ export interface ModuleEvent {
   status: ModuleStatus;
 }
 
+export type { NetworkEvent } from '../process/network/egress.js';
+
 export interface ToolHostEvents {
   output: [ToolOutputEvent];
   progress: [ToolProgressEvent];
   module: [ModuleEvent];
   fault: [{ source: string; message: string }];
+  /** A package's egress proxy allowed or refused a connection (the process tier in bubblewrap). */
+  network: [NetworkEvent];
 }

@@ -9,10 +9,12 @@ import { ToolHostError } from '../boundary/errors.js';
 import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
+import type { NetworkAllowance } from '../process/network/grant.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
 import { expectBoolean, expectNonNegativeInteger, expectPositiveInteger, show } from '../shared/expect.js';
 import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js';
+import { type NetworkTestingOptions, networkSettings } from './network-options.js';
 
 /** Anything with these methods: `console` and pino both fit. */
 
@@ -71,14 +73,22 @@ export interface ToolHostOptions {
   schemaCompileBudgetMs?: number;
   /**
    * Which packages that ask for the network in their manifest (`"toolhost": { "permissions": { "net":
-   * true } }`) get it in the strict tier: `true` for every package that asks, or a list of package
-   * names (`package.json` `name`). A package that doesn't ask never gets it. Only Node 25 and later
-   * can deny the network to a strict worker; the process tier denies it where bubblewrap sandboxes
-   * the package's process; the worker tier never denies it.
+   * true } }`, or a list of hosts: `"net": ["api.weather.gov", "*.example.com:443"]`) get it: `true`
+   * for every package that asks, a list of package names (`package.json` `name`), or per package name
+   * `true` or a list of hosts it may have of what it asks. A connection needs a rule of both sides; a
+   * package that doesn't ask never gets any. The process tier in bubblewrap holds a package to its
+   * hosts (through a proxy); strict on Node 25 and later can only give or deny the whole network (a
+   * list gets none there); the worker tier never denies it.
    * @default false
-   * @example new ToolHost({ isolation: 'strict', allowNetwork: ['weather-tools'] })
+   * @example new ToolHost({ isolation: 'process', allowNetwork: { 'weather-tools': ['api.weather.gov'] } })
    */
-  allowNetwork?: boolean | readonly string[];
+  allowNetwork?: NetworkAllowance;
+  /** Open connections one package may hold through its egress proxy (process tier). @default 32 */
+  maxNetworkConnections?: number;
+  /** Bytes one connection through the egress proxy may carry, both ways. @default 268435456 */
+  maxNetworkBytesPerConnection?: number;
+  /** For tests only: names the egress proxy resolves from a table, certificates its agents trust. */
+  networkTesting?: NetworkTestingOptions;
   /**
    * The memory limit of each package's process in the `process` tier, in MB: all of its memory (the
    * heaps of its workers, `ArrayBuffer`s, native memory, the programs it starts), not only the heap.
@@ -185,16 +195,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       'Expected `clock` to be an object with `now()` and `sleep(ms, signal)`',
     );
   }
-  const allowNetwork = options.allowNetwork ?? false;
-  if (
-    typeof allowNetwork !== 'boolean' &&
-    !(Array.isArray(allowNetwork) && allowNetwork.every((name) => typeof name === 'string' && name !== ''))
-  ) {
-    throw new ToolHostError(
-      'INVALID_OPTION',
-      `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
-    );
-  }
+  const network = networkSettings(options);
   expectLockFile('lockFile', options.lockFile);
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
@@ -234,7 +235,8 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     },
     schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
     errorStacksToModel: options.errorStacksToModel === true,
-    allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
+    allowNetwork: network.allowNetwork,
+    network,
     processMemoryMb: options.processMemoryMb ?? 1024,
     lockFile: options.lockFile === undefined ? undefined : resolve(options.lockFile),
   };

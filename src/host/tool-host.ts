@@ -46,7 +46,7 @@ import {
   type WatchOptions,
   watchFolder,
 } from '../sources/watched-sources.js';
-import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
+import type { LoadReport, NetworkEvent, SelftestReport, ToolHostEvents } from './events.js';
 import {
   type CallOptions,
   expectLockFile,
@@ -71,6 +71,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   /** The sweep of folders left by dead processes, started with the host. */
   readonly #swept: Promise<void>;
   #callSequence = 0;
+  /** Each package's connections through its egress proxy, by its source folder. */
+  readonly #networkCounts = new Map<string, { allowed: number; refused: number }>();
   #closed = false;
   /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
   readonly #closing = new AbortController();
@@ -96,8 +98,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       settings.cores,
     );
     this.#snapshots = new Snapshots(join(settings.tmpRoot, 'snapshots'));
-    this.#pools = new DomainPools(settings, new WorkerFlags(settings), (source, message) =>
-      this.#fault(source, message),
+    this.#pools = new DomainPools(
+      settings,
+      new WorkerFlags(settings),
+      (source, message) => this.#fault(source, message),
+      (event) => this.#network(event),
     );
     const reporter = new ModuleReporter((event) => this.emit('module', event), settings.logger);
     this.#registry = new Registry({
@@ -247,7 +252,10 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   /** Every known module: offered, left out (and why), or waiting for a re-read (and when). */
   status(): ModuleStatus[] {
-    return this.#registry.generation.statuses.map((status) => ({ ...status }));
+    return this.#registry.generation.statuses.map((status) => {
+      const counts = this.#networkCounts.get(status.source);
+      return counts === undefined ? { ...status } : { ...status, network: { ...counts } };
+    });
   }
 
   /** The `tools` param of the Messages API for the offered tools. */
@@ -342,6 +350,22 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       inProcess: { settings: this.#pools.inProcessSettings(), closing: this.#closing.signal },
       emit: this,
     });
+  }
+
+  #network(event: NetworkEvent): void {
+    let counts = this.#networkCounts.get(event.source);
+    if (counts === undefined) {
+      counts = { allowed: 0, refused: 0 };
+      this.#networkCounts.set(event.source, counts);
+    }
+    if (event.allowed) counts.allowed += 1;
+    else counts.refused += 1;
+    try {
+      this.emit('network', event);
+    } catch (error) {
+      // A listener's throw must not reach the proxy's report loop; it is the host user's to see.
+      this.#settings.logger.error(`a network listener threw: ${String(error)}`);
+    }
   }
 
   #fault(source: string, message: string): void {

@@ -19,6 +19,7 @@ import {
 } from './child-messages.js';
 import { encodeFrame, FrameReader } from './frames.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
+import { type EgressDoor, routedInit } from './network/egress.js';
 import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
 import { RssWatchdog } from './rss-watchdog.js';
 import { CHILD_MAIN, type SandboxPaths, type SandboxSupport, sandboxArgs } from './sandbox.js';
@@ -44,6 +45,8 @@ export interface ChildOptions {
   replyLimits: ReplyLimits;
   /** What this machine gives it (found once; every process waits for that). */
   environment: () => Promise<ChildEnvironment>;
+  /** A package held to a list of hosts: its proxy, opened before a sandboxed process starts. */
+  egress?: { open(): Promise<EgressDoor> } | undefined;
   onReady(): void;
   onNote(note: ChildNote): void;
   onEnd(end: ChildEnd): void;
@@ -67,9 +70,11 @@ export class DomainChild {
   #ended = false;
   #busy = false;
   #startTimer: NodeJS.Timeout | undefined;
+  #init: ChildInit;
 
   constructor(options: ChildOptions) {
     this.#options = options;
+    this.#init = options.init;
     // Whatever fails while it starts (a spawn that throws, a logger that throws) ends it as a start.
     this.#start().catch((error: unknown) =>
       this.kill({ cause: 'start', message: `could not start: ${String(error)}` }),
@@ -124,6 +129,14 @@ export class DomainChild {
     this.#startTimer.unref();
     const { sandbox, cgroups } = await options.environment();
     if (this.#killed !== undefined) return;
+    let paths = options.paths;
+    // Only a sandbox holds a package to its proxy: without one, its network is the tier's (README).
+    if (sandbox.available && options.egress !== undefined) {
+      const door = await options.egress.open();
+      paths = { ...paths, egress: door.folder };
+      this.#init = routedInit(this.#init, door.route);
+      if (this.#killed !== undefined) return;
+    }
     try {
       mkdirSync(options.paths.tmpDir, { recursive: true });
       if (cgroups.available) {
@@ -143,7 +156,7 @@ export class DomainChild {
     const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN];
     const node = realpathSync(process.execPath);
     const [command, args] = sandbox.available
-      ? [sandbox.bwrap, [...sandboxArgs(options.paths, sandbox), node, ...nodeArgs]]
+      ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]
       : [node, nodeArgs];
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
@@ -249,7 +262,7 @@ export class DomainChild {
       );
       this.#watchdog.busy = this.#busy;
     }
-    if (this.#killed === undefined) this.send(this.#options.init);
+    if (this.#killed === undefined) this.send(this.#init);
   }
 
   #exited(code: number | null, signal: NodeJS.Signals | null): void {

@@ -2,12 +2,16 @@
  * The process tier as the host's domain pools see it: a version's pool (a process of its own), and
  * where its declarations are read (another, throwaway, process). Both get the same sandbox paths:
  * the version's snapshot read-only, the domain's tmp folder read-write, and the network only when the
- * package asks and the host allows.
+ * package asks and the host allows: the whole network, or (held to a list of hosts) only its egress
+ * proxy, for its calls; declaration reads of a package held to hosts get no network.
  */
 
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
+import { type NetworkEvent, PackageEgress } from './network/egress.js';
+import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
+import type { NetworkSettings } from './network/network-settings.js';
 import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
 import { ProcessTier } from './process-tier.js';
@@ -24,38 +28,51 @@ export interface VersionReads {
 /** What the process tier reads of the host's settings. */
 export interface ProcessSettings {
   logger: Logger;
-  allowNetwork: boolean | readonly string[];
+  allowNetwork: NetworkAllowance;
+  /** The egress proxies' bounds (and, in tests only, their resolver). */
+  network: NetworkSettings;
   processMemoryMb: number;
   readHeapMb: number;
   readTimeoutMs: number;
   allowAddons: boolean;
+  tmpRoot: string;
 }
 
 export class ProcessDomains {
   readonly #settings: ProcessSettings;
   readonly #tier: ProcessTier;
   readonly #reads = new Set<ProcessReads>();
+  readonly #onNetwork: (event: NetworkEvent) => void;
 
-  constructor(settings: ProcessSettings) {
+  constructor(settings: ProcessSettings, onNetwork: (event: NetworkEvent) => void = () => {}) {
     this.#settings = settings;
+    this.#onNetwork = onNetwork;
     this.#tier = new ProcessTier({ logger: settings.logger, allowNetwork: settings.allowNetwork });
   }
 
   /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
   pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
+    const grant = this.#grant(version);
+    const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
     return new ProcessDomainPool({
       limits,
-      paths: this.#paths(version, limits.call.tmpDir),
+      paths: this.#paths(version, limits.call.tmpDir, grant),
       memoryMb: this.#settings.processMemoryMb,
-      environment: () => this.#tier.environment(),
+      environment: async () => {
+        const found = await this.#tier.environment();
+        if (grant.kind === 'hosts' && !found.sandbox.available)
+          this.#tier.tellUnenforced(version.root, this.#manifest(version), grant);
+        return found;
+      },
       onFault,
+      egress,
     });
   }
 
   /** Where a version's declarations are read, with its reader workers' flags. */
   reads(version: ProcessVersion, execArgv: string[], tmpDir: string): VersionReads {
     const reads = new ProcessReads({
-      paths: this.#paths(version, tmpDir),
+      paths: this.#paths(version, tmpDir, this.#grant(version)),
       memoryMb: this.#settings.processMemoryMb,
       heapMb: this.#settings.readHeapMb,
       timeoutMs: this.#settings.readTimeoutMs,
@@ -79,12 +96,41 @@ export class ProcessDomains {
     this.#reads.clear();
   }
 
-  #paths(version: ProcessVersion, tmpDir: string): SandboxPaths {
-    const manifest = { packageName: version.packageName, permissions: version.permissions };
+  #manifest(version: ProcessVersion) {
+    return { packageName: version.packageName, permissions: version.permissions };
+  }
+
+  #grant(version: ProcessVersion): NetworkGrant {
+    return this.#tier.grant(version.root, this.#manifest(version));
+  }
+
+  #egress(version: ProcessVersion, grant: NetworkGrant): PackageEgress {
+    const network = this.#settings.network;
+    return new PackageEgress(
+      {
+        packageName: version.packageName ?? version.root,
+        source: version.root,
+        grant,
+        tmpRoot: this.#settings.tmpRoot,
+      },
+      {
+        limits: {
+          maxConnections: network.maxConnections,
+          maxBytesPerConnection: network.maxBytesPerConnection,
+          idleTimeoutMs: network.idleTimeoutMs,
+        },
+        testHosts: network.testHosts,
+        trustCertificates: network.trustCertificates,
+        onNetwork: this.#onNetwork,
+      },
+    );
+  }
+
+  #paths(version: ProcessVersion, tmpDir: string, grant: NetworkGrant): SandboxPaths {
     return {
       readOnly: version.snapshot === undefined ? [] : [version.snapshot.grant],
       tmpDir,
-      network: this.#tier.grantsNetwork(version.root, manifest),
+      network: grant.kind === 'all',
     };
   }
 }

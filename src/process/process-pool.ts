@@ -12,6 +12,7 @@ import { failure, type PoolReply } from '../calls/answer-once.js';
 import type { CallPool, PoolCallHooks, PoolLimits } from '../calls/worker-pool.js';
 import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { PackageEgress } from './network/egress.js';
 import { ProcessCall } from './process-call.js';
 import type { SandboxPaths } from './sandbox.js';
 
@@ -22,6 +23,8 @@ export interface ProcessPoolOptions {
   memoryMb: number;
   environment: () => Promise<ChildEnvironment>;
   onFault: (message: string) => void;
+  /** A package held to a list of hosts: its egress proxy, ended with the pool. */
+  egress?: PackageEgress | undefined;
 }
 
 /** How long a process may take to give back a call the host has answered (timed out, aborted). */
@@ -95,6 +98,7 @@ export class ProcessDomainPool implements CallPool {
       await new Promise<void>((resolve) => this.#drained.push(resolve));
     }
     await this.#endProcess();
+    await this.#options.egress?.close();
   }
 
   /** Ends the process at once; calls still pending answer `HOST_CLOSED`. */
@@ -104,6 +108,7 @@ export class ProcessDomainPool implements CallPool {
     for (const call of [...this.#calls])
       call.answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
     await this.#endProcess();
+    await this.#options.egress?.close();
   }
 
   async #endProcess(): Promise<void> {
@@ -173,6 +178,7 @@ export class ProcessDomainPool implements CallPool {
       memoryMb,
       replyLimits: limits.call,
       environment: this.#options.environment,
+      egress: this.#options.egress,
       onReady: () => {
         live.ready = true;
         this.#pump();

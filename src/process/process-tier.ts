@@ -5,11 +5,17 @@
  * that asks for the network without being granted it, that it has none.
  */
 
-import { grantsNetwork } from '../calls/isolation.js';
 import type { DomainManifest } from '../calls/worker-flags.js';
 import type { Logger } from '../shared/logger.js';
 import type { ChildEnvironment } from './domain-child.js';
 import { cgroupSupport } from './memory-cgroup.js';
+import {
+  askedText,
+  describeGrant,
+  type NetworkAllowance,
+  type NetworkGrant,
+  networkGrant,
+} from './network/grant.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
 import { sandboxSupport } from './sandbox.js';
 
@@ -47,11 +53,12 @@ export function processTierGaps(found: ChildEnvironment): string[] {
 
 export class ProcessTier {
   readonly #logger: Logger;
-  readonly #allowNetwork: boolean | readonly string[];
+  readonly #allowNetwork: NetworkAllowance;
   #told = false;
   readonly #refusalsTold = new Set<string>();
+  readonly #unenforcedTold = new Set<string>();
 
-  constructor(options: { logger: Logger; allowNetwork: boolean | readonly string[] }) {
+  constructor(options: { logger: Logger; allowNetwork: NetworkAllowance }) {
     this.#logger = options.logger;
     this.#allowNetwork = options.allowNetwork;
   }
@@ -71,15 +78,24 @@ export class ProcessTier {
     return found;
   }
 
-  /** Whether a package's process gets the network; a refused request is said once per package. */
-  grantsNetwork(domain: string, manifest: DomainManifest): boolean {
-    const granted = grantsNetwork(this.#allowNetwork, manifest);
-    if (manifest.permissions.net && !granted && !this.#refusalsTold.has(domain)) {
+  /** What network a package's process gets; a refused request is said once per package. */
+  grant(domain: string, manifest: DomainManifest): NetworkGrant {
+    const grant = networkGrant(this.#allowNetwork, manifest);
+    if (grant.kind === 'none' && grant.why === 'not-granted' && !this.#refusalsTold.has(domain)) {
       this.#refusalsTold.add(domain);
       this.#logger.warn(
-        `${manifest.packageName ?? domain} asks for the network ("permissions": { "net": true }) and \`allowNetwork\` does not grant it: its process has none where bubblewrap sandboxes it`,
+        `${manifest.packageName ?? domain} asks for the network (${askedText(manifest.permissions.net)}) and \`allowNetwork\` does not grant it: its process has none where bubblewrap sandboxes it`,
       );
     }
-    return granted;
+    return grant;
+  }
+
+  /** A package held to hosts where there is no sandbox to hold it: said once per package. */
+  tellUnenforced(domain: string, manifest: DomainManifest, grant: NetworkGrant): void {
+    if (this.#unenforcedTold.has(domain)) return;
+    this.#unenforcedTold.add(domain);
+    this.#logger.warn(
+      `${manifest.packageName ?? domain} is granted network access to ${describeGrant(grant)} only, which the process tier enforces only inside bubblewrap: here its tools are not held to those hosts; see the README's table of what each tier contains`,
+    );
   }
 }

@@ -17,7 +17,7 @@ import { accessSync, constants, lstatSync, readlinkSync, realpathSync } from 'no
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { delimiter, join, sep } from 'node:path';
+import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isWithin } from '../shared/paths.js';
 
@@ -38,6 +38,11 @@ export interface SandboxPaths {
   tmpDir: string;
   /** Whether the package has the network (its manifest asks and the host allows). */
   network: boolean;
+  /**
+   * The folder of the package's egress proxy socket (a package held to a list of hosts): bound in,
+   * it is the process's only way out of its network namespace.
+   */
+  egress?: string;
 }
 
 /** The system folders Node and the programs a tool starts need; each only if it exists. */
@@ -74,7 +79,11 @@ function findCodePaths(): string[] {
   const require = createRequire(import.meta.url);
   const piscinaEntry = realpathSync(require.resolve('piscina'));
   const piscinaRoot = piscinaEntry.slice(0, piscinaEntry.lastIndexOf(`${sep}dist${sep}`));
+  // undici's package folder: the egress agents (network/child-agents.ts) load it in the workers.
+  const undiciEntry = realpathSync(require.resolve('undici'));
+  const undiciRoot = dirname(undiciEntry);
   return [
+    undiciRoot,
     realpathSync(fileURLToPath(new URL('../', import.meta.url))),
     realpathSync(fileURLToPath(new URL('../../workers/', import.meta.url))),
     realpathSync(fileURLToPath(new URL('../../../package.json', import.meta.url))),
@@ -133,6 +142,7 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
   }
   // Its working directory is the read-only root: a relative write fails, as under strict, rather
   // than landing beside other calls' tmpDirs.
+  if (paths.egress !== undefined) args.push('--ro-bind', paths.egress, paths.egress);
   args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', '/', '--');
   return args;
 }

@@ -97,6 +97,11 @@ export interface ModuleStatus {
   difference?: LockDifference[];
   /** When the next re-read runs (epoch ms of the host's clock), for `reread-pending`. */
   nextRereadAt?: number;
+  /**
+   * Its package's connections through its egress proxy so far, allowed and refused (the process
+   * tier in bubblewrap, for a package held to a list of hosts; absent before the first).
+   */
+  network?: { allowed: number; refused: number };
 }
 
 export interface Generation {

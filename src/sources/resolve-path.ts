@@ -6,6 +6,8 @@
 import { readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolHostError } from '../boundary/errors.js';
+import type { NetworkAsk } from '../process/network/grant.js';
+import { parseNetRules } from '../process/network/rules.js';
 
 /** One module a source lists: where it is, or why it can't be used. */
 export type ListedModule =
@@ -17,8 +19,11 @@ export type ListedModule =
  * is not having: the host grants each only when its own options allow it.
  */
 export interface PackagePermissions {
-  /** Network access (the strict tier denies it on Node 25 and later unless granted). */
-  net: boolean;
+  /**
+   * Network access: `true` for all of it, or the hosts it needs (`["api.weather.gov",
+   * "*.example.com:443"]`: a name or address, an optional port, a leading `*.`).
+   */
+  net: NetworkAsk;
 }
 
 /**
@@ -150,10 +155,20 @@ function readPermissions(section: Record<string, unknown>, file: string): Packag
     );
   }
   const net = permissions['net'];
+  if (Array.isArray(net)) {
+    const rules = parseNetRules(net);
+    if (!rules.ok) {
+      throw new ToolHostError(
+        'NOT_A_PACKAGE',
+        `Not a tool package: ${file} has "toolhost": { "permissions": { "net": [...] } } where ${rules.reason}`,
+      );
+    }
+    return net.length === 0 ? NO_PERMISSIONS : Object.freeze({ net: Object.freeze([...(net as string[])]) });
+  }
   if (net !== undefined && typeof net !== 'boolean') {
     throw new ToolHostError(
       'NOT_A_PACKAGE',
-      `Not a tool package: ${file} has "toolhost": { "permissions": { "net": ... } } that is not true or false`,
+      `Not a tool package: ${file} has "toolhost": { "permissions": { "net": ... } } that is not true, false or a list of hosts`,
     );
   }
   return net === true ? { net: true } : NO_PERMISSIONS;

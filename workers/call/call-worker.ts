@@ -76,6 +76,18 @@ const settings: Readonly<CallWorkerData> = Object.freeze({
   maxLogBytes: Number(given.maxLogBytes),
   allowAddons: given.allowAddons === true,
 });
+// A sandboxed package held to a list of hosts: its way out is its proxy, set up before hardening
+// freezes what the agents replace and before any tool code runs. The module is named by the host
+// (as tool modules are), so this file imports nothing of src/ but the boundary.
+if (given.egress !== undefined) {
+  const setup = (await import(String(given.egress.setup))) as {
+    routeThroughProxy(route: { socketPath: string; trustCertificates?: string | undefined }): void;
+  };
+  setup.routeThroughProxy({
+    socketPath: String(given.egress.socketPath),
+    trustCertificates: given.egress.trustCertificates,
+  });
+}
 hardenWorker({ allowAddons: settings.allowAddons });
 installCapture(settings.maxLogBytes);
 installTimerTracking();

@@ -15,6 +15,8 @@ export function accessDenied(thrown: unknown): { code: 'TOOL_ACCESS_DENIED'; mes
   try {
     let error = thrown;
     for (let depth = 0; depth <= MAX_CAUSES && typeof error === 'object' && error !== null; depth++) {
+      const egress = egressRefusal(error as Record<string, unknown>);
+      if (egress !== undefined) return { code: 'TOOL_ACCESS_DENIED', message: egress };
       const refused = refusal(error as Record<string, unknown>);
       if (refused !== undefined) {
         return { code: 'TOOL_ACCESS_DENIED', message: `the strict isolation tier refused ${refused}` };
@@ -25,6 +27,19 @@ export function accessDenied(thrown: unknown): { code: 'TOOL_ACCESS_DENIED'; mes
     // A tool's error whose properties throw when read is an ordinary throw.
   }
   return undefined;
+}
+
+/**
+ * The process tier's egress proxy refused a connection: its agent threw the proxy's own sentence
+ * (`the process isolation tier refused network access to evil.example:443 (not granted to package
+ * weather-tools)`). A tool can throw the same shape; it only changes its own result's text.
+ */
+function egressRefusal(error: Record<string, unknown>): string | undefined {
+  if (error['code'] !== 'ERR_TOOLHOST_NETWORK_REFUSED') return undefined;
+  const message = error['message'];
+  return typeof message === 'string' && message.startsWith('the process isolation tier ')
+    ? message
+    : undefined;
 }
 
 function refusal(error: Record<string, unknown>): string | undefined {

@@ -12,6 +12,7 @@ import {
   atLeastOnePath,
   isolationTier,
   lockPath,
+  networkAllowance,
   nonEmpty,
   positiveIntegerOption,
   stringList,
@@ -42,6 +43,8 @@ export interface HostArgs {
   processMemoryMb: number | undefined;
   /** `--lock FILE`: offer only what this lock file pins (an absolute path). */
   lock: string | undefined;
+  /** `--allow-network PACKAGE[=HOST,...]`: the host's `allowNetwork`, per package (none given: none). */
+  allowNetwork: Record<string, true | string[]>;
 }
 
 export interface ListArgs extends HostArgs {
@@ -140,6 +143,7 @@ const HOST_OPTIONS = {
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   'allow-env': { type: 'string', multiple: true },
+  'allow-network': { type: 'string', multiple: true },
   'heap-mb': { type: 'string' },
   isolation: { type: 'string' },
   'process-memory-mb': { type: 'string' },
@@ -172,6 +176,7 @@ const COMMAND_OPTIONS = {
   serve: {
     help: { type: 'boolean', short: 'h' },
     'allow-env': { type: 'string', multiple: true },
+    'allow-network': { type: 'string', multiple: true },
     'heap-mb': { type: 'string' },
     isolation: { type: 'string' },
     'process-memory-mb': { type: 'string' },
@@ -222,6 +227,7 @@ export function parseCommandLine(
     isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
     processMemoryMb: positiveInteger('process-memory-mb'),
     lock: lockPath(stringOption(values, 'lock')),
+    allowNetwork: networkAllowance(stringList(values, 'allow-network')),
   };
 
   const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);

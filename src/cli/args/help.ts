@@ -7,6 +7,9 @@ const HOST_OPTIONS = `  --json                 print one JSON document on stdout
   --isolation TIER       isolation tier: worker (default), strict or process
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
   --lock FILE            offer only the tools this lock file pins (see toolhost pin)
+  --allow-network PKG[=HOST,...]
+                         grant package PKG the network its manifest asks for, or only these hosts of it
+                         (repeatable; held to its hosts with --isolation process in bubblewrap)
   -h, --help             show this help`;
 
 const DATA_DIR_OPTION = `  --data-dir DIR         where tools keep data and cut outputs are saved
@@ -137,6 +140,9 @@ ${DATA_DIR_OPTION}
   --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
   --lock FILE            serve only the tools this lock file pins; a changed package is withheld (with
                          --watch too) until it is pinned again, and stderr says why
+  --allow-network PKG[=HOST,...]
+                         grant package PKG the network its manifest asks for, or only these hosts of it
+                         (repeatable; held to its hosts with --isolation process in bubblewrap)
   -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]

@@ -4,6 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../../calls/isolation.js';
+import { parseNetRules } from '../../process/network/rules.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import type { CommandName } from './args.js';
@@ -60,4 +61,29 @@ export function nonEmpty(value: string | undefined): string | undefined {
 export function atLeastOnePath(command: CommandName, positionals: string[]): string[] {
   if (positionals.length === 0) throw new UsageError(messages.missingPaths(command));
   return positionals;
+}
+
+/**
+ * `--allow-network PACKAGE` (what it asks) or `--allow-network PACKAGE=HOST,HOST` (of what it asks,
+ * only these), repeatable; a later one for the same package replaces an earlier one.
+ */
+export function networkAllowance(entries: string[]): Record<string, true | string[]> {
+  const allowance: Record<string, true | string[]> = {};
+  for (const entry of entries) {
+    const equals = entry.indexOf('=');
+    const name = equals < 0 ? entry : entry.slice(0, equals);
+    if (name === '') throw new UsageError(messages.badNetworkGrant(entry, 'it names no package'));
+    if (equals < 0) {
+      allowance[name] = true;
+      continue;
+    }
+    const hosts = entry
+      .slice(equals + 1)
+      .split(',')
+      .map((host) => host.trim());
+    const rules = parseNetRules(hosts);
+    if (!rules.ok) throw new UsageError(messages.badNetworkGrant(entry, rules.reason));
+    allowance[name] = hosts;
+  }
+  return allowance;
 }

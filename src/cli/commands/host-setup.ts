@@ -48,6 +48,7 @@ export function hostOptions(
   if (args.isolation !== undefined) options.isolation = args.isolation;
   if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
   if (args.lock !== undefined) options.lockFile = args.lock;
+  if (Object.keys(args.allowNetwork).length > 0) options.allowNetwork = args.allowNetwork;
   return options;
 }
 

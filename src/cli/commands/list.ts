@@ -6,6 +6,7 @@
 import type { ToolInfo } from '../../declaration/check.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
 import type { LockDifference } from '../../lock/difference.js';
+import { grantedRules, networkGrant } from '../../process/network/grant.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../../sources/resolve-path.js';
 import type { ListArgs } from '../args/args.js';
@@ -27,6 +28,11 @@ export interface ListJson {
     packageName: string | null;
     /** What the package's manifest asks for (`toolhost.permissions`); a module file asks for nothing. */
     permissions: PackagePermissions;
+    /**
+     * The network it gets from this host (`--allow-network`): none (`false`), all of it (`true`),
+     * or these hosts (held to them only by the process tier in bubblewrap).
+     */
+    network: boolean | string[];
     tools: ToolInfo[];
     /** `difference`: under `--lock`, what changed since the module was pinned (field, before, after). */
     leftOut: Array<{
@@ -52,17 +58,20 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
       reports.map((report) => report.source),
     );
     // The host grants permissions per its own options; what the manifest asks for is read here.
-    const permissions = await Promise.all(
-      reports.map(async (report) => (await resolveSource(report.source)).permissions),
-    );
+    const manifests = await Promise.all(reports.map((report) => resolveSource(report.source)));
     const sources: ListJson['sources'] = reports.map((report, index) => {
       const own = statuses.filter((status) => status.source === report.source);
       return {
         path: report.shown,
         source: report.source,
         kind: report.kind,
-        packageName: own[0]?.packageName ?? null,
-        permissions: permissions[index] ?? NO_PERMISSIONS,
+        packageName: own[0]?.packageName ?? manifests[index]?.packageName ?? null,
+        permissions: manifests[index]?.permissions ?? NO_PERMISSIONS,
+        network: gets(
+          args.allowNetwork,
+          manifests[index]?.packageName,
+          manifests[index]?.permissions ?? NO_PERMISSIONS,
+        ),
         tools: own.flatMap((status) => {
           const info =
             status.state === 'offered' && status.name !== undefined ? offered.get(status.name) : undefined;
@@ -98,11 +107,12 @@ function renderList(sources: ListJson['sources'], style: Style): string {
   const blocks = sources.map((source) => {
     // A package by its name and the path it was given as (when that says more); a module by its path.
     const name = source.kind === 'package' ? source.packageName : null;
-    const asks = source.permissions.net ? style.dim('  [asks for the network]') : '';
+    const asks = networkNote(source);
+    const note = asks === '' ? '' : style.dim(`  [${asks}]`);
     const lines = [
       (name === null || pathIsJustName(source.path, name)
         ? style.bold(name ?? source.path)
-        : `${style.bold(name)}  ${style.dim(source.path)}`) + asks,
+        : `${style.bold(name)}  ${style.dim(source.path)}`) + note,
     ];
     for (const tool of source.tools) {
       const notes = [
@@ -137,4 +147,24 @@ function parameterList(tool: ToolInfo): string {
     typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : [];
   const required = Array.isArray(schema.required) ? schema.required : [];
   return properties.map((name) => (required.includes(name) ? name : `${name}?`)).join(', ');
+}
+
+/** What a package gets of what it asks, with this host's `allowNetwork`. */
+function gets(
+  allowance: Record<string, true | string[]>,
+  packageName: string | undefined,
+  permissions: PackagePermissions,
+): boolean | string[] {
+  const grant = networkGrant(allowance, { packageName, permissions });
+  return grant.kind === 'hosts' ? grantedRules(grant) : grant.kind === 'all';
+}
+
+/** `asks for the network: api.weather.gov; gets: none`, or nothing for a package that asks none. */
+function networkNote(source: ListJson['sources'][number]): string {
+  const asked = source.permissions.net;
+  if (asked === false) return '';
+  const got = source.network;
+  const asks = asked === true ? 'asks for the network' : `asks for the network: ${asked.join(', ')}`;
+  const gets = got === false ? 'none' : got === true ? 'all of it' : got.join(', ');
+  return `${asks}; gets: ${gets}`;
 }

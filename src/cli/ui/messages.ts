@@ -31,6 +31,8 @@ export const messages = {
     `expected a value after ${option}, got ${value} (write --${longName}=${value} for a value that starts with "-")`,
   unexpectedValue: (option: string, value: string) =>
     `expected no value for ${option}, got ${JSON.stringify(value)}`,
+  badNetworkGrant: (value: string, reason: string) =>
+    `expected --allow-network to be PACKAGE or PACKAGE=HOST,HOST..., got ${JSON.stringify(value)}: ${reason}`,
   notPositiveInteger: (option: string, value: string) =>
     `expected ${option} to be a positive integer, got ${JSON.stringify(value)}`,
   unknownTier: (option: string, tiers: readonly string[], value: string) =>

@@ -1,0 +1,152 @@
+/**
+ * 10. What per-host egress costs (the process tier in bubblewrap, a package held to a list of
+ * hosts): a `fetch` of a small local resource through the package's egress proxy, against the same
+ * fetch from the worker tier (no sandbox, no proxy) and from the process tier granted the whole
+ * network (sandbox, no proxy), interleaved call by call; the same for a request on a connection of
+ * its own (what setting up a tunnel costs); and another package's `host.call` round trip while one
+ * tool opens 10 000 connections through its proxy, against the same round trip without.
+ */
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { iterations, log, report } from '../lib/child.mjs';
+import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
+import { interleave, summarize } from '../lib/stats.mjs';
+
+const { ToolHost } = await importToolhost();
+const { processEnvironment } = await import(new URL('src/process/process-tier.js', distUrl).href);
+const environment = await processEnvironment();
+if (!environment.sandbox.available) {
+  report({ skipped: `no OS sandbox here: ${environment.sandbox.reason}` });
+  process.exit(0);
+}
+const TOOLS = fileURLToPath(new URL('../fixtures/egress-tools/', import.meta.url));
+const scratch = await mkdtemp(join(tmpdir(), 'toolhost-bench-egress-'));
+const body = Buffer.alloc(1024, 'x');
+const server = createServer((_request, response) => response.end(body));
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const port = server.address().port;
+const testHosts = { 'bench.test': ['127.0.0.1'] };
+
+async function copy(name, net) {
+  const folder = join(scratch, name);
+  await cp(TOOLS, folder, { recursive: true });
+  const manifest = {
+    name,
+    type: 'module',
+    toolhost: {
+      tools: ['./fetch.js', './get-new-connection.js', './flood.js'],
+      permissions: { net },
+    },
+  };
+  await writeFile(join(folder, 'package.json'), JSON.stringify(manifest));
+  return folder;
+}
+
+const variants = {
+  worker: { isolation: 'worker', net: true, url: `http://127.0.0.1:${port}/` },
+  wholeNetwork: { isolation: 'process', net: true, url: `http://127.0.0.1:${port}/` },
+  proxy: {
+    isolation: 'process',
+    net: [`bench.test:${port}`, `127.0.0.1:${port}`],
+    url: `http://bench.test:${port}/`,
+  },
+};
+const hosts = {};
+for (const [name, variant] of Object.entries(variants)) {
+  hosts[name] = new ToolHost({
+    logger: quietLogger(),
+    isolation: variant.isolation,
+    allowNetwork: true,
+    networkTesting: { hosts: testHosts },
+  });
+  await hosts[name].load(await copy(`bench-egress-${name}`, variant.net));
+  const outcome = await hosts[name].call('bench_fetch', { url: variant.url });
+  if (outcome.isError) throw new Error(`${name}: ${JSON.stringify(outcome)}`);
+}
+const callOf = (tool) =>
+  Object.fromEntries(
+    Object.entries(variants).map(([name, variant]) => [
+      name,
+      async () => {
+        const outcome = await hosts[name].call(tool, { url: variant.url });
+        if (outcome.isError) throw new Error(`${name} ${tool}: ${JSON.stringify(outcome)}`);
+      },
+    ]),
+  );
+
+const fetchCycles = iterations(1000, 150);
+log(`egress: ${fetchCycles} fetches per variant`);
+const fetches = await interleave({ variants: callOf('bench_fetch'), cycles: fetchCycles, warmupCycles: 50 });
+const connectCycles = iterations(500, 100);
+log(`egress: ${connectCycles} new connections per variant`);
+const connects = await interleave({
+  variants: callOf('bench_get_new_connection'),
+  cycles: connectCycles,
+  warmupCycles: 30,
+});
+for (const host of Object.values(hosts)) await host.close();
+
+// Another package's calls while one tool floods its proxy: quiet and flooded phases in turns.
+const floodHost = new ToolHost({
+  logger: quietLogger(),
+  isolation: 'process',
+  allowNetwork: true,
+  networkTesting: { hosts: testHosts },
+});
+await floodHost.load(await copy('bench-egress-flood', variants.proxy.net));
+await floodHost.load(fileURLToPath(benchToolsDir));
+const echo = async () => {
+  const outcome = await floodHost.call('echo', { text: 'hello' });
+  if (outcome.isError) throw new Error(`echo: ${JSON.stringify(outcome)}`);
+};
+for (let index = 0; index < 50; index += 1) await echo();
+const floodCount = iterations(10_000, 2_000);
+const rounds = iterations(2, 1);
+const quiet = [];
+const flooded = [];
+const floods = [];
+let refusedEvents = 0;
+floodHost.on('network', (event) => {
+  if (!event.allowed) refusedEvents += 1;
+});
+for (let round = 0; round < rounds; round += 1) {
+  for (let index = 0; index < iterations(400, 100); index += 1) {
+    const started = performance.now();
+    await echo();
+    quiet.push(performance.now() - started);
+  }
+  log(`egress: a tool opens ${floodCount} connections (round ${round + 1} of ${rounds})`);
+  let done = false;
+  const started = performance.now();
+  const flood = floodHost
+    .call('bench_flood', { url: variants.proxy.url, count: floodCount, wave: 500 }, { timeoutMs: 600_000 })
+    .finally(() => {
+      done = true;
+    });
+  while (!done) {
+    const callStarted = performance.now();
+    await echo();
+    flooded.push(performance.now() - callStarted);
+  }
+  const outcome = await flood;
+  floods.push({
+    ms: performance.now() - started,
+    outcome: outcome.isError ? outcome.error : JSON.parse(outcome.content[0].text),
+  });
+}
+await floodHost.close();
+server.close();
+await rm(scratch, { recursive: true, force: true });
+
+const summarizeAll = (record) =>
+  Object.fromEntries(Object.entries(record).map(([key, list]) => [key, summarize(list)]));
+report({
+  fetchCycles,
+  connectCycles,
+  fetch: summarizeAll(fetches),
+  newConnection: summarizeAll(connects),
+  flood: { count: floodCount, floods, refusedEvents, quiet: summarize(quiet), flooded: summarize(flooded) },
+});

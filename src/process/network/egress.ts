@@ -1,0 +1,162 @@
+/**
+ * A package's way out of its sandbox, as the host holds it: the egress proxy's thread and the
+ * folder its Unix socket is in (bound into the sandbox, see sandbox.ts). Started when the package's
+ * first process starts, ended with the package's pool. What the thread reports is the host's own
+ * code speaking, but it is still checked before it becomes a `network` event.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { CallSettings } from '../../boundary/protocol.js';
+import type { ChildInit } from '../child-messages.js';
+import type { NetworkGrant } from './grant.js';
+import type { NetworkNote, ProxyLimits } from './proxy-server.js';
+import type { ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
+
+const PROXY_WORKER = new URL('./proxy-worker.js', import.meta.url);
+/** The proxy thread's heap: its data is piped, never held, so this is plenty and a bound. */
+const PROXY_HEAP_MB = 64;
+/** How many times a proxy thread that ended is started again. */
+const MAX_RESTARTS = 3;
+
+/** A `network` event: one connection the package's proxy allowed or refused. */
+export interface NetworkEvent extends NetworkNote {
+  /** The package (its `package.json` `name`). */
+  packageName: string;
+  /** The package folder it was loaded from. */
+  source: string;
+}
+
+/** What every package's egress shares: the host's bounds, and where events go. */
+export interface EgressSettings {
+  limits: ProxyLimits;
+  /** Names and addresses the proxies use instead of DNS (tests only). */
+  testHosts: Record<string, string[]> | undefined;
+  /** PEM certificates the workers' agents trust besides Node's roots (tests only). */
+  trustCertificates: string | undefined;
+  onNetwork(event: NetworkEvent): void;
+}
+
+/** Where a sandboxed process finds its proxy. */
+export interface EgressDoor {
+  /** The folder bound into the sandbox. */
+  folder: string;
+  /** What its workers are told (see child-agents.ts). */
+  route: NonNullable<CallSettings['egress']>;
+}
+
+const CHILD_AGENTS = new URL('./child-agents.js', import.meta.url).href;
+
+/** A calls process's init, its workers routed through the proxy. */
+export function routedInit(init: ChildInit, route: EgressDoor['route']): ChildInit {
+  if (init.mode !== 'calls') return init;
+  return { ...init, limits: { ...init.limits, call: { ...init.limits.call, egress: route } } };
+}
+
+let sequence = 0;
+
+export class PackageEgress {
+  readonly #options: { packageName: string; source: string; grant: NetworkGrant; folder: string };
+  readonly #settings: EgressSettings;
+  #opened: Promise<EgressDoor> | undefined;
+  #worker: Worker | undefined;
+  #closed = false;
+  #restarts = 0;
+
+  constructor(
+    options: { packageName: string; source: string; grant: NetworkGrant; tmpRoot: string },
+    settings: EgressSettings,
+  ) {
+    sequence += 1;
+    this.#options = { ...options, folder: join(options.tmpRoot, `egress-${sequence}`) };
+    this.#settings = settings;
+  }
+
+  /** The proxy, listening (started on the first call). */
+  open(): Promise<EgressDoor> {
+    this.#opened ??= this.#start();
+    return this.#opened;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = undefined;
+    await worker?.terminate().catch(() => 0);
+    await rm(this.#options.folder, { recursive: true, force: true }).catch(() => {});
+  }
+
+  async #start(): Promise<EgressDoor> {
+    const { folder, packageName, grant } = this.#options;
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    const socketPath = join(folder, 'proxy.sock');
+    await rm(socketPath, { force: true });
+    if (this.#closed) throw new Error('the package was closed');
+    const data: ProxyWorkerData = {
+      socketPath,
+      packageName,
+      grant,
+      limits: this.#settings.limits,
+      testHosts: this.#settings.testHosts,
+    };
+    const worker = new Worker(PROXY_WORKER, {
+      workerData: data,
+      env: {},
+      resourceLimits: { maxOldGenerationSizeMb: PROXY_HEAP_MB },
+    });
+    this.#worker = worker;
+    worker.unref();
+    await new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: ProxyWorkerMessage) => {
+        if (message?.type === 'listening') resolve();
+        else if (message?.type === 'failed')
+          reject(new Error(`its network proxy failed: ${message.message}`));
+        else if (message?.type === 'note') this.#note(message);
+      });
+      worker.on('error', (error) => reject(new Error(`its network proxy failed: ${error.message}`)));
+      worker.once('exit', () => {
+        reject(new Error('its network proxy ended'));
+        this.#ended(worker);
+      });
+    });
+    const trust = this.#settings.trustCertificates;
+    return {
+      folder,
+      route: {
+        setup: CHILD_AGENTS,
+        socketPath,
+        ...(trust === undefined ? {} : { trustCertificates: trust }),
+      },
+    };
+  }
+
+  /**
+   * A proxy thread that ended while its package still runs (out of its heap, say) is started again
+   * on the same socket, which the running process sees through its bound folder; a few times only.
+   */
+  #ended(worker: Worker): void {
+    if (this.#closed || this.#worker !== worker || this.#restarts >= MAX_RESTARTS) return;
+    this.#restarts += 1;
+    this.#worker = undefined;
+    const opened = this.#start();
+    this.#opened = opened;
+    opened.catch(() => {});
+  }
+
+  #note(message: Extract<ProxyWorkerMessage, { type: 'note' }>): void {
+    const event: NetworkEvent = {
+      packageName: this.#options.packageName,
+      source: this.#options.source,
+      host: String(message.host),
+      port: Number(message.port),
+      allowed: message.allowed === true,
+      ...(typeof message.reason === 'string' ? { reason: message.reason } : {}),
+      ...(typeof message.address === 'string' ? { address: message.address } : {}),
+    };
+    try {
+      this.#settings.onNetwork(event);
+    } catch {
+      // A listener's throw must not end the proxy's reports.
+    }
+  }
+}

@@ -1,0 +1,13 @@
+/** What the egress proxies read of the host's settings (checked in host/network-options.ts). */
+import type { NetworkAllowance } from './grant.js';
+
+export interface NetworkSettings {
+  allowNetwork: NetworkAllowance;
+  maxConnections: number;
+  maxBytesPerConnection: number;
+  idleTimeoutMs: number;
+  /** For tests only: names resolved from this table instead of DNS. */
+  testHosts: Record<string, string[]> | undefined;
+  /** For tests only: PEM certificates the sandboxed workers' agents trust besides Node's roots. */
+  trustCertificates: string | undefined;
+}
