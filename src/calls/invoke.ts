@@ -12,6 +12,7 @@ import type { OfferedTool } from '../registry/generation.js';
 import { toOriginalPaths } from '../snapshot/layout.js';
 import { type JsonValue, text } from '../tool-module.js';
 import { runInProcess } from './in-process-tool.js';
+import { checkStructured } from './structured-result.js';
 import type { CallPool, PoolReply } from './worker-pool.js';
 
 export interface Invocation {
@@ -90,9 +91,10 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     if (settings.errorStacksToModel) outcome.content = [text(`${message}\n${located}`)];
     return outcome;
   }
-  return successOutcome(reply, {
+  const outcome = await successOutcome(reply, {
     outputBudgetBytes: settings.outputBudgetBytes,
     dataDir: settings.dataDir,
     artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
   });
+  return invocation.kind === 'run' ? checkStructured(outcome, tool.validateOutput) : outcome;
 }

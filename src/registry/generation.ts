@@ -29,7 +29,13 @@ export interface HostTool {
 
 /** How a module's declaration read ended. */
 export type ModuleRead =
-  | { kind: 'read'; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
+  | {
+      kind: 'read';
+      info: ToolInfo;
+      validate: InputValidator;
+      validateOutput?: InputValidator | undefined;
+      hasSelftest: boolean;
+    }
   | { kind: 'failed'; code: LeftOutCode; reason: string }
   | { kind: 'timed-out'; reason: string; schedule: RereadSchedule | undefined };
 
@@ -66,6 +72,8 @@ export interface ModuleRecord {
 export interface OfferedTool {
   info: ToolInfo;
   validate: InputValidator;
+  /** The compiled `outputSchema` that its structured results are checked against, when it has one. */
+  validateOutput?: InputValidator | undefined;
   hasSelftest: boolean;
   origin: { kind: 'host'; tool: HostTool } | { kind: 'module'; record: ModuleRecord };
 }
@@ -130,6 +138,7 @@ export function buildGeneration(
         tools.set(read.info.name, {
           info: read.info,
           validate: read.validate,
+          validateOutput: read.validateOutput,
           hasSelftest: read.hasSelftest,
           origin: { kind: 'module', record },
         });

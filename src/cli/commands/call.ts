@@ -9,6 +9,7 @@ import type { CapturedLog } from '../../boundary/protocol.js';
 import type { JsonValue } from '../../tool-module.js';
 import type { CallArgs } from '../args/args.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
+import { describeBlock } from '../ui/content-display.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import { type CliIo, oneLine, styleFor } from '../ui/terminal.js';
 import { createHost, loadAll } from './host-setup.js';
@@ -84,13 +85,10 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
       writeDetails(outcome, io, style.dim);
     } else {
       for (const block of outcome.content) {
-        if (block.type === 'text') {
-          io.stdout.write(block.text.endsWith('\n') ? block.text : `${block.text}\n`);
-        } else {
-          const bytes = Buffer.from(block.source.data, 'base64').length;
-          io.stdout.write(`[image: ${block.source.media_type}, ${bytes} bytes]\n`);
-        }
+        const shown = block.type === 'text' ? block.text : describeBlock(block);
+        io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
       }
+      if (outcome.structuredContent !== undefined) io.stderr.write(`${style.dim('structured content')}\n`);
       writeDetails(outcome, io, style.dim);
     }
     return outcome.isError ? ExitCode.failed : ExitCode.ok;
