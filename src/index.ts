@@ -43,6 +43,8 @@ export type { Clock } from './registry/reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
 export type {
+  AudioContentBlock,
+  AudioMediaType,
   Declared,
   ImageContentBlock,
   ImageMediaType,
@@ -52,8 +54,12 @@ export type {
   JsonSchemaValue,
   JsonValue,
   ParameterSchema,
+  ResourceContentBlock,
+  ResourceContents,
+  ResourceLinkContentBlock,
   TaggedResult,
   TextContentBlock,
+  ToolAnnotations,
   ToolConcurrency,
   ToolContentBlock,
   ToolContext,
@@ -61,11 +67,15 @@ export type {
   ToolModule,
 } from './tool-module.js';
 export {
+  audio,
   defineTool,
   errorResult,
   image,
   isTaggedResult,
   RESULT_TAG,
+  resource,
+  resourceLink,
+  structured,
   text,
   toolResult,
   withDetails,

@@ -46,6 +46,8 @@ export const AUDIO_MEDIA_TYPES: ReadonlySet<string> = new Set<AudioMediaType>([
   'audio/aac',
 ]);
 
+const AUDIO_TYPE_LIST = [...AUDIO_MEDIA_TYPES].join(', ');
+
 /** Strict base64: the standard alphabet, whole groups of four, `=` only as the last one or two. */
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -54,9 +56,14 @@ export function isStrictBase64(data: string): boolean {
   return data.length % 4 === 0 && apply(regExpTest, BASE64, [data]) === true;
 }
 
+/** The base64 characters that decode to (at least) the first `bytes` bytes. */
+function prefixLength(bytes: number): number {
+  return Math.ceil(bytes / 3) * 4;
+}
+
 /** The first `bytes` bytes `data` decodes to (fewer when it is shorter). */
 function decodedPrefix(data: string, bytes: number): Uint8Array {
-  const characters = Math.ceil(bytes / 3) * 4;
+  const characters = prefixLength(bytes);
   return bufferFrom(data.length <= characters ? data : data.slice(0, characters), 'base64');
 }
 
@@ -66,14 +73,29 @@ const JPEG_FIRST_BYTES = 64 * 1024;
 /** The most segments read before a JPEG's frame header; real files have a few dozen. */
 const MAX_JPEG_SEGMENTS = 4096;
 
+// Signatures, spelled out once when this module loads.
+const GIF87A = ascii('GIF87a');
+const GIF89A = ascii('GIF89a');
+const RIFF = ascii('RIFF');
+const WEBP = ascii('WEBP');
+const WAVE = ascii('WAVE');
+const ID3 = ascii('ID3');
+const OGGS = ascii('OggS');
+const FLAC = ascii('fLaC');
+const FTYP = ascii('ftyp');
+const IHDR = ascii('IHDR');
+const VP8 = ascii('VP8 ');
+const VP8L = ascii('VP8L');
+const VP8X = ascii('VP8X');
+
 type Format = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
 
 /** Which image format the bytes start with, if any of the four. */
 function sniffImage(bytes: Uint8Array): Format | undefined {
   if (startsWith(bytes, 0, [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
   if (startsWith(bytes, 0, [0xff, 0xd8, 0xff])) return 'image/jpeg';
-  if (startsWith(bytes, 0, ASCII('GIF87a')) || startsWith(bytes, 0, ASCII('GIF89a'))) return 'image/gif';
-  if (startsWith(bytes, 0, ASCII('RIFF')) && startsWith(bytes, 8, ASCII('WEBP'))) return 'image/webp';
+  if (startsWith(bytes, 0, GIF87A) || startsWith(bytes, 0, GIF89A)) return 'image/gif';
+  if (startsWith(bytes, 0, RIFF) && startsWith(bytes, 8, WEBP)) return 'image/webp';
   return undefined;
 }
 
@@ -100,7 +122,9 @@ export function imageProblem(mediaType: string, data: string): string | undefine
   if (format === 'image/jpeg') {
     size = jpegSize(head);
     // The frame header lies past the first bytes (large metadata segments): walk the whole file.
-    if (size === TRUNCATED && head.length === JPEG_FIRST_BYTES) size = jpegSize(bufferFrom(data, 'base64'));
+    if (size === TRUNCATED && data.length > prefixLength(JPEG_FIRST_BYTES)) {
+      size = jpegSize(bufferFrom(data, 'base64'));
+    }
   } else {
     size = format === 'image/png' ? pngSize(head) : format === 'image/gif' ? gifSize(head) : webpSize(head);
   }
@@ -120,7 +144,7 @@ export function imageProblem(mediaType: string, data: string): string | undefine
  */
 export function audioProblem(mediaType: string, data: string): string | undefined {
   if (!AUDIO_MEDIA_TYPES.has(mediaType)) {
-    return `an audio block has the media type ${quote(mediaType)}; toolhost takes ${[...AUDIO_MEDIA_TYPES].join(', ')}`;
+    return `an audio block has the media type ${quote(mediaType)}; toolhost takes ${AUDIO_TYPE_LIST}`;
   }
   if (data.length === 0) return 'an audio block has no data';
   if (data.length > MAX_AUDIO_BASE64_LENGTH) {
@@ -136,24 +160,24 @@ export function audioProblem(mediaType: string, data: string): string | undefine
 function audioMatches(mediaType: string, bytes: Uint8Array): boolean {
   switch (mediaType) {
     case 'audio/wav':
-      return startsWith(bytes, 0, ASCII('RIFF')) && startsWith(bytes, 8, ASCII('WAVE'));
+      return startsWith(bytes, 0, RIFF) && startsWith(bytes, 8, WAVE);
     case 'audio/mpeg':
       // An ID3 tag first, or straight away an MPEG audio frame's sync (11 bits set).
       return (
-        startsWith(bytes, 0, ASCII('ID3')) ||
-        (byteAt(bytes, 0) === 0xff && (byteAt(bytes, 1) & 0xe0) === 0xe0)
+        startsWith(bytes, 0, ID3) ||
+        (bytes.length >= 2 && byteAt(bytes, 0) === 0xff && (byteAt(bytes, 1) & 0xe0) === 0xe0)
       );
     case 'audio/ogg':
-      return startsWith(bytes, 0, ASCII('OggS'));
+      return startsWith(bytes, 0, OGGS);
     case 'audio/flac':
-      return startsWith(bytes, 0, ASCII('fLaC'));
+      return startsWith(bytes, 0, FLAC);
     case 'audio/webm':
       return startsWith(bytes, 0, [0x1a, 0x45, 0xdf, 0xa3]);
     case 'audio/mp4':
-      return startsWith(bytes, 4, ASCII('ftyp'));
+      return startsWith(bytes, 4, FTYP);
     case 'audio/aac':
       // An ADTS frame: 12 sync bits, then layer 0.
-      return byteAt(bytes, 0) === 0xff && (byteAt(bytes, 1) & 0xf6) === 0xf0;
+      return bytes.length >= 2 && byteAt(bytes, 0) === 0xff && (byteAt(bytes, 1) & 0xf6) === 0xf0;
     default:
       return false;
   }
@@ -168,7 +192,7 @@ const TRUNCATED = 'has a truncated header';
 
 function pngSize(bytes: Uint8Array): Size | string {
   if (bytes.length < 24) return TRUNCATED;
-  if (uint32be(bytes, 8) !== 13 || !startsWith(bytes, 12, ASCII('IHDR'))) return 'has no IHDR chunk first';
+  if (uint32be(bytes, 8) !== 13 || !startsWith(bytes, 12, IHDR)) return 'has no IHDR chunk first';
   return { width: uint32be(bytes, 16), height: uint32be(bytes, 20) };
 }
 
@@ -179,17 +203,17 @@ function gifSize(bytes: Uint8Array): Size | string {
 
 function webpSize(bytes: Uint8Array): Size | string {
   if (bytes.length < 30) return TRUNCATED;
-  if (startsWith(bytes, 12, ASCII('VP8 '))) {
+  if (startsWith(bytes, 12, VP8)) {
     // A key frame: 3 bytes of frame tag, the start code, then 14-bit width and height.
     if (!startsWith(bytes, 23, [0x9d, 0x01, 0x2a])) return 'has a VP8 chunk without its start code';
     return { width: uint16le(bytes, 26) & 0x3fff, height: uint16le(bytes, 28) & 0x3fff };
   }
-  if (startsWith(bytes, 12, ASCII('VP8L'))) {
+  if (startsWith(bytes, 12, VP8L)) {
     if (byteAt(bytes, 20) !== 0x2f) return 'has a VP8L chunk without its signature';
     const bits = uint32le(bytes, 21);
     return { width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
   }
-  if (startsWith(bytes, 12, ASCII('VP8X'))) {
+  if (startsWith(bytes, 12, VP8X)) {
     return { width: uint24le(bytes, 24) + 1, height: uint24le(bytes, 27) + 1 };
   }
   return 'has no VP8, VP8L or VP8X chunk first';
@@ -236,7 +260,7 @@ function startsWith(bytes: Uint8Array, offset: number, expected: readonly number
   return true;
 }
 
-function ASCII(value: string): number[] {
+function ascii(value: string): number[] {
   const codes: number[] = [];
   for (let index = 0; index < value.length; index++) codes.push(value.charCodeAt(index));
   return codes;
