@@ -88,7 +88,6 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
         const shown = block.type === 'text' ? block.text : describeBlock(block);
         io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
       }
-      if (outcome.structuredContent !== undefined) io.stderr.write(`${style.dim('structured content')}\n`);
       writeDetails(outcome, io, style.dim);
     }
     return outcome.isError ? ExitCode.failed : ExitCode.ok;
@@ -121,6 +120,9 @@ function validationErrors(outcome: ToolOutcome): string {
 function writeDetails(outcome: ToolOutcome, io: CliIo, dim: (text: string) => string): void {
   if (outcome.details !== undefined)
     io.stderr.write(`${dim(`details: ${JSON.stringify(outcome.details)}`)}\n`);
+  if (outcome.structuredContent !== undefined) {
+    io.stderr.write(`${dim(`structured content: ${JSON.stringify(outcome.structuredContent)}`)}\n`);
+  }
   if (outcome.fullOutputPath !== undefined) {
     io.stderr.write(`${dim(`the output was cut; all of it is in ${outcome.fullOutputPath}`)}\n`);
   }
