@@ -146,3 +146,50 @@ describe.each(['worker', 'strict', 'process'] as const)('richer declarations in 
     await expectHostFine(host);
   });
 });
+
+describe("the host's own tools", () => {
+  const schema = { type: 'object' } as const;
+
+  it('take the same fields, checked when registered, and their structured results are checked too', async () => {
+    const { host } = await makeHost();
+    host.register({
+      name: 'host_temperature',
+      description: 'The temperature',
+      title: 'Temperature',
+      annotations: { readOnlyHint: true },
+      parameterSchema: { type: 'object', properties: { broken: { type: 'boolean' } } },
+      outputSchema: { type: 'object', properties: { celsius: { type: 'number' } }, required: ['celsius'] },
+      run: (args) => (args['broken'] === true ? { celsius: 'hot' } : { celsius: 20 }),
+    });
+
+    expect(host.list()[0]).toMatchObject({ title: 'Temperature', annotations: { readOnlyHint: true } });
+    expect((await host.call('host_temperature', {})).structuredContent).toStrictEqual({ celsius: 20 });
+    expect((await host.call('host_temperature', { broken: true })).error).toStrictEqual({
+      code: 'TOOL_BAD_RESULT',
+      message: "the tool's structured result does not match its outputSchema: /celsius must be number",
+    });
+  });
+
+  it('a malformed field is refused when registered, with its reason', async () => {
+    const { host } = await makeHost();
+    expect(() =>
+      host.register({
+        name: 'host_claims',
+        description: 'Claims too much',
+        parameterSchema: schema,
+        annotations: { readOnlyHint: 'yes' } as never,
+        run: () => 'ok',
+      }),
+    ).toThrow('Tool "host_claims": annotations.readOnlyHint must be a boolean, got "yes"');
+    expect(() =>
+      host.register({
+        name: 'host_output',
+        description: 'Outputs a list',
+        parameterSchema: schema,
+        outputSchema: { type: 'array' },
+        run: () => 'ok',
+      }),
+    ).toThrow('Tool "host_output": outputSchema must have `"type": "object"` at its root');
+    expect(host.list()).toEqual([]);
+  });
+});

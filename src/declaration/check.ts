@@ -92,12 +92,8 @@ export function checkDeclaration(raw: RawDeclaration, schemaLimits: SchemaLimits
   if (!schema.ok) return schema;
   const compiled = compileParameterSchema(schema.value, schemaLimits);
   if (!compiled.ok) return invalid(compiled.message, 'parameterSchema');
-  const title = checkTitle(raw.title);
-  if (!title.ok) return title;
-  const annotations = checkAnnotations(raw.annotations);
-  if (!annotations.ok) return annotations;
-  const output = checkOutputSchema(raw.outputSchema, schemaLimits);
-  if (!output.ok) return output;
+  const rich = checkRichFields(raw, schemaLimits);
+  if (!rich.ok) return rich;
   if (!raw.hasRun) return invalid('the module exports no run function');
 
   const info: ToolInfo = {
@@ -107,19 +103,43 @@ export function checkDeclaration(raw: RawDeclaration, schemaLimits: SchemaLimits
     timeoutMs: checkTimeoutMs(optionalValue(raw.timeoutMs)),
     concurrency: optionalValue(raw.concurrency) === 'exclusive' ? 'exclusive' : 'parallel',
   };
-  if (title.value !== undefined) info.title = title.value;
-  if (annotations.value !== undefined) info.annotations = annotations.value;
   const checked: CheckedDeclaration = {
     ok: true,
     info,
     validate: compiled.validate,
     hasSelftest: raw.hasSelftest,
   };
-  if (output.value !== undefined) {
-    info.outputSchema = output.value.schema;
-    checked.validateOutput = output.value.validate;
+  if (rich.title !== undefined) info.title = rich.title;
+  if (rich.annotations !== undefined) info.annotations = rich.annotations;
+  if (rich.output !== undefined) {
+    info.outputSchema = rich.output.schema;
+    checked.validateOutput = rich.output.validate;
   }
   return checked;
+}
+
+/** The optional MCP fields of a declaration, checked (for module tools and the host's own alike). */
+export type RichFields =
+  | {
+      ok: true;
+      title?: string | undefined;
+      annotations?: ToolAnnotations | undefined;
+      output?: { schema: JsonObject; validate: InputValidator } | undefined;
+    }
+  | RefusedDeclaration;
+
+/** Checks `title`, `annotations` and `outputSchema`: each absent, or well formed. */
+export function checkRichFields(
+  reads: { title: FieldRead; annotations: FieldRead; outputSchema: FieldRead },
+  schemaLimits: SchemaLimits,
+): RichFields {
+  const title = checkTitle(reads.title);
+  if (!title.ok) return title;
+  const annotations = checkAnnotations(reads.annotations);
+  if (!annotations.ok) return annotations;
+  const output = checkOutputSchema(reads.outputSchema, schemaLimits);
+  if (!output.ok) return output;
+  return { ok: true, title: title.value, annotations: annotations.value, output: output.value };
 }
 
 type Optional<T> = { ok: true; value: T | undefined } | RefusedDeclaration;

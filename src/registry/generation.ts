@@ -10,7 +10,7 @@ import type { ToolInfo } from '../declaration/check.js';
 import type { InputValidator } from '../schema/json-schema.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
-import type { JsonSchema, ToolContext } from '../tool-module.js';
+import type { JsonSchema, ToolAnnotations, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';
 
 /** A trusted, in-process tool the host registers itself (the seed's `Jibu.Tools` style). */
@@ -25,6 +25,12 @@ export interface HostTool {
   timeoutMs?: number;
   /** @default 'parallel' */
   concurrency?: ToolInfo['concurrency'];
+  /** A title for people; checked as a module's is. */
+  title?: string;
+  /** Behaviour hints, passed on to MCP clients as the tool's claims. */
+  annotations?: ToolAnnotations;
+  /** A JSON Schema (root `type: "object"`) that the tool's structured results are checked against. */
+  outputSchema?: JsonSchema;
 }
 
 /** How a module's declaration read ended. */
