@@ -401,3 +401,18 @@ describe('generated hostile headers', () => {
     );
   });
 });
+
+describe('strict base64 against its definition', () => {
+  // The definition, as a regular expression (too slow to run on megabytes, exact on small inputs).
+  const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+  it('agrees with it on generated strings of base64 and hostile characters', () => {
+    const character = fc.constantFrom(...'ABCxyz019+/=-_ \n\t.\u0000é\u2028'.split(''));
+    fc.assert(
+      fc.property(fc.array(character, { maxLength: 16 }), (characters) => {
+        const data = characters.join('');
+        expect(isStrictBase64(data)).toBe(STRICT.test(data));
+      }),
+      { numRuns: 20_000 },
+    );
+  });
+});
