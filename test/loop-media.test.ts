@@ -12,7 +12,7 @@ import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imageProblem } from '../dist/src/boundary/media.js';
 import { type LoopHost, ToolHost, type ToolInfo } from '../dist/src/index.js';
-import { runTools } from '../dist/src/loop/index.js';
+import { runTools, toRunnableTools } from '../dist/src/loop/index.js';
 import { body, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();
@@ -163,5 +163,13 @@ describe("runTools with hosts and loop tools that skip toolhost's checks", () =>
       },
     ]);
     expectEveryImageSendable();
+  });
+
+  it("toRunnableTools answers such an image as the SDK's ToolError, never as content", async () => {
+    const [tool] = toRunnableTools(unchecked);
+    await expect(tool?.run({}, undefined)).rejects.toMatchObject({
+      name: 'ToolError',
+      content: "TOOL_BAD_RESULT: the tool's result was not sent: an image's data is not base64",
+    });
   });
 });

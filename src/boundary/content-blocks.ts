@@ -33,7 +33,7 @@ const MIME_TYPE = /^[\w.+-]{1,127}\/[\w.+-]{1,127}(?:;[^\u0000-\u001f\u007f-\u00
 /** The block, or why it is refused (one phrase, for the call's `TOOL_BAD_RESULT`). */
 export function readContentBlock(value: unknown): ToolContentBlock | string {
   const block = record(value);
-  if (block === undefined) return 'a content block is not an object';
+  if (block === undefined) return 'a content block is not a plain object';
   const type = own(block, 'type');
   switch (type) {
     case 'text': {
