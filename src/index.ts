@@ -57,6 +57,8 @@ export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedul
 export type { Logger } from './shared/logger.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
 export type {
+  AudioContentBlock,
+  AudioMediaType,
   Declared,
   ImageContentBlock,
   ImageMediaType,
@@ -66,8 +68,12 @@ export type {
   JsonSchemaValue,
   JsonValue,
   ParameterSchema,
+  ResourceContentBlock,
+  ResourceContents,
+  ResourceLinkContentBlock,
   TaggedResult,
   TextContentBlock,
+  ToolAnnotations,
   ToolConcurrency,
   ToolContentBlock,
   ToolContext,
@@ -75,11 +81,15 @@ export type {
   ToolModule,
 } from './tool-module.js';
 export {
+  audio,
   defineTool,
   errorResult,
   image,
   isTaggedResult,
   RESULT_TAG,
+  resource,
+  resourceLink,
+  structured,
   text,
   toolResult,
   withDetails,

@@ -123,8 +123,69 @@ export interface ImageContentBlock {
   source: { type: 'base64'; media_type: ImageMediaType; data: string };
 }
 
+/** The audio media types toolhost checks (by their first bytes) and passes on. */
+export type AudioMediaType =
+  | 'audio/wav'
+  | 'audio/mpeg'
+  | 'audio/ogg'
+  | 'audio/flac'
+  | 'audio/webm'
+  | 'audio/mp4'
+  | 'audio/aac';
+
+/**
+ * An audio block (base64 data), shaped like an image block. MCP clients get it as audio content; the
+ * Messages API has no audio block, so the loop sends a text stand-in in its place.
+ */
+export interface AudioContentBlock {
+  type: 'audio';
+  source: { type: 'base64'; media_type: AudioMediaType; data: string };
+}
+
+/** The contents of an embedded resource: text, or base64 bytes (`blob`). */
+export type ResourceContents =
+  | { uri: string; mimeType?: string; text: string }
+  | { uri: string; mimeType?: string; blob: string };
+
+/**
+ * A resource embedded in the result (MCP's embedded resource). The loop sends a text resource's text
+ * to the model, and a stand-in naming a binary one.
+ */
+export interface ResourceContentBlock {
+  type: 'resource';
+  resource: ResourceContents;
+}
+
+/** A link to a resource the client may fetch itself (MCP's resource link); the loop sends it as text. */
+export interface ResourceLinkContentBlock {
+  type: 'resource_link';
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  /** Its size in bytes, when known. */
+  size?: number;
+}
+
 /** What a tool result may contain. */
-export type ToolContentBlock = TextContentBlock | ImageContentBlock;
+export type ToolContentBlock =
+  | TextContentBlock
+  | ImageContentBlock
+  | AudioContentBlock
+  | ResourceContentBlock
+  | ResourceLinkContentBlock;
+
+/**
+ * What a tool says about its own behaviour (MCP's tool annotations). They are the tool's claims:
+ * toolhost passes them on and never relies on them, and a client must not trust them either.
+ */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
 
 /** The context every call (and selftest) receives. */
 export interface ToolContext {
@@ -159,6 +220,11 @@ export interface ToolModule {
   parameterSchema: Declared<JsonSchema>;
   timeoutMs?: Declared<number>;
   concurrency?: Declared<ToolConcurrency>;
+  /** A title for people (MCP clients show it); the model reads `name` and `description`. */
+  title?: Declared<string>;
+  annotations?: Declared<ToolAnnotations>;
+  /** A JSON Schema (root `type: "object"`) that a structured result is validated against on the host. */
+  outputSchema?: Declared<JsonSchema>;
   run(args: JsonObject, ctx: ToolContext): unknown;
   selftest?(ctx: ToolContext): unknown;
 }
@@ -176,6 +242,9 @@ export interface ToolDefinition<Schema extends ParameterSchema> {
   timeoutMs?: number;
   /** @default 'parallel' */
   concurrency?: ToolConcurrency;
+  title?: string;
+  annotations?: ToolAnnotations;
+  outputSchema?: JsonSchema & { readonly type: 'object' };
   run(args: InferSchema<Schema>, ctx: ToolContext): unknown;
   selftest?(ctx: ToolContext): unknown;
 }
@@ -217,6 +286,8 @@ export interface TaggedResult {
   content: ToolContentBlock[];
   isError: boolean;
   details?: JsonValue;
+  /** The result as one JSON object (see {@link structured}): what `outputSchema` is checked against. */
+  structuredContent?: JsonObject;
 }
 
 /** A text block. */
@@ -234,7 +305,64 @@ export function image(data: string | Uint8Array, mediaType: ImageMediaType): Ima
 }
 
 /**
- * A result with content blocks (text and images) and optional `details` for the host's screens.
+ * An audio block from base64 data or raw bytes.
+ * @example audio(wavBytes, 'audio/wav')
+ */
+export function audio(data: string | Uint8Array, mediaType: AudioMediaType): AudioContentBlock {
+  const base64 = typeof data === 'string' ? data : bytesToBase64(data);
+  return { type: 'audio', source: { type: 'base64', media_type: mediaType, data: base64 } };
+}
+
+/**
+ * An embedded resource: a string is its text, bytes are sent as base64 (`blob`).
+ * @example resource('file:///reports/q3.md', '# Q3', { mimeType: 'text/markdown' })
+ */
+export function resource(
+  uri: string,
+  contents: string | Uint8Array,
+  options: { mimeType?: string } = {},
+): ResourceContentBlock {
+  const body = typeof contents === 'string' ? { text: contents } : { blob: bytesToBase64(contents) };
+  const mime = options.mimeType === undefined ? {} : { mimeType: options.mimeType };
+  return { type: 'resource', resource: { uri, ...mime, ...body } };
+}
+
+/**
+ * A link to a resource the client may fetch itself.
+ * @example resourceLink('https://example.com/q3.pdf', 'q3.pdf', { mimeType: 'application/pdf' })
+ */
+export function resourceLink(
+  uri: string,
+  name: string,
+  options: { title?: string; description?: string; mimeType?: string; size?: number } = {},
+): ResourceLinkContentBlock {
+  const link: ResourceLinkContentBlock = { type: 'resource_link', uri, name };
+  if (options.title !== undefined) link.title = options.title;
+  if (options.description !== undefined) link.description = options.description;
+  if (options.mimeType !== undefined) link.mimeType = options.mimeType;
+  if (options.size !== undefined) link.size = options.size;
+  return link;
+}
+
+/**
+ * A structured result: one JSON object, which a declared `outputSchema` is checked against on the
+ * host and MCP clients get as `structuredContent`. The model sees `content`, by default the object
+ * as JSON text. (A plain object returned as it is counts as structured too.)
+ * @example structured({ temperature: 21.5, unit: 'C' })
+ */
+export function structured(
+  value: JsonObject,
+  options: { content?: string | ToolContentBlock[]; details?: JsonValue } = {},
+): TaggedResult {
+  const tagged = toolResult(options.content ?? JSON.stringify(value), {
+    ...(options.details === undefined ? {} : { details: options.details }),
+  });
+  tagged.structuredContent = value;
+  return tagged;
+}
+
+/**
+ * A result with content blocks (text, images, audio, resources) and optional `details` for the host's screens.
  * `details` is never sent to the model.
  * @example toolResult([text('a chart'), image(png, 'image/png')], { details: { points: 40 } })
  */

@@ -41,6 +41,26 @@ const FORGERIES: Array<[string, string, string]> = [
   ['content not an array', 'TOOL_BAD_RESULT', `${MALFORMED}its content is not an array`],
   ['sparse content', 'TOOL_BAD_RESULT', `${CHANGED}$.result.content is a sparse array`],
   ['a content block of an unknown type', 'TOOL_BAD_RESULT', `${MALFORMED}a content block is malformed`],
+  [
+    'an image that is not base64',
+    'TOOL_BAD_RESULT',
+    `${MALFORMED}a content block is malformed: an image's data is not base64`,
+  ],
+  [
+    'PNG bytes labelled image/gif',
+    'TOOL_BAD_RESULT',
+    `${MALFORMED}a content block is malformed: an image labelled image/gif holds image/png bytes`,
+  ],
+  [
+    'audio that is not WAV',
+    'TOOL_BAD_RESULT',
+    `${MALFORMED}a content block is malformed: an audio block labelled audio/wav does not start as audio/wav does`,
+  ],
+  [
+    'structuredContent as an array',
+    'TOOL_BAD_RESULT',
+    `${MALFORMED}its structuredContent is not a JSON object`,
+  ],
   ['an image of an unknown media type', 'TOOL_BAD_RESULT', `${MALFORMED}a content block is malformed`],
   ['isError as a number', 'TOOL_BAD_RESULT', `${MALFORMED}its isError is not a boolean`],
   ['cutBytes negative', 'TOOL_BAD_RESULT', `${MALFORMED}its cutBytes is not a count`],

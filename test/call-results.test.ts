@@ -17,6 +17,8 @@ import {
 } from './support/host-harness.js';
 
 const makeHost = useHosts();
+/** A whole 1×1 GIF. */
+const GIF_1X1 = 'R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
 
 describe('encoding what a loaded tool returns', () => {
   it('a string is what the model sees, exactly', async () => {
@@ -60,7 +62,14 @@ describe('encoding what a loaded tool returns', () => {
     expect(await host.call('result_image', {})).toStrictEqual({
       content: [
         { type: 'text', text: 'a tiny chart' },
-        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        {
+          type: 'image',
+          source: {
+            type: 'base64',
+            media_type: 'image/png',
+            data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+          },
+        },
       ],
       isError: false,
       details: { points: 8 },
@@ -112,7 +121,9 @@ describe("the host's own tools", () => {
       description: 'A picture',
       parameterSchema: schema,
       run: () =>
-        toolResult([text('chart'), image(new Uint8Array([1, 2, 3]), 'image/gif')], { details: { n: 3 } }),
+        toolResult([text('chart'), image(Buffer.from(GIF_1X1, 'base64'), 'image/gif')], {
+          details: { n: 3 },
+        }),
     });
     host.register({
       name: 'host_details',
@@ -138,7 +149,7 @@ describe("the host's own tools", () => {
     expect(await host.call('host_picture', {})).toStrictEqual({
       content: [
         { type: 'text', text: 'chart' },
-        { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: 'AQID' } },
+        { type: 'image', source: { type: 'base64', media_type: 'image/gif', data: GIF_1X1 } },
       ],
       isError: false,
       details: { n: 3 },

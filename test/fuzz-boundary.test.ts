@@ -55,7 +55,12 @@ function expectWellFormed(outcome: ToolOutcome): void {
   let bytes = 0;
   for (const block of outcome.content) {
     expect(['text', 'image']).toContain(block.type);
-    bytes += block.type === 'text' ? Buffer.byteLength(block.text) : block.source.data.length;
+    bytes +=
+      block.type === 'text'
+        ? Buffer.byteLength(block.text)
+        : 'source' in block
+          ? block.source.data.length
+          : Buffer.byteLength(JSON.stringify(block));
   }
   if (outcome.details !== undefined) bytes += Buffer.byteLength(JSON.stringify(outcome.details));
   // What crossed is bounded by the cap (the outcome's text is cut further, to the output budget).

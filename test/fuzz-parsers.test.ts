@@ -102,7 +102,12 @@ describe('the host parsers of worker messages', () => {
             let bytes = 0;
             for (const block of accepted.content) {
               expect(['text', 'image']).toContain(block.type);
-              bytes += block.type === 'text' ? Buffer.byteLength(block.text) : block.source.data.length;
+              bytes +=
+                block.type === 'text'
+                  ? Buffer.byteLength(block.text)
+                  : 'source' in block
+                    ? block.source.data.length
+                    : Buffer.byteLength(JSON.stringify(block));
             }
             expect(bytes).toBeLessThanOrEqual(limits.maxResultBytes);
           } else {

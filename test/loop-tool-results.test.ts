@@ -26,7 +26,11 @@ describe('runTools: what a loop tool answers', () => {
       { type: 'text' as const, text: 'a chart' },
       {
         type: 'image' as const,
-        source: { type: 'base64' as const, media_type: 'image/png' as const, data: 'iVBORw0K' },
+        source: {
+          type: 'base64' as const,
+          media_type: 'image/png' as const,
+          data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+        },
       },
     ];
     const result = await resultOf([loopTool('chart', () => blocks)], 'chart');

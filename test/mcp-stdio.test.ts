@@ -61,10 +61,14 @@ describe('toolhost serve over stdio', () => {
     expect(result).toEqual({
       content: [
         { type: 'text', text: 'a tiny picture' },
-        { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' },
+        {
+          type: 'image',
+          data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+          mimeType: 'image/png',
+        },
       ],
       isError: false,
-      _meta: { 'toolhost/details': { pixels: 0 } },
+      _meta: { 'toolhost/details': { pixels: 1 } },
     });
   });
 

@@ -6,12 +6,16 @@ import type { MessageParam, Tool } from '@anthropic-ai/sdk/resources/messages';
 import type Anthropic039 from 'anthropic-sdk-0.39';
 import { expectTypeOf } from 'vitest';
 import {
+  audio,
   errorResult,
   image,
   type LoadReport,
   type ModuleStatus,
+  resource,
+  resourceLink,
   runTools,
   type SelftestReport,
+  structured,
   type TaggedResult,
   type ToolHost,
   type ToolHostError,
@@ -67,3 +71,19 @@ expectTypeOf(errorResult('not found')).toEqualTypeOf<TaggedResult>();
 expectTypeOf(toolResult([image(new Uint8Array(), 'image/png')])).toEqualTypeOf<TaggedResult>();
 // @ts-expect-error: only the media types the Messages API accepts
 image(new Uint8Array(), 'image/bmp');
+expectTypeOf(
+  toolResult([
+    audio(new Uint8Array(), 'audio/wav'),
+    resource('file:///a.md', '# a'),
+    resourceLink('https://x.test/a', 'a'),
+  ]),
+).toEqualTypeOf<TaggedResult>();
+// @ts-expect-error: only the audio media types toolhost checks
+audio(new Uint8Array(), 'audio/x-midi');
+expectTypeOf(structured({ celsius: 20 })).toEqualTypeOf<TaggedResult>();
+// @ts-expect-error: a structured result is one JSON object
+structured([1, 2]);
+expectTypeOf<ToolInfo['annotations']>().toEqualTypeOf<
+  | { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean }
+  | undefined
+>();

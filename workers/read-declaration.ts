@@ -9,8 +9,11 @@ import { threadId, workerData } from 'node:worker_threads';
 import { describeThrown } from '../src/boundary/errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from '../src/boundary/plain-data.js';
 import {
+  DECLARATION_FIELDS,
   type FieldRead,
   MAX_FIELD_BYTES,
+  MISNAMED_SCHEMA_FIELDS,
+  type MisnamedSchema,
   type RawDeclaration,
   type ReadReply,
   type ReadRequest,
@@ -30,8 +33,6 @@ lockdown();
 // A module whose top-level await never settles would otherwise let this worker's event loop run
 // dry and exit quietly; keeping it alive turns that case into a read that runs over its time bound.
 const keepAlive = setInterval(() => {}, 60_000);
-
-const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
 
 /** toolhost's own code (dist/): its frames say nothing about where a module went wrong. */
 const OWN = fileURLToPath(new URL('../', import.meta.url));
@@ -66,6 +67,14 @@ async function readField(source: Record<string, unknown>, field: string): Promis
   return { state: 'value', value: value as never };
 }
 
+/** The schema field named as another tool API names it, when that is all the module declares. */
+function misnamedSchema(source: Record<string, unknown>): MisnamedSchema | null {
+  for (const field of MISNAMED_SCHEMA_FIELDS) {
+    if (Object.hasOwn(source, field)) return field;
+  }
+  return null;
+}
+
 async function read(): Promise<ReadReply> {
   let namespace: Record<string, unknown>;
   try {
@@ -84,14 +93,18 @@ async function read(): Promise<ReadReply> {
   }
   try {
     const source = toolSource(namespace);
-    const fields: Partial<Record<(typeof FIELDS)[number], FieldRead>> = {};
-    for (const field of FIELDS) fields[field] = await readField(source, field);
+    const fields: Partial<Record<(typeof DECLARATION_FIELDS)[number], FieldRead>> = {};
+    for (const field of DECLARATION_FIELDS) fields[field] = await readField(source, field);
     const declaration: RawDeclaration = {
       name: fields.name as FieldRead,
       description: fields.description as FieldRead,
       parameterSchema: fields.parameterSchema as FieldRead,
       timeoutMs: fields.timeoutMs as FieldRead,
       concurrency: fields.concurrency as FieldRead,
+      title: fields.title as FieldRead,
+      annotations: fields.annotations as FieldRead,
+      outputSchema: fields.outputSchema as FieldRead,
+      misnamedSchema: misnamedSchema(source),
       hasRun: typeof source['run'] === 'function',
       hasSelftest: typeof source['selftest'] === 'function',
     };

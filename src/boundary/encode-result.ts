@@ -7,23 +7,40 @@
  */
 import { inspect, types } from 'node:util';
 import {
-  type ImageMediaType,
   isTaggedResult,
+  type JsonObject,
   type JsonValue,
   type ToolContentBlock,
   text,
 } from '../tool-module.js';
+import { readContentBlock } from './content-blocks.js';
 import type { ToolErrorCode } from './errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
-import { ENTRY_OVERHEAD_BYTES, IMAGE_MEDIA_TYPES, shareTextBudget } from './reply-size.js';
+import { blockBytes, ENTRY_OVERHEAD_BYTES, shareTextBudget } from './reply-size.js';
 
 const isProxy = types.isProxy;
 const stringifyJson = JSON.stringify;
 const byteLength = Buffer.byteLength;
 
 export type EncodedResult =
-  | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
+  | {
+      ok: true;
+      content: ToolContentBlock[];
+      isError: boolean;
+      details?: JsonValue;
+      structuredContent?: JsonObject;
+      cutBytes: number;
+    }
   | { ok: false; error: { code: ToolErrorCode; message: string } };
+
+/** What a result holds beside its content blocks: counted in the budget, never cut. */
+interface Extras {
+  details?: JsonValue;
+  structuredContent?: JsonObject;
+  bytes: number;
+}
+
+const NO_EXTRAS: Extras = { bytes: 0 };
 
 /** Room kept for the marker a cut text gets (its byte count and wording). */
 const MARKER_ROOM_BYTES = 64;
@@ -34,84 +51,75 @@ const MARKER_ROOM_BYTES = 64;
  */
 export function encodeResult(value: unknown, budgetBytes: number): EncodedResult {
   try {
-    if (typeof value === 'string') return encoded([text(value)], false, undefined, 0, budgetBytes);
-    if (value === undefined) return encoded([], false, undefined, 0, budgetBytes);
+    if (typeof value === 'string') return encoded([text(value)], false, NO_EXTRAS, budgetBytes);
+    if (value === undefined) return encoded([], false, NO_EXTRAS, budgetBytes);
     if (isTaggedResult(value)) return encodeTagged(value, budgetBytes);
     const unsafe = findUnclonable(value);
     if (unsafe !== undefined)
       return badResult(`the tool returned ${unsafe}, which can't be sent to the model`);
-    return encoded([text(stringify(value))], false, undefined, 0, budgetBytes);
+    return encoded([text(stringify(value))], false, NO_EXTRAS, budgetBytes);
   } catch (error) {
     return badResult(`the tool's result could not be read: ${describe(error)}`);
   }
 }
 
 function encodeTagged(value: object, budgetBytes: number): EncodedResult {
-  const { content, isError, details } = value as Record<string, unknown>;
+  const { content, isError, details, structuredContent } = value as Record<string, unknown>;
   if (!Array.isArray(content)) return badResult('a tagged result needs a `content` array');
   const blocks: ToolContentBlock[] = [];
   for (const block of content as unknown[]) {
-    const checked = checkBlock(block);
+    const checked = readContentBlock(block);
     if (typeof checked === 'string') return badResult(checked);
     blocks.push(checked);
   }
   if (isError !== undefined && typeof isError !== 'boolean') {
     return badResult('a tagged result has a non-boolean `isError`');
   }
-  let detailsBytes = 0;
+  const extras: Extras = { bytes: 0 };
   if (details !== undefined) {
     const check = checkPlainData(details, { maxDepth: MAX_DATA_DEPTH, maxBytes: budgetBytes }, 'details');
     if (!check.ok) return badResult(`the result's details are not plain data: ${check.problem}`);
-    detailsBytes = check.bytes;
+    extras.details = details as JsonValue;
+    extras.bytes += check.bytes;
   }
-  return encoded(blocks, isError === true, details as JsonValue | undefined, detailsBytes, budgetBytes);
-}
-
-function checkBlock(block: unknown): ToolContentBlock | string {
-  if (typeof block !== 'object' || block === null) return 'a content block is not an object';
-  const { type } = block as Record<string, unknown>;
-  if (type === 'text') {
-    const value = (block as Record<string, unknown>)['text'];
-    return typeof value === 'string' ? text(value) : 'a text block has no string `text`';
-  }
-  if (type === 'image') {
-    const source = (block as Record<string, unknown>)['source'];
-    if (typeof source !== 'object' || source === null) return 'an image block has no `source`';
-    const { data, media_type: mediaType } = source as Record<string, unknown>;
-    if (typeof data !== 'string' || typeof mediaType !== 'string' || !IMAGE_MEDIA_TYPES.has(mediaType)) {
-      return 'an image block needs base64 `data` and a PNG, JPEG, GIF or WebP `media_type`';
+  if (structuredContent !== undefined) {
+    if (
+      typeof structuredContent !== 'object' ||
+      structuredContent === null ||
+      Array.isArray(structuredContent)
+    ) {
+      return badResult("a tagged result's `structuredContent` is not a JSON object");
     }
-    return { type: 'image', source: { type: 'base64', media_type: mediaType as ImageMediaType, data } };
+    const limit = { maxDepth: MAX_DATA_DEPTH, maxBytes: budgetBytes };
+    const check = checkPlainData(structuredContent, limit, 'structuredContent');
+    if (!check.ok) return badResult(`the result's structuredContent is not plain data: ${check.problem}`);
+    extras.structuredContent = structuredContent as JsonObject;
+    extras.bytes += check.bytes;
   }
-  return `a content block has an unknown type ${describeType(type)}`;
+  return encoded(blocks, isError === true, extras, budgetBytes);
 }
 
 function encoded(
   content: ToolContentBlock[],
   isError: boolean,
-  details: JsonValue | undefined,
-  detailsBytes: number,
+  extras: Extras,
   budgetBytes: number,
 ): EncodedResult {
-  let fixedBytes = detailsBytes;
+  let fixedBytes = extras.bytes;
   let textAtMost = 0;
   for (const block of content) {
     fixedBytes += ENTRY_OVERHEAD_BYTES;
-    if (block.type === 'image') fixedBytes += block.source.data.length;
-    else textAtMost += block.text.length * 3;
+    if (block.type === 'text') textAtMost += block.text.length * 3;
+    else fixedBytes += blockBytes(block);
   }
   if (fixedBytes > budgetBytes) {
     return badResult(
-      `the tool returned ${fixedBytes} bytes of images and details, over the ${budgetBytes}-byte cap`,
+      `the tool returned ${fixedBytes} bytes of media, resources and details, over the ${budgetBytes}-byte cap`,
     );
   }
   const room = budgetBytes - fixedBytes;
   // Most results are far below the budget: three bytes per UTF-16 unit is the most they can take.
-  if (textAtMost <= room) {
-    const result: EncodedResult = { ok: true, content, isError, cutBytes: 0 };
-    if (details !== undefined) result.details = details;
-    return result;
-  }
+  if (textAtMost <= room) return withExtras({ ok: true, content, isError, cutBytes: 0 }, extras);
   const texts = content.filter((block) => block.type === 'text');
   const limits = shareTextBudget(
     texts.map((block) => byteLength(block.text)),
@@ -120,15 +128,19 @@ function encoded(
   let cutBytes = 0;
   let textIndex = 0;
   const kept = content.map((block) => {
-    if (block.type === 'image') return block;
+    if (block.type !== 'text') return block;
     const limit = limits[textIndex++] ?? Number.POSITIVE_INFINITY;
     if (limit === Number.POSITIVE_INFINITY) return block;
     const cut = cutHeadTail(block.text, Math.max(0, limit - MARKER_ROOM_BYTES));
     cutBytes += cut.omittedBytes;
     return text(cut.text);
   });
-  const result: EncodedResult = { ok: true, content: kept, isError, cutBytes };
-  if (details !== undefined) result.details = details;
+  return withExtras({ ok: true, content: kept, isError, cutBytes }, extras);
+}
+
+function withExtras(result: EncodedResult & { ok: true }, extras: Extras): EncodedResult {
+  if (extras.details !== undefined) result.details = extras.details;
+  if (extras.structuredContent !== undefined) result.structuredContent = extras.structuredContent;
   return result;
 }
 
@@ -141,14 +153,6 @@ function describe(error: unknown): string {
     return error instanceof Error ? error.message : String(error);
   } catch {
     return 'an unreadable error';
-  }
-}
-
-function describeType(type: unknown): string {
-  try {
-    return stringifyJson(String(type)).slice(0, 80);
-  } catch {
-    return 'that can not be shown';
   }
 }
 

@@ -4,17 +4,23 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type JsonValue, type ToolContentBlock, text } from '../tool-module.js';
+import { type JsonObject, type JsonValue, type ToolContentBlock, text } from '../tool-module.js';
 import { cutHeadTail } from './encode-result.js';
 import type { ToolErrorCode } from './errors.js';
 
 /** The result of one call. A tool's fault is an outcome with `isError`, never a rejection. */
 export interface ToolOutcome {
-  /** What the model sees (text and image blocks). Empty when the tool returned nothing. */
+  /** What the model sees (text, image, audio and resource blocks). Empty when the tool returned nothing. */
   content: ToolContentBlock[];
   isError: boolean;
   /** Data for the host's screens, beside the output; never sent to the model. */
   details?: JsonValue;
+  /**
+   * A structured result's JSON object: what the tool's `outputSchema` was checked against, and what
+   * MCP clients get as `structuredContent`. Set for a `structured(...)` result, and for a plain
+   * object result of a tool that declares an `outputSchema`.
+   */
+  structuredContent?: JsonObject;
   /**
    * Why the call failed, when it did. `stack`: where, for the host only (the tool's own frames, paths
    * relative to its package; never sent to the model unless the host's `errorStacksToModel` says so).
@@ -47,7 +53,13 @@ export interface BudgetOptions {
 
 /** Builds the outcome of a successful encoding, cutting text over the budget. */
 export async function successOutcome(
-  encoded: { content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number },
+  encoded: {
+    content: ToolContentBlock[];
+    isError: boolean;
+    details?: JsonValue;
+    structuredContent?: JsonObject;
+    cutBytes: number;
+  },
   budget: BudgetOptions,
 ): Promise<ToolOutcome> {
   let content = encoded.content;
@@ -64,6 +76,7 @@ export async function successOutcome(
   }
   const outcome: ToolOutcome = { content, isError: encoded.isError };
   if (encoded.details !== undefined) outcome.details = encoded.details;
+  if (encoded.structuredContent !== undefined) outcome.structuredContent = encoded.structuredContent;
   if (fullOutputPath !== undefined) outcome.fullOutputPath = fullOutputPath;
   if (encoded.isError) outcome.error = { code: 'TOOL_ERROR_RESULT', message: outcomeText(outcome) };
   return outcome;

@@ -5,7 +5,8 @@
  * throw, and build fresh objects rather than passing a worker's object on.
  */
 
-import type { JsonValue, ToolContentBlock } from '../tool-module.js';
+import type { JsonObject, JsonValue, ToolContentBlock } from '../tool-module.js';
+import { readContentBlock } from './content-blocks.js';
 import type { ToolErrorCode } from './errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
 import {
@@ -17,7 +18,7 @@ import {
   REPLY_ERROR_CODES,
   WORKER_MESSAGE_TAG,
 } from './protocol.js';
-import { contentBytes, IMAGE_MEDIA_TYPES, logBytes } from './reply-size.js';
+import { contentBytes, logBytes } from './reply-size.js';
 import { safeMessage } from './sanitize.js';
 import { count, type Data, own, record } from './untrusted.js';
 
@@ -50,25 +51,6 @@ export function parseLogs(value: unknown, maxLogBytes: number): Parsed<CapturedL
     logs.push({ stream, text });
   }
   return { ok: true, value: logs };
-}
-
-function parseBlock(value: unknown): ToolContentBlock | undefined {
-  const block = record(value);
-  if (block === undefined) return undefined;
-  const type = own(block, 'type');
-  if (type === 'text') {
-    const text = own(block, 'text');
-    return typeof text === 'string' ? { type: 'text', text } : undefined;
-  }
-  if (type !== 'image') return undefined;
-  const source = record(own(block, 'source'));
-  if (source === undefined || own(source, 'type') !== 'base64') return undefined;
-  const data = own(source, 'data');
-  const mediaType = own(source, 'media_type');
-  if (typeof data !== 'string' || typeof mediaType !== 'string' || !IMAGE_MEDIA_TYPES.has(mediaType)) {
-    return undefined;
-  }
-  return { type: 'image', source: { type: 'base64', media_type: mediaType as never, data } };
 }
 
 /**
@@ -112,8 +94,8 @@ export function parseCallReply(
   if (!Array.isArray(rawContent)) return fail('its content is not an array');
   const content: ToolContentBlock[] = [];
   for (const item of rawContent) {
-    const block = parseBlock(item);
-    if (block === undefined) return fail('a content block is malformed');
+    const block = readContentBlock(item);
+    if (typeof block === 'string') return fail(`a content block is malformed: ${block}`);
     content.push(block);
   }
   const isError = own(reply, 'isError');
@@ -136,6 +118,15 @@ export function parseCallReply(
     const check = checkPlainData(details, limit, 'details');
     if (!check.ok) return fail(`its details are not plain data: ${check.problem}`);
     parsed.details = details as JsonValue;
+    size += check.bytes;
+  }
+  if (Object.hasOwn(reply, 'structuredContent')) {
+    const structured = own(reply, 'structuredContent');
+    if (record(structured) === undefined) return fail('its structuredContent is not a JSON object');
+    const limit = { maxDepth: MAX_DATA_DEPTH, maxBytes: limits.maxResultBytes };
+    const check = checkPlainData(structured, limit, 'structuredContent');
+    if (!check.ok) return fail(`its structuredContent is not plain data: ${check.problem}`);
+    parsed.structuredContent = structured as JsonObject;
     size += check.bytes;
   }
   if (size > limits.maxResultBytes) {

@@ -5,16 +5,16 @@
  */
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
 import {
+  DECLARATION_FIELDS,
   type FieldRead,
   MAX_FIELD_BYTES,
+  MISNAMED_SCHEMA_FIELDS,
   type RawDeclaration,
   type ReadError,
   type ReadReply,
 } from './protocol.js';
 import { escapeControl, safeMessage } from './sanitize.js';
 import { type Data, own, record } from './untrusted.js';
-
-const FIELDS = ['name', 'description', 'parameterSchema', 'timeoutMs', 'concurrency'] as const;
 
 /** A `file:line:column` the reader reports: one short line, or none. */
 /** A `file:line:column` a worker reports, or undefined when it is not one (bounded, escaped). */
@@ -70,12 +70,16 @@ export function parseReadReply(
   if (typeof hasRun !== 'boolean' || typeof hasSelftest !== 'boolean') {
     return { ok: false, reason: 'its hasRun or hasSelftest is not a boolean' };
   }
-  const fields: Partial<Record<(typeof FIELDS)[number], FieldRead>> = {};
-  for (const field of FIELDS) {
+  const misnamed = own(raw, 'misnamedSchema');
+  if (misnamed !== null && !(MISNAMED_SCHEMA_FIELDS as readonly unknown[]).includes(misnamed)) {
+    return { ok: false, reason: 'its misnamedSchema is not a known field name' };
+  }
+  const fields: Partial<Record<(typeof DECLARATION_FIELDS)[number], FieldRead>> = {};
+  for (const field of DECLARATION_FIELDS) {
     const read = parseField(own(raw, field), field);
     if (read === undefined) return { ok: false, reason: `its ${field} field is malformed` };
     fields[field] = read;
   }
-  const declaration = { ...fields, hasRun, hasSelftest } as RawDeclaration;
+  const declaration = { ...fields, misnamedSchema: misnamed, hasRun, hasSelftest } as RawDeclaration;
   return { ok: true, reply: { ok: true, declaration } };
 }

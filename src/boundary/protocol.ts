@@ -4,7 +4,7 @@
  * errors (error classes and `throw null` don't survive the crossing).
  */
 
-import type { JsonValue, ToolContentBlock } from '../tool-module.js';
+import type { JsonObject, JsonValue, ToolContentBlock } from '../tool-module.js';
 import type { ToolErrorCode } from './errors.js';
 
 /** The raw declaration as read in the throwaway worker, before the host checks it field by field. */
@@ -14,9 +14,30 @@ export interface RawDeclaration {
   parameterSchema: FieldRead;
   timeoutMs: FieldRead;
   concurrency: FieldRead;
+  title: FieldRead;
+  annotations: FieldRead;
+  outputSchema: FieldRead;
+  /** The schema field the module declares under another tool API's name, when `parameterSchema` is missing. */
+  misnamedSchema: MisnamedSchema | null;
   hasRun: boolean;
   hasSelftest: boolean;
 }
+
+/** The names other tool APIs give the arguments' schema, which a module may declare by mistake. */
+export const MISNAMED_SCHEMA_FIELDS = ['inputSchema', 'input_schema'] as const;
+export type MisnamedSchema = (typeof MISNAMED_SCHEMA_FIELDS)[number];
+
+/** The declaration fields the reader reads, each a value or a zero-argument function. */
+export const DECLARATION_FIELDS = [
+  'name',
+  'description',
+  'parameterSchema',
+  'timeoutMs',
+  'concurrency',
+  'title',
+  'annotations',
+  'outputSchema',
+] as const;
 
 /** One declaration field: its value, absent, or why it could not be read. */
 export type FieldRead =
@@ -106,7 +127,15 @@ export type CallReply = {
   /** How many progress messages the tool sent before this reply (the host delivers them first). */
   progressSent: number;
 } & (
-  | { ok: true; content: ToolContentBlock[]; isError: boolean; details?: JsonValue; cutBytes: number }
+  | {
+      ok: true;
+      content: ToolContentBlock[];
+      isError: boolean;
+      details?: JsonValue;
+      /** A structured result's object (the tool's `structured(...)`), checked against its outputSchema. */
+      structuredContent?: JsonObject;
+      cutBytes: number;
+    }
   | { ok: false; error: WorkerError }
 );
 

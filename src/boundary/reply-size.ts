@@ -4,7 +4,7 @@
  * measures the reply again with these same functions and refuses one that is over.
  */
 
-import type { ImageMediaType, ToolContentBlock } from '../tool-module.js';
+import type { ToolContentBlock } from '../tool-module.js';
 import type { CapturedLog } from './protocol.js';
 
 const byteLength = Buffer.byteLength;
@@ -12,12 +12,7 @@ const byteLength = Buffer.byteLength;
 /** Counted for each content block and log entry on top of its text, so a million empty ones count. */
 export const ENTRY_OVERHEAD_BYTES = 16;
 
-export const IMAGE_MEDIA_TYPES: ReadonlySet<string> = new Set<ImageMediaType>([
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-]);
+export { IMAGE_MEDIA_TYPES } from './media.js';
 
 /** UTF-8 bytes of a string, without counting when it is clearly small. */
 export function utf8Bytes(value: string, smallerThan = 0): number {
@@ -25,14 +20,35 @@ export function utf8Bytes(value: string, smallerThan = 0): number {
   return byteLength(value, 'utf8');
 }
 
-/** Bytes of content blocks: text as UTF-8, images as their base64 text. */
+/** Bytes of content blocks: text as UTF-8, media as their base64 text, every string of the others. */
 export function contentBytes(content: readonly ToolContentBlock[]): number {
   let bytes = 0;
-  for (const block of content) {
-    bytes += ENTRY_OVERHEAD_BYTES;
-    bytes += block.type === 'text' ? byteLength(block.text, 'utf8') : block.source.data.length;
-  }
+  for (const block of content) bytes += ENTRY_OVERHEAD_BYTES + blockBytes(block);
   return bytes;
+}
+
+/** The bytes one block holds (without its entry overhead). */
+export function blockBytes(block: ToolContentBlock): number {
+  switch (block.type) {
+    case 'text':
+      return byteLength(block.text, 'utf8');
+    case 'image':
+    case 'audio':
+      return block.source.data.length;
+    case 'resource': {
+      const { resource } = block;
+      const body = 'text' in resource ? byteLength(resource.text, 'utf8') : resource.blob.length;
+      return body + byteLength(resource.uri, 'utf8') + byteLength(resource.mimeType ?? '', 'utf8');
+    }
+    case 'resource_link':
+      return (
+        byteLength(block.uri, 'utf8') +
+        byteLength(block.name, 'utf8') +
+        byteLength(block.title ?? '', 'utf8') +
+        byteLength(block.description ?? '', 'utf8') +
+        byteLength(block.mimeType ?? '', 'utf8')
+      );
+  }
 }
 
 /** Bytes of captured output: its characters, plus the overhead of each entry. */

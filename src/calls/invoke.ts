@@ -13,6 +13,7 @@ import type { Logger } from '../shared/logger.js';
 import { toOriginalPaths } from '../snapshot/layout.js';
 import { type JsonValue, text } from '../tool-module.js';
 import { runInProcess } from './in-process-tool.js';
+import { checkStructured } from './structured-result.js';
 import type { CallPool, PoolReply } from './worker-pool.js';
 
 /** What a call reads of the host's settings. */
@@ -96,9 +97,10 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     if (settings.errorStacksToModel) outcome.content = [text(`${message}\n${located}`)];
     return outcome;
   }
-  return successOutcome(reply, {
+  const outcome = await successOutcome(reply, {
     outputBudgetBytes: settings.outputBudgetBytes,
     dataDir: settings.dataDir,
     artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
   });
+  return invocation.kind === 'run' ? checkStructured(outcome, tool.validateOutput) : outcome;
 }

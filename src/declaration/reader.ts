@@ -88,17 +88,23 @@ export class DeclarationReader {
 
   /** A large schema is compiled in the trusted probe first: one too costly to compile is left out. */
   async #probeSchema(outcome: ReadOutcome & { state: 'read' }): Promise<ReadOutcome> {
-    const field = outcome.declaration.parameterSchema;
-    if (field.state !== 'value') return outcome;
-    const { maxSchemaBytes, maxSchemaDepth } = this.#limits.schema;
-    const size = checkPlainData(field.value, {
-      maxDepth: Math.min(maxSchemaDepth, MAX_DATA_DEPTH),
-      maxBytes: maxSchemaBytes,
-    });
-    // Over the bounds (the host's check says so, without compiling) or small enough to compile at once.
-    if (!size.ok || size.bytes < PROBE_FROM_BYTES) return outcome;
-    const probed = await this.#probe.compile(field.value);
-    if (probed.ok || this.#closing) return this.#closing ? CLOSED : outcome;
-    return { state: 'failed', code: 'DECLARATION_INVALID', reason: probed.reason };
+    for (const name of ['parameterSchema', 'outputSchema'] as const) {
+      const field = outcome.declaration[name];
+      if (field.state !== 'value') continue;
+      const { maxSchemaBytes, maxSchemaDepth } = this.#limits.schema;
+      const size = checkPlainData(field.value, {
+        maxDepth: Math.min(maxSchemaDepth, MAX_DATA_DEPTH),
+        maxBytes: maxSchemaBytes,
+      });
+      // Over the bounds (the host's check says so, without compiling) or small enough to compile at once.
+      if (!size.ok || size.bytes < PROBE_FROM_BYTES) continue;
+      const probed = await this.#probe.compile(field.value);
+      if (this.#closing) return CLOSED;
+      if (!probed.ok) {
+        const reason = name === 'parameterSchema' ? probed.reason : `outputSchema: ${probed.reason}`;
+        return { state: 'failed', code: 'DECLARATION_INVALID', reason };
+      }
+    }
+    return outcome;
   }
 }

@@ -10,6 +10,7 @@ import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';
 import { runLoopTool } from './loop-tool.js';
 import { concurrencyOf, type RunnableTool, type ToolCatalogue } from './tool-catalogue.js';
+import { toApiContent } from './tool-result-content.js';
 
 /** A tool call as the gate sees it. */
 export interface ToolCallRequest {
@@ -136,12 +137,24 @@ function unknownToolMessage(name: string, catalogue: ToolCatalogue): string {
   return `unknown tool ${JSON.stringify(name)}; available tools: ${available.length === 0 ? '(none)' : available.join(', ')}`;
 }
 
-/** An outcome as the model gets it: content as it is (none when empty), `is_error` only when set. */
+/**
+ * An outcome as the model gets it: content as the API takes it (none when empty; stand-ins for
+ * blocks it has no place for), `is_error` only when set. A result the API would refuse is an error.
+ */
 function toolResult(toolUseId: string, outcome: ToolOutcome): ToolResultBlockParam {
+  const api = toApiContent(outcome.content);
+  if (!api.ok) {
+    return {
+      type: 'tool_result',
+      tool_use_id: toolUseId,
+      content: [{ type: 'text', text: api.message }],
+      is_error: true,
+    };
+  }
   return {
     type: 'tool_result',
     tool_use_id: toolUseId,
-    ...(outcome.content.length > 0 ? { content: outcome.content } : {}),
+    ...(api.content.length > 0 ? { content: api.content } : {}),
     ...(outcome.isError ? { is_error: true } : {}),
   };
 }

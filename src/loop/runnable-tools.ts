@@ -8,6 +8,7 @@ import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableT
 import { anthropicTool } from './anthropic-tool.js';
 import type { LoopHost, LoopHostCallOptions } from './loop-host.js';
 import { sdkErrors } from './sdk.js';
+import { toApiContent } from './tool-result-content.js';
 
 /**
  * One `BetaRunnableTool` per tool the host offers now (a snapshot: call it again after loading more).
@@ -29,8 +30,10 @@ export function toRunnableTools(host: LoopHost): BetaRunnableTool<unknown>[] {
       if (context?.toolUse.id !== undefined) options.callId = context.toolUse.id;
       if (context?.signal) options.signal = context.signal;
       const outcome = await host.call(info.name, input, options);
-      if (outcome.isError) throw new (await sdkErrors()).ToolError(outcome.content);
-      return outcome.content;
+      const api = toApiContent(outcome.content);
+      if (!api.ok) throw new (await sdkErrors()).ToolError(api.message);
+      if (outcome.isError) throw new (await sdkErrors()).ToolError(api.content);
+      return api.content;
     },
   }));
 }

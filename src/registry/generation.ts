@@ -12,7 +12,7 @@ import type { PinVerdict } from '../lock/pins.js';
 import type { InputValidator } from '../schema/json-schema.js';
 import type { Snapshot } from '../snapshot/snapshot.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
-import type { JsonSchema, ToolContext } from '../tool-module.js';
+import type { JsonSchema, ToolAnnotations, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';
 
 /** A trusted, in-process tool the host registers itself. */
@@ -27,11 +27,23 @@ export interface HostTool {
   timeoutMs?: number;
   /** @default 'parallel' */
   concurrency?: ToolInfo['concurrency'];
+  /** A title for people; checked as a module's is. */
+  title?: string;
+  /** Behaviour hints, passed on to MCP clients as the tool's claims. */
+  annotations?: ToolAnnotations;
+  /** A JSON Schema (root `type: "object"`) that the tool's structured results are checked against. */
+  outputSchema?: JsonSchema;
 }
 
 /** How a module's declaration read ended. */
 export type ModuleRead =
-  | { kind: 'read'; info: ToolInfo; validate: InputValidator; hasSelftest: boolean }
+  | {
+      kind: 'read';
+      info: ToolInfo;
+      validate: InputValidator;
+      validateOutput?: InputValidator | undefined;
+      hasSelftest: boolean;
+    }
   | { kind: 'failed'; code: LeftOutCode; reason: string }
   | { kind: 'timed-out'; reason: string; schedule: RereadSchedule | undefined };
 
@@ -68,6 +80,8 @@ export interface ModuleRecord {
 export interface OfferedTool {
   info: ToolInfo;
   validate: InputValidator;
+  /** The compiled `outputSchema` that its structured results are checked against, when it has one. */
+  validateOutput?: InputValidator | undefined;
   hasSelftest: boolean;
   origin: { kind: 'host'; tool: HostTool } | { kind: 'module'; record: ModuleRecord };
 }
@@ -153,6 +167,7 @@ export function buildGeneration(
         tools.set(read.info.name, {
           info: read.info,
           validate: read.validate,
+          validateOutput: read.validateOutput,
           hasSelftest: read.hasSelftest,
           origin: { kind: 'module', record },
         });

@@ -4,7 +4,8 @@
  */
 
 import { ToolHostError } from '../boundary/errors.js';
-import { checkTimeoutMs, TOOL_NAME_PATTERN } from '../declaration/check.js';
+import type { FieldRead } from '../boundary/protocol.js';
+import { checkRichFields, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from '../declaration/check.js';
 import { compileParameterSchema, type SchemaLimits } from '../schema/json-schema.js';
 import type { JsonObject } from '../tool-module.js';
 import type { HostTool, OfferedTool } from './generation.js';
@@ -41,16 +42,35 @@ export function offeredHostTool(
   }
   const compiled = compileParameterSchema(tool.parameterSchema, schemaLimits);
   if (!compiled.ok) throw new ToolHostError('INVALID_OPTION', `Tool "${tool.name}": ${compiled.message}`);
-  return {
-    info: {
-      name: tool.name,
-      description: tool.description,
-      parameterSchema: tool.parameterSchema as JsonObject,
-      timeoutMs: checkTimeoutMs(tool.timeoutMs),
-      concurrency: tool.concurrency === 'exclusive' ? 'exclusive' : 'parallel',
+  const rich = checkRichFields(
+    {
+      title: asRead(tool.title),
+      annotations: asRead(tool.annotations),
+      outputSchema: asRead(tool.outputSchema),
     },
+    schemaLimits,
+  );
+  if (!rich.ok) throw new ToolHostError('INVALID_OPTION', `Tool "${tool.name}": ${rich.reason}`);
+  const info: ToolInfo = {
+    name: tool.name,
+    description: tool.description,
+    parameterSchema: tool.parameterSchema as JsonObject,
+    timeoutMs: checkTimeoutMs(tool.timeoutMs),
+    concurrency: tool.concurrency === 'exclusive' ? 'exclusive' : 'parallel',
+  };
+  if (rich.title !== undefined) info.title = rich.title;
+  if (rich.annotations !== undefined) info.annotations = rich.annotations;
+  if (rich.output !== undefined) info.outputSchema = rich.output.schema;
+  return {
+    info,
     validate: compiled.validate,
+    validateOutput: rich.output?.validate,
     hasSelftest: typeof tool.selftest === 'function',
     origin: { kind: 'host', tool },
   };
+}
+
+/** A host tool's field as the declaration checks read one. */
+function asRead(value: unknown): FieldRead {
+  return value === undefined ? { state: 'missing' } : { state: 'value', value: value as never };
 }

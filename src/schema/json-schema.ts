@@ -67,21 +67,29 @@ export function compileParameterSchema(
   schema: unknown,
   limits: SchemaLimits = DEFAULT_SCHEMA_LIMITS,
 ): SchemaCheck {
+  return compileObjectSchema(schema, limits, 'parameterSchema');
+}
+
+/**
+ * {@link compileParameterSchema} for any of a declaration's object schemas (`outputSchema` too):
+ * the same bounds, the same Ajv setup; `field` names it in the messages.
+ */
+export function compileObjectSchema(schema: unknown, limits: SchemaLimits, field: string): SchemaCheck {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
-    return { ok: false, message: `parameterSchema must be a JSON Schema object, got ${describe(schema)}` };
+    return { ok: false, message: `${field} must be a JSON Schema object, got ${describe(schema)}` };
   }
   const size = checkPlainData(
     schema,
     { maxDepth: limits.maxSchemaDepth, maxBytes: limits.maxSchemaBytes },
-    'parameterSchema',
+    field,
   );
   if (!size.ok) return { ok: false, message: size.problem };
   if ((schema as Record<string, unknown>)['type'] !== 'object') {
-    return { ok: false, message: 'parameterSchema must have `"type": "object"` at its root' };
+    return { ok: false, message: `${field} must have \`"type": "object"\` at its root` };
   }
   // An async schema's validator returns a promise, which would count as valid input.
-  const asyncAt = findKey(schema, '$async', 'parameterSchema');
-  if (asyncAt !== undefined) return { ok: false, message: `parameterSchema uses \`$async\` (at ${asyncAt})` };
+  const asyncAt = findKey(schema, '$async', field);
+  if (asyncAt !== undefined) return { ok: false, message: `${field} uses \`$async\` (at ${asyncAt})` };
   // Validating an input costs about as much as the schema is large with every `$ref` expanded: a few
   // references that each refer twice to the next double it per step (40 steps, 2^40 checks per call,
   // on the host's thread). Bounded before anything compiles it.
@@ -89,18 +97,17 @@ export function compileParameterSchema(
   if (expanded > MAX_EXPANDED_NODES) {
     return {
       ok: false,
-      message: `parameterSchema expands to more than ${MAX_EXPANDED_NODES} subschemas through its $refs`,
+      message: `${field} expands to more than ${MAX_EXPANDED_NODES} subschemas through its $refs`,
     };
   }
   const invalid = checkAgainstMetaSchema(schema);
-  if (invalid !== undefined)
-    return { ok: false, message: `parameterSchema is not valid JSON Schema: ${invalid}` };
+  if (invalid !== undefined) return { ok: false, message: `${field} is not valid JSON Schema: ${invalid}` };
   try {
     // Patterns run in linear time (a backtracking `pattern` would stop the host on one input).
     const ajv = newAjv({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
     return { ok: true, validate: ajv.compile(schema) };
   } catch (error) {
-    return { ok: false, message: `parameterSchema does not compile: ${(error as Error).message}` };
+    return { ok: false, message: `${field} does not compile: ${(error as Error).message}` };
   }
 }
 
@@ -176,6 +183,24 @@ function findKey(value: unknown, key: string, at: string): string | undefined {
 }
 
 export type InputCheck = { valid: true } | { valid: false; errors: string[] };
+
+/**
+ * Checks a structured result against the tool's compiled `outputSchema`. Never throws (as
+ * {@link validateInput}); the messages name where the result breaks the schema.
+ */
+export function validateOutput(validate: InputValidator, output: unknown): InputCheck {
+  try {
+    if (validate(output) === true) return { valid: true };
+    return { valid: false, errors: (validate.errors ?? []).slice(0, 10).map(formatOutputError) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { valid: false, errors: [`the tool's outputSchema could not check the result: ${reason}`] };
+  }
+}
+
+function formatOutputError(error: ErrorObject): string {
+  return formatError(error).replace(/^the input\b/, 'the result');
+}
 
 /**
  * Validates a call's input; the messages are written for the model to fix its input. Never throws: a

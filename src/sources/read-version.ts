@@ -151,7 +151,13 @@ export async function readModule(
   }
   const checked = checkDeclaration(outcome.declaration, reader.schemaLimits);
   return checked.ok
-    ? { kind: 'read', info: checked.info, validate: checked.validate, hasSelftest: checked.hasSelftest }
+    ? {
+        kind: 'read',
+        info: checked.info,
+        validate: checked.validate,
+        validateOutput: checked.validateOutput,
+        hasSelftest: checked.hasSelftest,
+      }
     : { kind: 'failed', code: checked.code, reason: await locatedReason(snapshot, url, checked) };
 }
 

@@ -95,6 +95,32 @@ export const forgedReply: fc.Arbitrary<Spec> = fc
             json([{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }]),
           ),
           fc.constant(json([{ type: 'image', source: { type: 'url', url: 'https://x' } }])),
+          // An IHDR claiming about 2^31 pixels a side, labelled as the PNG it is and as a GIF.
+          fc.constantFrom(
+            ...['image/png', 'image/gif'].map((media_type) =>
+              json([
+                {
+                  type: 'image',
+                  source: {
+                    type: 'base64',
+                    media_type,
+                    data: 'iVBORw0KGgoAAAANSUhEUn///39///9/CAYAAAAAAAAA',
+                  },
+                },
+              ]),
+            ),
+          ),
+          fc.constant(
+            json([
+              { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/////////' } },
+            ]),
+          ),
+          fc.constant(
+            json([{ type: 'audio', source: { type: 'base64', media_type: 'audio/wav', data: 'AAAA' } }]),
+          ),
+          fc.constant(json([{ type: 'resource', resource: { uri: 'no scheme', text: 'x' } }])),
+          fc.constant(json([{ type: 'resource', resource: { uri: 'file:///a', text: 'x', blob: 'AAAA' } }])),
+          fc.constant(json([{ type: 'resource_link', uri: 'https://x.test/a', name: '', size: -1 }])),
         ),
       ),
       isError: field(fc.constantFrom(json(false), json(true))),

@@ -258,6 +258,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     progressSent: progressOf(call),
   };
   if (encoded.details !== undefined) reply.details = encoded.details;
+  if (encoded.structuredContent !== undefined) reply.structuredContent = encoded.structuredContent;
   return reply;
 }
 

@@ -9,6 +9,7 @@ import type { CapturedLog } from '../../boundary/protocol.js';
 import type { JsonValue } from '../../tool-module.js';
 import type { CallArgs } from '../args/args.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
+import { describeBlock } from '../ui/content-display.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import { type CliIo, oneLine, styleFor } from '../ui/terminal.js';
 import { createHost, loadAll } from './host-setup.js';
@@ -84,12 +85,8 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
       writeDetails(outcome, io, style.dim);
     } else {
       for (const block of outcome.content) {
-        if (block.type === 'text') {
-          io.stdout.write(block.text.endsWith('\n') ? block.text : `${block.text}\n`);
-        } else {
-          const bytes = Buffer.from(block.source.data, 'base64').length;
-          io.stdout.write(`[image: ${block.source.media_type}, ${bytes} bytes]\n`);
-        }
+        const shown = block.type === 'text' ? block.text : describeBlock(block);
+        io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
       }
       writeDetails(outcome, io, style.dim);
     }
@@ -123,6 +120,9 @@ function validationErrors(outcome: ToolOutcome): string {
 function writeDetails(outcome: ToolOutcome, io: CliIo, dim: (text: string) => string): void {
   if (outcome.details !== undefined)
     io.stderr.write(`${dim(`details: ${JSON.stringify(outcome.details)}`)}\n`);
+  if (outcome.structuredContent !== undefined) {
+    io.stderr.write(`${dim(`structured content: ${JSON.stringify(outcome.structuredContent)}`)}\n`);
+  }
   if (outcome.fullOutputPath !== undefined) {
     io.stderr.write(`${dim(`the output was cut; all of it is in ${outcome.fullOutputPath}`)}\n`);
   }

@@ -118,9 +118,12 @@ function renderList(sources: ListJson['sources'], style: Style): string {
       const notes = [
         tool.concurrency === 'exclusive' ? 'exclusive' : '',
         tool.timeoutMs === DEFAULT_TOOL_TIMEOUT_MS ? '' : `timeout ${tool.timeoutMs} ms`,
+        claims(tool),
       ].filter((note) => note !== '');
+      const output = tool.outputSchema === undefined ? '' : ` → {${propertyList(tool.outputSchema)}}`;
+      const title = tool.title === undefined ? '' : `  ${JSON.stringify(oneLine(tool.title))}`;
       lines.push(
-        `  ${style.green('✓')} ${style.bold(tool.name)}(${parameterList(tool)})${notes.length > 0 ? style.dim(`  [${notes.join(', ')}]`) : ''}`,
+        `  ${style.green('✓')} ${style.bold(tool.name)}(${parameterList(tool)})${output}${title}${notes.length > 0 ? style.dim(`  [${notes.join(', ')}]`) : ''}`,
       );
       lines.push(`      ${oneLine(tool.description)}`);
     }
@@ -142,7 +145,28 @@ function renderList(sources: ListJson['sources'], style: Style): string {
 
 /** `value, from, to?`: the top-level parameters, optional ones marked. */
 function parameterList(tool: ToolInfo): string {
-  const schema = tool.parameterSchema as { properties?: unknown; required?: unknown };
+  return propertyList(tool.parameterSchema);
+}
+
+/**
+ * The behaviour a tool's annotations claim, in words (`claims read-only, idempotent`): its own
+ * claims, which nothing checks, and the wording says so.
+ */
+function claims(tool: ToolInfo): string {
+  const hints = tool.annotations;
+  if (hints === undefined) return '';
+  const words = [
+    hints.readOnlyHint === true ? 'read-only' : hints.readOnlyHint === false ? 'writes' : '',
+    hints.destructiveHint === true ? 'destructive' : hints.destructiveHint === false ? 'not destructive' : '',
+    hints.idempotentHint === true ? 'idempotent' : hints.idempotentHint === false ? 'not idempotent' : '',
+    hints.openWorldHint === true ? 'open world' : hints.openWorldHint === false ? 'closed world' : '',
+  ].filter((word) => word !== '');
+  return words.length === 0 ? '' : `claims ${words.join(', ')}`;
+}
+
+/** The top-level properties of an object schema, optional ones marked with `?`. */
+function propertyList(objectSchema: ToolInfo['parameterSchema']): string {
+  const schema = objectSchema as { properties?: unknown; required?: unknown };
   const properties =
     typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : [];
   const required = Array.isArray(schema.required) ? schema.required : [];

@@ -4,6 +4,7 @@
  */
 import type { RawMessageStreamEvent } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolOutcome } from '../../boundary/outcome.js';
+import { describeBlock } from './content-display.js';
 import { type OutputStream, oneLine, type Style, truncate } from './terminal.js';
 
 /** How much of a tool call's input or outcome a line shows. */
@@ -95,7 +96,7 @@ export class ChatDisplay {
 function describe(outcome: ToolOutcome): string {
   if (outcome.content.length === 0) return '(no output)';
   return outcome.content
-    .map((block) => (block.type === 'text' ? block.text : `[${block.source.media_type} image]`))
+    .map((block) => (block.type === 'text' ? block.text : describeBlock(block)))
     .join(' ');
 }
 
