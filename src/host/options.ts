@@ -16,6 +16,8 @@ import { sanitizingLogger } from '../boundary/sanitize.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
+import type { StoreSettings } from '../snapshot/snapshot.js';
+import { storeSettings } from '../snapshot/store-location.js';
 
 /** Anything with these methods: `console` and pino both fit. */
 export interface Logger {
@@ -94,6 +96,17 @@ export interface ToolHostOptions {
    * @default 1024
    */
   processMemoryMb?: number;
+  /**
+   * The snapshot store: copies of package files kept across runs, so a package loaded again (by
+   * any process of the user) is linked from it rather than copied. Removable at any time.
+   * @default process.env.TOOLHOST_CACHE_DIR, else $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost
+   */
+  cacheDir?: string;
+  /**
+   * The store's size bound, in MB: past it, what was least recently used is removed.
+   * @default process.env.TOOLHOST_CACHE_MAX_MB, else 1024
+   */
+  cacheMaxMb?: number;
 }
 
 export interface LoadOptions {
@@ -153,6 +166,7 @@ export interface Settings {
   errorStacksToModel: boolean;
   allowNetwork: boolean | readonly string[];
   processMemoryMb: number;
+  store: StoreSettings;
 }
 
 /** Checks every option and fills in the defaults. */
@@ -172,6 +186,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'maxSchemaDepth',
     'schemaCompileBudgetMs',
     'processMemoryMb',
+    'cacheMaxMb',
   ] as const) {
     expectPositiveInteger(key, options[key]);
   }
@@ -212,6 +227,13 @@ export function resolveSettings(options: ToolHostOptions): Settings {
       `Expected \`allowNetwork\` to be a boolean or an array of package names, got ${show(allowNetwork)}`,
     );
   }
+  if (options.cacheDir !== undefined && (typeof options.cacheDir !== 'string' || options.cacheDir === '')) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`cacheDir\` to be a non-empty string, got ${show(options.cacheDir)}`,
+    );
+  }
+  const store = storeSettings(options);
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
@@ -252,6 +274,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: typeof allowNetwork === 'boolean' ? allowNetwork : Object.freeze([...allowNetwork]),
     processMemoryMb: options.processMemoryMb ?? 1024,
+    store,
   };
 }
 
