@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listDependencyClosure } from './dependency-closure.js';
-import type { FileStore, StoreRecord } from './file-store.js';
+import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
 import { linkTarget, slug } from './layout.js';
 import { forEachLimit, settled, type TreeEntry } from './package-scan.js';
 
@@ -123,7 +123,6 @@ export class DependencyTrees {
       const record: StoreRecord = Object.create(null);
       const now = Date.now();
       let bytes = 0;
-      let complete = true;
       let copied = 0;
       await forEachLimit(dependencies.entries, 16, async (entry) => {
         signal.throwIfAborted();
@@ -137,14 +136,12 @@ export class DependencyTrees {
           if (hash !== remembered) copied += 1;
           bytes += Number(entry.identity.size);
           // A file changed within a tick of the clock before it was read may keep its identity
-          // with other bytes: it is read again next time rather than remembered.
-          if (settled(entry.identity, now)) record[entry.rel] = hash;
-          else complete = false;
+          // with other bytes: its copy is recorded (for the store's bound) but not reused.
+          record[entry.rel] = settled(entry.identity, now) ? hash : `${UNSETTLED}${hash}`;
         }
       });
       // Reading the record marked it used; it is written only when it learnt something.
-      if (copied > 0 && (complete || Object.keys(record).length > 0))
-        await this.#store.writeRecord(key, record, bytes);
+      if (copied > 0) await this.#store.writeRecord(key, record, bytes);
     }
     await rename(building, tree.folder);
   }

@@ -35,7 +35,13 @@ const HASH = /^[0-9a-f]{64}$/;
 /** A record's file name: its key (the fingerprint it was made for) and the bytes of the copies it names. */
 export const RECORD_NAME = /^([0-9a-z-]{1,80})-(\d{1,15})\.json$/;
 
-/** What a dependency tree or a version used: its files' paths and the hashes of their copies. */
+/** Marks a recorded copy whose file was too fresh to be known by its identity: never reused. */
+export const UNSETTLED = 'unsettled:';
+
+/**
+ * What a dependency tree or a version used: its files' paths and the hashes of their copies
+ * ({@link UNSETTLED} before the hash of one that must be read again next time).
+ */
 export type StoreRecord = Record<string, string>;
 
 export class FileStore {

@@ -6,7 +6,7 @@
  */
 import { lstat, readdir, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { type FileStore, RECORD_NAME } from './file-store.js';
+import { type FileStore, RECORD_NAME, UNSETTLED } from './file-store.js';
 
 /**
  * A copy no record names is left alone this long: another process may have just placed it and
@@ -113,7 +113,9 @@ async function hashesOf(path: string): Promise<string[]> {
   try {
     const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
     if (typeof parsed !== 'object' || parsed === null) return [];
-    return Object.values(parsed).filter((hash): hash is string => typeof hash === 'string');
+    return Object.values(parsed).flatMap((value) =>
+      typeof value === 'string' ? [value.startsWith(UNSETTLED) ? value.slice(UNSETTLED.length) : value] : [],
+    );
   } catch {
     return [];
   }
