@@ -2,7 +2,7 @@
  * `npm run bench`: runs every scenario in a child process of its own, then writes
  * bench/results/latest.md (the table the README quotes) and bench/results/latest.json.
  *
- *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier]
+ *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,snapshots]
  *                     [--out=<folder>]   (default bench/results)
  *
  * TOOLHOST_BENCH_DIST=<folder laid out like dist/> measures another build (a prototype) instead;
@@ -27,6 +27,7 @@ const SCENARIOS = [
   'loop',
   'mcp-serve',
   'process-tier',
+  'snapshots',
 ];
 
 const quick = process.argv.includes('--quick');
