@@ -1,12 +1,13 @@
 /**
  * What a snapshot's node_modules holds: the closure of the package's dependencies and optional
  * dependencies (and their dependencies and peers), found as Node finds them: nested copies first,
- * hoisted ones above, scoped names, links inside node_modules kept (pnpm's layout), a link out of
- * it copied as its folder. devDependencies, undeclared packages and names that climb out are not
+ * hoisted ones above, scoped names, links inside node_modules kept (pnpm's layout), a link to a
+ * workspace folder of the package copied as its folder, a link out of the package kept as a link
+ * and never followed. devDependencies, undeclared packages and names that climb out are not
  * copied; a missing dependency fails only at import. (Strict refuses a package holding a link out
  * of it before any snapshot, so the tiers here are worker and process.)
  */
-import { mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
@@ -38,7 +39,15 @@ beforeAll(async () => {
       name: 'pkg',
       type: 'module',
       toolhost: { tools: ['./tools/imports.js'] },
-      dependencies: { a: '1', '@scope/b': '1', pnpmed: '1', linked: '1', absent: '1', '../../escape': '1' },
+      dependencies: {
+        a: '1',
+        '@scope/b': '1',
+        pnpmed: '1',
+        linked: '1',
+        outside: '1',
+        absent: '1',
+        '../../escape': '1',
+      },
       optionalDependencies: { opt: '1' },
       devDependencies: { dev: '1' },
     }),
@@ -67,9 +76,13 @@ beforeAll(async () => {
   await installed(join(store, 'inner@1', 'node_modules', 'inner'), { name: 'inner' }, "'inner'");
   await symlink('../../inner@1/node_modules/inner', join(store, 'pnpmed@1', 'node_modules', 'inner'));
   await symlink('.pnpm/pnpmed@1/node_modules/pnpmed', join(nm, 'pnpmed'));
-  // npm link: a folder outside the package.
-  await installed(join(root, 'elsewhere', 'linked'), { name: 'linked' }, "'linked'");
-  await symlink(join(root, 'elsewhere', 'linked'), join(nm, 'linked'));
+  // A workspace: a folder of the package, linked into its node_modules.
+  await installed(join(pkg, 'packages', 'linked'), { name: 'linked' }, "'linked'");
+  await symlink('../packages/linked', join(nm, 'linked'));
+  // npm link to a folder outside the package, holding what the package has no business shipping.
+  await installed(join(root, 'elsewhere', 'outside'), { name: 'outside' }, "'outside'");
+  await writeFile(join(root, 'elsewhere', 'outside', 'secret.txt'), "not the package's\n");
+  await symlink(join(root, 'elsewhere', 'outside'), join(nm, 'outside'));
 
   await writeFile(
     join(pkg, 'tools', 'imports.js'),
@@ -125,7 +138,22 @@ describe.each(['worker', 'process'] as const)('the dependency closure (%s tier)'
         name.startsWith('nm-'),
       );
       const top = await readdir(join(snapshots, domain as string, tree as string, 'node_modules'));
-      expect(top.sort()).toEqual(['.pnpm', '@scope', 'a', 'd', 'e', 'linked', 'opt', 'pnpmed', 'toolhost']);
+      expect(top.sort()).toEqual([
+        '.pnpm',
+        '@scope',
+        'a',
+        'd',
+        'e',
+        'linked',
+        'opt',
+        'outside',
+        'pnpmed',
+        'toolhost',
+      ]);
+      const modules = join(snapshots, domain as string, tree as string, 'node_modules');
+      expect((await lstat(join(modules, 'linked'))).isDirectory()).toBe(true);
+      expect((await lstat(join(modules, 'outside'))).isSymbolicLink()).toBe(true);
+      expect(await readlink(join(modules, 'outside'))).toBe(join(root, 'elsewhere', 'outside'));
       // The next call is fine too.
       expect(outcomeText(await host.call('imports', {}))).toContain('"a":"a+c2"');
     } finally {

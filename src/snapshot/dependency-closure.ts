@@ -6,9 +6,12 @@
  * test runners, toolhost itself for its types) are no part of it, and neither is whatever else is
  * installed. A dependency that is not installed is skipped: the import fails as it would in Node.
  *
- * Links inside `node_modules` (npm workspaces, pnpm's `.pnpm` layout) stay links in the copy, so
- * each package keeps its real folder and resolves from there as in the original; a link that leads
- * out of `node_modules` (`npm link`) is copied as the folder it leads to.
+ * Links inside `node_modules` (pnpm's `.pnpm` layout) stay links in the copy, so each package keeps
+ * its real folder and resolves from there as in the original; a link to a folder elsewhere in the
+ * package (npm workspaces) is copied as the folder it leads to. A link out of the package (`npm
+ * link`) stays a link to the original and is not followed: copying what it leads to would put
+ * files the package names but does not hold (anything the user can read) where a sandbox that
+ * hides them from the tool lets it read.
  */
 import { lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -32,6 +35,7 @@ export async function listDependencyClosure(
 ): Promise<Dependencies | undefined> {
   const base = await realpath(join(root, 'node_modules')).catch(() => undefined);
   if (base === undefined) return undefined;
+  const realRoot = await realpath(root);
   const entries = new Map<string, TreeEntry>();
   const placed = new Set<string>();
   // Each package folder is `at` its place in node_modules (relative to `base`, with `/`).
@@ -42,7 +46,7 @@ export async function listDependencyClosure(
     signal.throwIfAborted();
     const { at, names } = pending.pop() as { at: string; names: string[] };
     for (const name of names) {
-      const found = await findPackage(base, at, name, entries);
+      const found = await findPackage({ base, realRoot }, at, name, entries);
       if (found === undefined || placed.has(found)) continue;
       placed.add(found);
       for (const entry of await listTree(join(base, found), skipNested, signal))
@@ -60,14 +64,14 @@ export async function listDependencyClosure(
 
 /** Where `name` is found from the package at `at`, with the links on the way added to `entries`. */
 async function findPackage(
-  base: string,
+  folders: { base: string; realRoot: string },
   at: string,
   name: string,
   entries: Map<string, TreeEntry>,
 ): Promise<string | undefined> {
   for (const candidate of lookupPaths(at, name)) {
-    const info = await stat(join(base, candidate)).catch(() => undefined);
-    if (info?.isDirectory()) return placeOf(base, candidate, entries);
+    const info = await stat(join(folders.base, candidate)).catch(() => undefined);
+    if (info?.isDirectory()) return placeOf(folders, candidate, entries);
   }
   return undefined;
 }
@@ -89,10 +93,11 @@ function lookupPaths(at: string, name: string): string[] {
 
 /**
  * The folder the copy holds for `candidate`: links inside node_modules are kept (recorded in
- * `entries`) and followed to the real folder; a link that leads out is copied where it stands.
+ * `entries`) and followed to the real folder; a link to elsewhere in the package is copied where it
+ * stands; a link out of the package is kept as it is, and nothing is copied through it.
  */
 async function placeOf(
-  base: string,
+  { base, realRoot }: { base: string; realRoot: string },
   candidate: string,
   entries: Map<string, TreeEntry>,
 ): Promise<string | undefined> {
@@ -108,9 +113,11 @@ async function placeOf(
     if (target === undefined) return undefined;
     const pointsTo = isAbsolute(target) ? target : resolve(join(base, dirname(link.prefix)), target);
     if (!within(base, pointsTo)) {
-      // Copied as the folder it leads to, where the link stands.
       for (const entry of links) entries.set(entry.rel, entry);
-      return path;
+      // Elsewhere in the package: copied as the folder it leads to, where the link stands.
+      if (within(realRoot, pointsTo)) return path;
+      entries.set(link.prefix, { type: 'link', rel: link.prefix, target });
+      return undefined;
     }
     links.push({ type: 'link', rel: link.prefix, target });
     path = [relative(base, pointsTo).split(sep).join('/'), ...link.rest]
