@@ -204,6 +204,18 @@ describe('the snapshot store', () => {
     expect(outcomeText(await host.call('older_tool', {}))).toBe('older');
   });
 
+  it('a cache folder that cannot be made (its path runs through a file) gives the host a store of its own', async () => {
+    const pkg = await dependentPackage();
+    await writeFile(join(root, 'a-file'), 'not a folder\n');
+    const host = makeHost({ cacheDir: join(root, 'a-file', 'cache') });
+    const report = await host.load(pkg);
+    expect(report.modules.map((module) => module.state)).toEqual(['offered']);
+    expect(outcomeText(await host.call('uses_dependencies', {}))).toBe('debug function, 2h');
+    await host.close();
+    expect(await readFile(join(root, 'a-file'), 'utf8')).toBe('not a folder\n');
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
   it('refuses a cache option that is not one, in one line', () => {
     expect(() => makeHost({ cacheMaxMb: 0 })).toThrow(
       'Expected `cacheMaxMb` to be a positive integer, got 0',

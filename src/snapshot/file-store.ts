@@ -46,16 +46,35 @@ export type StoreRecord = Record<string, string>;
 
 export class FileStore {
   /** The store's own folder (holds `files/` and `trees/`). */
-  readonly folder: string;
-  readonly #files: string;
-  readonly #trees: string;
+  folder: string;
+  #files: string;
+  #trees: string;
+  readonly #fallback: string;
   /** Bytes of the copies this process added: only a store that grew needs pruning. */
   #addedBytes = 0;
 
-  constructor(folder: string) {
+  /**
+   * @param folder the store, kept across runs
+   * @param fallback where copies go instead when `folder` can't be written (a read-only home, a
+   *   path through a file): a store of this host alone, removed with its snapshots
+   */
+  constructor(folder: string, fallback: string) {
     this.folder = folder;
     this.#files = join(folder, 'files');
     this.#trees = join(folder, 'trees');
+    this.#fallback = fallback;
+  }
+
+  /** Moves to the fallback store when `error` says the store can't be written; false if it can't help. */
+  #fellBack(error: unknown): boolean {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (this.folder === this.#fallback) return false;
+    if (code !== 'EACCES' && code !== 'EROFS' && code !== 'EPERM' && code !== 'ENOTDIR' && code !== 'EEXIST')
+      return false;
+    this.folder = this.#fallback;
+    this.#files = join(this.#fallback, 'files');
+    this.#trees = join(this.#fallback, 'trees');
+    return true;
   }
 
   get addedBytes(): number {
@@ -176,9 +195,22 @@ export class FileStore {
     try {
       await writeFile(temporary, content);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      await mkdir(this.#trees, { recursive: true });
-      await writeFile(temporary, content);
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return;
+      // The record is only a saving: one that can't be written is left for a later run.
+      if (
+        !(await mkdir(this.#trees, { recursive: true }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
+      if (
+        !(await writeFile(temporary, content).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return;
     }
     await rename(temporary, final).catch(async (error: NodeJS.ErrnoException) => {
       await unlink(temporary).catch(() => {});
@@ -193,20 +225,29 @@ export class FileStore {
 
   /**
    * Runs `write` on a fresh temporary name beside where `hash` goes. The folder is made when
-   * missing (the first use, or the store removed mid-run) and the write tried once more.
+   * missing (the first use, or the store removed mid-run) and the write tried again; a store that
+   * can't be written at all gives way to the fallback.
    */
   async #writeTemporary(hash: string, write: (path: string) => Promise<unknown>): Promise<string> {
-    const folder = join(this.#files, hash.slice(0, 2));
-    const temporary = join(folder, `.tmp-${randomBytes(6).toString('hex')}`);
-    try {
-      await write(temporary);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      await unlink(temporary).catch(() => {});
-      await mkdir(folder, { recursive: true });
-      await write(temporary);
+    for (let attempt = 1; ; attempt++) {
+      const store = this.#files;
+      const folder = join(store, hash.slice(0, 2));
+      const temporary = join(folder, `.tmp-${randomBytes(6).toString('hex')}`);
+      try {
+        await write(temporary);
+        return temporary;
+      } catch (error) {
+        await unlink(temporary).catch(() => {});
+        if (attempt >= 4) throw error;
+        // Another write already moved this store to the fallback: try there.
+        if (this.#files !== store) continue;
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          await mkdir(folder, { recursive: true }).catch((failed: unknown) => {
+            if (!this.#fellBack(failed)) throw failed;
+          });
+        } else if (!this.#fellBack(error)) throw error;
+      }
     }
-    return temporary;
   }
 
   async #settle(temporary: string, hash: string, bytes: number): Promise<string> {

@@ -102,10 +102,8 @@ const SETTLE_MS = 2_000;
  * written again within the same tick of the file system's clock could keep every time unchanged.
  */
 export function settled(identity: FileIdentity, now: number): boolean {
-  const changedMs = Number(
-    (identity.ctimeNs > identity.mtimeNs ? identity.ctimeNs : identity.mtimeNs) / 1_000_000n,
-  );
-  return now - changedMs > SETTLE_MS;
+  // The change time is never before the modification time: every write and every utimes moves it.
+  return now - Number(identity.ctimeNs / 1_000_000n) > SETTLE_MS;
 }
 
 /**

@@ -89,7 +89,7 @@ export class Snapshots {
 
   constructor(folder: string, store: StoreSettings) {
     this.#folder = folder;
-    this.#store = new FileStore(store.folder);
+    this.#store = new FileStore(store.folder, join(folder, 'store'));
     this.#maxStoreBytes = store.maxBytes;
     this.#trees = new DependencyTrees(folder, this.#store, (work) => this.#track(work));
   }
