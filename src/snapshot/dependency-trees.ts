@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { listDependencyClosure } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
 import { linkTarget, slug } from './layout.js';
-import { forEachLimit, settled, type TreeEntry } from './package-scan.js';
+import { forEachLimit, makeFolders, settled, type TreeEntry } from './package-scan.js';
 
 /** A package's installed dependencies as listed for a snapshot. */
 export interface Dependencies {
@@ -116,8 +116,7 @@ export class DependencyTrees {
       const modules = join(building, 'node_modules');
       await mkdir(modules, { recursive: true });
       const layout = { root, version: '', dependencies: modules, base: dependencies.base };
-      for (const entry of dependencies.entries)
-        if (entry.type === 'dir') await mkdir(join(modules, entry.rel));
+      await makeFolders(modules, dependencies.entries);
       const key = `nm-${print.slice(0, 32)}`;
       const known = (await this.#store.readRecord(key)) ?? {};
       const record: StoreRecord = Object.create(null);

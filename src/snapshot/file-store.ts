@@ -12,7 +12,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { constants, createReadStream, createWriteStream } from 'node:fs';
 import {
-  chmod,
   copyFile,
   link,
   mkdir,
@@ -107,7 +106,7 @@ export class FileStore {
             yield chunk;
           }
         },
-        createWriteStream(path),
+        createWriteStream(path, { mode: 0o444 }),
         { signal },
       ),
     );
@@ -123,7 +122,7 @@ export class FileStore {
   async #placeContent(content: Buffer | string): Promise<string> {
     const hash = createHash('sha256').update(content).digest('hex');
     if (await this.#has(hash)) return hash;
-    const temporary = await this.#writeTemporary(hash, (path) => writeFile(path, content));
+    const temporary = await this.#writeTemporary(hash, (path) => writeFile(path, content, { mode: 0o444 }));
     return this.#settle(temporary, hash, Buffer.byteLength(content));
   }
 
@@ -251,8 +250,8 @@ export class FileStore {
   }
 
   async #settle(temporary: string, hash: string, bytes: number): Promise<string> {
-    // Read-only: a tool (or a person) writing through a snapshot's link gets refused, unless root.
-    await chmod(temporary, 0o444);
+    // Written read-only (mode 0o444): a tool (or a person) writing through a snapshot's link gets
+    // refused, unless root.
     try {
       // Atomic: another process sees no copy or a whole one. Replacing a copy another process has
       // just renamed there is fine: both hold the same bytes, and links keep their own inode.

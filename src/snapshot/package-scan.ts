@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { lstat, readdir, readlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FileStore } from './file-store.js';
 
@@ -165,6 +165,26 @@ export function dependencyFingerprint(entries: readonly TreeEntry[]): string {
     }
   }
   return hash.digest('hex');
+}
+
+/**
+ * Makes the folders among `entries` under `base`, each level at once after the one above it
+ * (entries are listed a folder before what it holds).
+ */
+export async function makeFolders(
+  base: string,
+  entries: readonly TreeEntry[] | readonly OwnEntry[],
+): Promise<void> {
+  const levels: string[][] = [];
+  for (const entry of entries) {
+    if (entry.type !== 'dir') continue;
+    const depth = entry.rel.split('/').length - 1;
+    const level = levels[depth] ?? [];
+    level.push(entry.rel);
+    levels[depth] = level;
+  }
+  for (const level of levels)
+    if (level !== undefined) await forEachLimit(level, 16, (rel) => mkdir(join(base, rel)));
 }
 
 /** Runs `task` over `items`, at most `limit` at once (each may open a file). */

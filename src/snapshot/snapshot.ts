@@ -36,6 +36,7 @@ import {
   forEachLimit,
   HashCache,
   listTree,
+  makeFolders,
   type OwnEntry,
   ownFingerprint,
   placeOwnFiles,
@@ -180,7 +181,7 @@ export class Snapshots {
       const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
       await mkdir(building);
       const layout = { root, version: building, dependencies: join(tree.folder, 'node_modules') };
-      for (const entry of own) if (entry.type === 'dir') await mkdir(join(building, entry.rel));
+      await makeFolders(building, own);
       await forEachLimit(own, 16, async (entry) => {
         const destination = join(building, entry.rel);
         if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'own'), destination);
