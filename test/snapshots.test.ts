@@ -1,10 +1,11 @@
 /**
  * What runs is what was read: calls run from an immutable snapshot of the package version whose
  * declaration was read, whatever happens to the package on disk meanwhile; an unchanged
- * node_modules is linked, not copied, and shared between versions; a snapshot goes with its version.
+ * dependency tree is built once and shared between versions, from the store and never linked to the
+ * installed files; a snapshot goes with its version.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rename, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -17,7 +18,12 @@ let host: ToolHost;
 
 beforeEach(async () => {
   root = await tempDir('toolhost-snapshots-');
-  host = new ToolHost({ dataDir: join(root, 'data'), tmpDir: join(root, 'tmp'), logger: recordingLogger() });
+  host = new ToolHost({
+    dataDir: join(root, 'data'),
+    tmpDir: join(root, 'tmp'),
+    cacheDir: join(root, 'cache'),
+    logger: recordingLogger(),
+  });
   await mkdir(join(root, 'tmp'));
 });
 
@@ -41,6 +47,11 @@ export function run() {
   });
   await mkdir(join(folder, 'lib'), { recursive: true });
   await writeFile(join(folder, 'lib', 'label.js'), `export const label = ${JSON.stringify(label)};\n`);
+  const manifest = JSON.parse(await readFile(join(folder, 'package.json'), 'utf8'));
+  await writeFile(
+    join(folder, 'package.json'),
+    JSON.stringify({ ...manifest, dependencies: { 'tiny-dep': '1.0.0' } }),
+  );
   const dep = join(folder, 'node_modules', 'tiny-dep');
   await mkdir(dep, { recursive: true });
   await writeFile(
@@ -87,7 +98,7 @@ describe('calls run the version that was read', () => {
     expect(host.list().map((tool) => tool.description)).toEqual(['Says which version runs, and from where']);
   });
 
-  it('a new version of the own files reuses the node_modules tree: linked once, never copied', async () => {
+  it('a new version of the own files reuses the dependency tree, which shares no inode with the package', async () => {
     const pkg = await writeDependentPackage(join(root, 'pkg'), 'v1');
     await host.load(pkg);
     const first = await where();
@@ -97,11 +108,15 @@ describe('calls run the version that was read', () => {
 
     expect([first.label, second.label]).toEqual(['v1', 'v2']);
     expect(second.module).not.toBe(first.module);
-    // One dependency tree for both versions, and its file is the installed one (a hard link).
+    // One dependency tree for both versions, made from the store: the installed file is never linked.
     expect(second.resolved).toBe(first.resolved);
     const installed = await stat(join(pkg, 'node_modules', 'tiny-dep', 'index.js'));
     const inSnapshot = await stat(fileURLToPath(second.resolved));
-    expect(inSnapshot.ino).toBe(installed.ino);
+    expect(inSnapshot.ino).not.toBe(installed.ino);
+    expect(installed.nlink).toBe(1);
+    expect(await readFile(fileURLToPath(second.resolved), 'utf8')).toBe(
+      "export const dependency = 'tiny-dep 1';\n",
+    );
   });
 
   it('a changed dependency is a new version, read again', async () => {

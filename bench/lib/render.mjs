@@ -73,7 +73,61 @@ export function evaluateTargets(results) {
       met: Math.abs(delta) <= 20 * MB,
     });
   }
+  const snapshots = results.snapshots;
+  if (snapshots?.stats !== undefined) {
+    const { firstBig, firstSmall, secondBig, secondSmall } = snapshots.stats;
+    for (const [id, big, small, bound, label] of [
+      ['snapshots-first', firstBig, firstSmall, 1.3, 'first run'],
+      ['snapshots-second', secondBig, secondSmall, 1.1, 'second run'],
+    ]) {
+      const ratio = big.median / small.median;
+      targets.push({
+        id,
+        target: `\`toolhost list\` with a ${snapshots.files.toLocaleString('en-US')}-file node_modules ≤ ${bound} × without, ${label}`,
+        ratio,
+        measured: `${formatRatio(ratio)} (${formatMs(big.median)} vs ${formatMs(small.median)})`,
+        met: ratio <= bound,
+      });
+    }
+  }
   return targets;
+}
+
+function snapshotsSection(result) {
+  const { stats, methods } = result;
+  const runs = [
+    ['first run (empty store)', stats.firstBig, stats.firstSmall],
+    ['second run (the store kept)', stats.secondBig, stats.secondSmall],
+  ].map(([label, big, small]) => [
+    label,
+    formatMs(big.median),
+    formatMs(small.median),
+    formatRatio(big.median / small.median),
+    String(big.n),
+  ]);
+  const names = {
+    copy: 'copy each file (`fs.copyFile`)',
+    reflink: 'reflink each file (COPYFILE_FICLONE_FORCE)',
+    storeFirst: 'the store, first time: hash and copy into it, then hard-link',
+    storeAgain: 'the store again: hard-link by its record',
+  };
+  const baseline = methods.stats.copy.median;
+  const methodRows = Object.entries(methods.stats).map(([key, summary]) => [
+    names[key] ?? key,
+    formatMs(summary.median),
+    formatRatio(summary.median / baseline),
+  ]);
+  return [
+    '## 10. Snapshots: a package with a big node_modules',
+    '',
+    `\`toolhost list\` of a one-tool package whose node_modules holds its devDependencies (${result.files.toLocaleString('en-US')} files: toolhost with its dependencies, and TypeScript), against the same package without node_modules; each run a fresh process, interleaved, ${result.rounds} rounds.`,
+    '',
+    table(['Run', 'with node_modules', 'without', 'ratio', 'n'], runs),
+    '',
+    `Making a dependency tree of ${methods.files.toLocaleString('en-US')} files (${formatMb(methods.bytes)}, toolhost's own dependency closure) on this file system; reflinks: ${methods.reflinks}.`,
+    '',
+    table(['Method', 'median', 'vs copy'], methodRows),
+  ].join('\n');
 }
 
 function roundTripSection(result) {
@@ -102,7 +156,7 @@ function roundTripSection(result) {
   return [
     '## 1. Round trip of a trivial tool, one call at a time',
     '',
-    `The echo tool, ${result.cycles} cycles; every cycle runs each variant once in a fresh random order (the fresh Worker every ${Math.round(result.cycles / result.stats.freshWorker.n)}th cycle). Pools: ${result.threads} threads, started before measuring.`,
+    `The echo tool, ${result.cycles} cycles; every cycle runs each variant once in a fresh random order (the fresh Worker every ${Math.round(result.cycles / result.stats.freshWorker.n)}th cycle). Pools: $result.threadsthreads, started before measuring.`,
     '',
     table(['Variant', 'Median', 'p99', 'Median vs raw piscina', 'p99 vs raw piscina', 'n'], rows),
   ].join('\n');
@@ -116,7 +170,7 @@ function throughputSection(result) {
   ].map(([label, stats]) => [
     label,
     calls(stats.callsPerSecond.median),
-    `${calls(stats.callsPerSecond.min)} – ${calls(stats.callsPerSecond.max)}`,
+    `$calls(stats.callsPerSecond.min)– $calls(stats.callsPerSecond.max)`,
     formatRatio(stats.callsPerSecond.median / raw.callsPerSecond.median),
     formatMs(stats.latency.median),
     formatMs(stats.latency.p99),
@@ -128,7 +182,7 @@ function throughputSection(result) {
   return [
     '## 2. Throughput of parallel trivial calls',
     '',
-    `${result.batches} batches of ${result.callsPerBatch} echo calls per variant with ${result.window} in flight, batches alternating; ${result.threads} threads each.`,
+    `$result.batchesbatches of $result.callsPerBatchecho calls per variant with ${result.window} in flight, batches alternating; $result.threadsthreads each.`,
     '',
     table(columns, rows),
     '',
@@ -142,32 +196,28 @@ function loadSection(result) {
   const row = (label, stats, cpu, divisor = 1) => [
     label,
     formatMs(stats.median / divisor),
-    `${formatMs(stats.min / divisor)} – ${formatMs(stats.max / divisor)}`,
+    `$formatMs(stats.min / divisor)– $formatMs(stats.max / divisor)`,
     formatRatio(load.median / (stats.median / divisor)),
     cpu === undefined ? '' : formatMs(cpu.median),
   ];
   const count = result.moduleCount;
   const lines = [
-    `## 3. Loading ${count} generated tool modules`,
+    `## 3. Loading $countgenerated tool modules`,
     '',
-    `**Spawn bound** = (wall time to start and end ${count} bare workers one after another) / cores (${result.cores}). A bare worker imports nothing, posts one message and exits; the time runs from \`new Worker\` to its \`exit\` event. ${plural(result.rounds, 'round')}, alternating with the loads; one unmeasured load and spawn run first.`,
+    `**Spawn bound** = (wall time to start and end $countbare workers one after another) / cores ($result.cores). A bare worker imports nothing, posts one message and exits; the time runs from \`new Worker\` to its \`exit\` event. $plural(result.rounds, 'round'), alternating with the loads; one unmeasured load and spawn run first.`,
     '',
     table(
       ['Measure', 'Median', 'Range', 'host.load vs this', 'CPU (all threads)'],
       [
-        row(`host.load of a ${count}-module package (fresh host each time)`, load, result.cpu.load),
+        row(`host.load of a $count-module package (fresh host each time)`, load, result.cpu.load),
         row(`spawn bound (${count} serial spawns / ${result.cores})`, spawnSerial, undefined, result.cores),
-        row(
-          `${count} bare spawns, ${result.cores} at a time (measured)`,
-          spawnParallel,
-          result.cpu.spawnParallel,
-        ),
-        row(`${count} bare spawns, one at a time`, spawnSerial, result.cpu.spawnSerial),
+        row(`$countbare spawns, $result.coresat a time (measured)`, spawnParallel, result.cpu.spawnParallel),
+        row(`$countbare spawns, one at a time`, spawnSerial, result.cpu.spawnSerial),
       ],
     ),
   ];
   if (result.leftOut.length > 0) {
-    const reasons = result.leftOut.map((item) => `${item.code} (${item.reason})`).join('; ');
+    const reasons = result.leftOut.map((item) => `$item.code($item.reason)`).join('; ');
     lines.push('', `Left out during the measured loads: ${reasons}`);
   }
   const spawnCpu = result.cpu.spawnSerial.median;
@@ -465,6 +515,7 @@ const sections = {
   'process-tier': processTierSection,
   'lock-load': lockLoadSection,
   egress: egressSection,
+  snapshots: snapshotsSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

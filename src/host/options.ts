@@ -14,6 +14,8 @@ import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/r
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
 import { expectBoolean, expectNonNegativeInteger, expectPositiveInteger, show } from '../shared/expect.js';
 import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js';
+import type { StoreSettings } from '../snapshot/snapshot.js';
+import { storeSettings } from '../snapshot/store-location.js';
 import { type NetworkTestingOptions, networkSettings } from './network-options.js';
 
 /** Anything with these methods: `console` and pino both fit. */
@@ -97,6 +99,17 @@ export interface ToolHostOptions {
    */
   processMemoryMb?: number;
   /**
+   * The snapshot store: copies of package files kept across runs, so a package loaded again (by
+   * any process of the user) is linked from it rather than copied. Removable at any time.
+   * @default process.env.TOOLHOST_CACHE_DIR, else $XDG_CACHE_HOME/toolhost, else ~/.cache/toolhost
+   */
+  cacheDir?: string;
+  /**
+   * The store's size bound, in MB: past it, what was least recently used is removed.
+   * @default process.env.TOOLHOST_CACHE_MAX_MB, else 1024
+   */
+  cacheMaxMb?: number;
+  /**
    * A lock file of reviewed declarations (written by `toolhost pin` or {@link ToolHost.pin}). Only
    * modules whose entry matches are offered; the rest are left out as `NOT_PINNED`,
    * `DECLARATION_CHANGED` or `CODE_CHANGED`. A missing or malformed file throws `INVALID_OPTION`.
@@ -146,6 +159,7 @@ export interface Settings extends PoolSettings, InvokeSettings {
   schemaCompileBudgetMs: number;
   /** An absolute path, or undefined for no lock. */
   lockFile: string | undefined;
+  store: StoreSettings;
 }
 
 /** Checks every option and fills in the defaults. */
@@ -165,6 +179,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'maxSchemaDepth',
     'schemaCompileBudgetMs',
     'processMemoryMb',
+    'cacheMaxMb',
   ] as const) {
     expectPositiveInteger(key, options[key]);
   }
@@ -197,6 +212,13 @@ export function resolveSettings(options: ToolHostOptions): Settings {
   }
   const network = networkSettings(options);
   expectLockFile('lockFile', options.lockFile);
+  if (options.cacheDir !== undefined && (typeof options.cacheDir !== 'string' || options.cacheDir === '')) {
+    throw new ToolHostError(
+      'INVALID_OPTION',
+      `Expected \`cacheDir\` to be a non-empty string, got ${show(options.cacheDir)}`,
+    );
+  }
+  const store = storeSettings(options);
   const allowList = options.envAllowList ?? [];
   if (!Array.isArray(allowList) || !allowList.every((name) => typeof name === 'string')) {
     throw new ToolHostError('INVALID_OPTION', 'Expected `envAllowList` to be an array of variable names');
@@ -239,6 +261,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     network,
     processMemoryMb: options.processMemoryMb ?? 1024,
     lockFile: options.lockFile === undefined ? undefined : resolve(options.lockFile),
+    store,
   };
 }
 

@@ -97,7 +97,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       },
       settings.cores,
     );
-    this.#snapshots = new Snapshots(join(settings.tmpRoot, 'snapshots'));
+    this.#snapshots = new Snapshots(join(settings.tmpRoot, 'snapshots'), settings.store);
     this.#pools = new DomainPools(
       settings,
       new WorkerFlags(settings),

@@ -1,14 +1,17 @@
 /**
- * The snapshots' dependency trees: one per state of a package's `node_modules` (its files'
- * identities), made of hard links to the installed files and shared by every version of the
- * package that has that state, so a change of a tool file links nothing again.
+ * The snapshots' dependency trees: one per state of what a package's tools can import from its
+ * `node_modules` (see dependency-closure.ts), made of links to the store's copies and shared by every
+ * version of the package that has that state, so a change of a tool file copies nothing again. The
+ * store remembers, by the files' identities, which copy each file was: a later run (another process)
+ * with the same `node_modules` links the copies without reading a file.
  */
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, realpath, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { FileStore } from './file-store.js';
+import { listDependencyClosure } from './dependency-closure.js';
+import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
 import { linkTarget, slug } from './layout.js';
-import { forEachLimit, listTree, type TreeEntry } from './package-scan.js';
+import { forEachLimit, makeFolders, settled, type TreeEntry } from './package-scan.js';
 
 /** A package's installed dependencies as listed for a snapshot. */
 export interface Dependencies {
@@ -22,17 +25,13 @@ export interface DependencyTree {
   readonly folder: string;
   readonly key: string;
   refs: number;
-  /** Store copies it links (dependency files copied across file systems). */
-  hashes: string[];
   /** Settles once the tree is built (or failed to be). */
   ready: Promise<void>;
 }
 
-/** The package's node_modules as it is now, or undefined when it has none. */
-export async function listDependencies(root: string, signal: AbortSignal): Promise<Dependencies | undefined> {
-  const base = await realpath(join(root, 'node_modules')).catch(() => undefined);
-  if (base === undefined) return undefined;
-  return { base, entries: await listTree(base, () => false, signal) };
+/** What the package's tools can import from its node_modules now, or undefined when it has none. */
+export function listDependencies(root: string, signal: AbortSignal): Promise<Dependencies | undefined> {
+  return listDependencyClosure(root, signal);
 }
 
 export class DependencyTrees {
@@ -73,7 +72,6 @@ export class DependencyTrees {
       folder: join(this.#folder, slug(root), `nm-${print.slice(0, 16)}-${++this.#counter}`),
       key,
       refs: 1,
-      hashes: [],
       ready: new Promise<void>((resolve, reject) => {
         ready = resolve;
         failed = reject;
@@ -84,7 +82,7 @@ export class DependencyTrees {
     this.#trees.set(key, tree);
     try {
       signal.throwIfAborted();
-      await this.#build(tree, root, dependencies, signal);
+      await this.#build(tree, root, print, dependencies, signal);
       ready();
       return tree;
     } catch (error) {
@@ -99,16 +97,13 @@ export class DependencyTrees {
   release(tree: DependencyTree): void {
     if (--tree.refs > 0) return;
     if (this.#trees.get(tree.key) === tree) this.#trees.delete(tree.key);
-    this.#track(
-      rm(tree.folder, { recursive: true, force: true, maxRetries: 2 }).then(() =>
-        this.#store.collect(tree.hashes),
-      ),
-    );
+    this.#track(rm(tree.folder, { recursive: true, force: true, maxRetries: 2 }));
   }
 
   async #build(
     tree: DependencyTree,
     root: string,
+    print: string,
     dependencies: Dependencies | undefined,
     signal: AbortSignal,
   ): Promise<void> {
@@ -121,38 +116,58 @@ export class DependencyTrees {
       const modules = join(building, 'node_modules');
       await mkdir(modules, { recursive: true });
       const layout = { root, version: '', dependencies: modules, base: dependencies.base };
-      for (const entry of dependencies.entries)
-        if (entry.type === 'dir') await mkdir(join(modules, entry.rel));
+      await makeFolders(modules, dependencies.entries);
+      const key = `nm-${print.slice(0, 32)}`;
+      const known = (await this.#store.readRecord(key)) ?? {};
+      const record: StoreRecord = Object.create(null);
+      const now = Date.now();
+      let bytes = 0;
+      let copied = 0;
       await forEachLimit(dependencies.entries, 16, async (entry) => {
         signal.throwIfAborted();
         const destination = join(modules, entry.rel);
         if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'dependency'), destination);
-        else if (entry.type === 'file')
-          await this.#link(join(dependencies.base, entry.rel), destination, tree, signal);
+        else if (entry.type === 'file') {
+          const source = join(dependencies.base, entry.rel);
+          const remembered = Object.hasOwn(known, entry.rel) ? known[entry.rel] : undefined;
+          const hash = await this.#place(source, remembered, destination, signal);
+          if (hash === undefined) return;
+          if (hash !== remembered) copied += 1;
+          bytes += Number(entry.identity.size);
+          // A file changed within a tick of the clock before it was read may keep its identity
+          // with other bytes: its copy is recorded (for the store's bound) but not reused.
+          record[entry.rel] = settled(entry.identity, now) ? hash : `${UNSETTLED}${hash}`;
+        }
       });
+      // Reading the record marked it used; it is written only when it learnt something.
+      if (copied > 0) await this.#store.writeRecord(key, record, bytes);
     }
     await rename(building, tree.folder);
   }
 
   /**
-   * Installed files are hard-linked, not copied: package managers replace a file rather than edit
-   * it, so the link keeps the version that was read. Across file systems (or where links are
-   * refused) the file is copied into the store instead.
+   * One installed file, from the store: the copy the store remembers for it (`known`), else copied
+   * into the store now. Never a link to the installed file: loading must leave the package as it
+   * was, its files' link counts and change times included. Undefined when the file is gone.
    */
-  async #link(source: string, destination: string, tree: DependencyTree, signal: AbortSignal): Promise<void> {
-    try {
-      await link(source, destination);
-      return;
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return;
-      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK') throw error;
-    }
+  async #place(
+    source: string,
+    known: string | undefined,
+    destination: string,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    if (known !== undefined && (await this.#store.linkTo(known, destination))) return known;
     for (let attempt = 1; ; attempt++) {
-      const hash = await this.#store.place(source, signal);
-      tree.hashes.push(hash);
-      // False only when another release collected the copy in between: place it again.
-      if ((await this.#store.linkTo(hash, destination)) || attempt >= 3) return;
+      let hash: string;
+      try {
+        hash = await this.#store.place(source, signal);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw error;
+      }
+      // False only when the copy was pruned (or the store removed) in between: place it again.
+      if (await this.#store.linkTo(hash, destination)) return hash;
+      if (attempt >= 3) throw new Error(`the snapshot store lost ${source} three times while it was copied`);
     }
   }
 }

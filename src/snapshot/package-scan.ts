@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { lstat, readdir, readlink } from 'node:fs/promises';
+import { lstat, mkdir, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import type { FileStore } from './file-store.js';
@@ -25,10 +25,12 @@ export type TreeEntry =
   | { type: 'link'; rel: string; target: string };
 
 /** An own file of a package, with the hash of the copy in the store. */
-export type OwnEntry = Exclude<TreeEntry, { type: 'file' }> | { type: 'file'; rel: string; hash: string };
+export type OwnEntry =
+  | Exclude<TreeEntry, { type: 'file' }>
+  | { type: 'file'; rel: string; hash: string; bytes: number };
 
 /** Version-control folders: never imported, often large, and changing with every commit. */
-const VCS_FOLDERS = new Set(['.git', '.hg', '.svn']);
+export const VCS_FOLDERS: ReadonlySet<string> = new Set(['.git', '.hg', '.svn']);
 
 /**
  * Lists `base` recursively, sorted by path (a folder before what it holds). An entry removed while
@@ -101,6 +103,15 @@ export class HashCache {
 const SETTLE_MS = 2_000;
 
 /**
+ * Whether a file was left alone long enough before `now` that its identity names its content: one
+ * written again within the same tick of the file system's clock could keep every time unchanged.
+ */
+export function settled(identity: FileIdentity, now: number): boolean {
+  // The change time is never before the modification time: every write and every utimes moves it.
+  return now - Number(identity.ctimeNs / 1_000_000n) > SETTLE_MS;
+}
+
+/**
  * The package's own files with their copies placed in the store: a file not known by its identity is
  * copied (and hashed in the same pass), so what the store holds is exactly what was hashed. A file
  * that can't be read is left out: no worker of this process could read it either.
@@ -126,7 +137,7 @@ export async function placeOwnFiles(
       if (hash === undefined) return;
       options.cache.remember(path, entry.identity, hash);
     }
-    placed[index] = { type: 'file', rel: entry.rel, hash };
+    placed[index] = { type: 'file', rel: entry.rel, hash, bytes: Number(entry.identity.size) };
   });
   return placed.filter((entry) => entry !== undefined);
 }
@@ -143,9 +154,10 @@ export function ownFingerprint(entries: readonly OwnEntry[]): string {
 }
 
 /**
- * An identity fingerprint of a dependency tree. The change time is left out: hard-linking a file
- * into a snapshot changes it (the link count is part of the inode), and a fingerprint that moved with
- * every snapshot would make a new one every time.
+ * An identity fingerprint of a dependency tree: paths, inodes, sizes, modification and change
+ * times. Loading never links or touches the package's files, so the change time moves only when a
+ * file is really written (and no program can set it back), which makes an unchanged fingerprint
+ * mean unchanged contents.
  */
 export function dependencyFingerprint(entries: readonly TreeEntry[]): string {
   const hash = createHash('sha256');
@@ -153,11 +165,31 @@ export function dependencyFingerprint(entries: readonly TreeEntry[]): string {
     if (entry.type === 'dir') hash.update(`d ${entry.rel}\n`);
     else if (entry.type === 'link') hash.update(`l ${entry.rel} ${entry.target}\n`);
     else {
-      const { ino, size, mtimeNs } = entry.identity;
-      hash.update(`f ${entry.rel} ${ino} ${size} ${mtimeNs}\n`);
+      const { ino, size, mtimeNs, ctimeNs } = entry.identity;
+      hash.update(`f ${entry.rel} ${ino} ${size} ${mtimeNs} ${ctimeNs}\n`);
     }
   }
   return hash.digest('hex');
+}
+
+/**
+ * Makes the folders among `entries` under `base`, each level at once after the one above it
+ * (entries are listed a folder before what it holds).
+ */
+export async function makeFolders(
+  base: string,
+  entries: readonly TreeEntry[] | readonly OwnEntry[],
+): Promise<void> {
+  const levels: string[][] = [];
+  for (const entry of entries) {
+    if (entry.type !== 'dir') continue;
+    const depth = entry.rel.split('/').length - 1;
+    const level = levels[depth] ?? [];
+    level.push(entry.rel);
+    levels[depth] = level;
+  }
+  for (const level of levels)
+    if (level !== undefined) await forEachLimit(level, 16, (rel) => mkdir(join(base, rel)));
 }
 
 /** Runs `task` over `items`, at most `limit` at once (each may open a file). */

@@ -2,10 +2,16 @@
  * Immutable snapshots of tool packages: what a declaration is read from and what calls run, so a call
  * runs byte for byte the version whose declaration was read, whatever happens to the package on disk.
  *
- *   <snapshots>/files/<sha256>                   one read-only copy per distinct own-file content
- *   <snapshots>/<domain>/nm-<fingerprint>-<n>/   one per state of the package's node_modules
- *     node_modules/…                             hard links to the installed files (copies across file systems)
- *     v-<version>-<n>/…                          one per version: the package's own files, linked from files/
+ *   <store>/files/<2 hex>/<sha256>              one read-only copy per distinct content (file-store.ts),
+ *                                               kept across runs under the user's cache folder
+ *   <snapshots>/<domain>/nm-<fingerprint>-<n>/   one per state of what the package can import
+ *     node_modules/…                             the dependency closure: hard links to the store's copies
+ *     v-<version>-<n>/…                          one per version: the package's own files, copied from the store
+ *
+ * Nothing is ever linked to a package's own inode: loading leaves every file of the package as it
+ * was, link count and change time included. Own files are copies, not links, even of the store's
+ * copies: another process linking the same copy would change their change time and link count, and
+ * a version folder is what `toolhost selftest` watches for writes.
  *
  * A version folder sits inside its node_modules folder, so `import 'dep'` from a module walks up
  * and finds the snapshot's own `node_modules`, and a new version of the package's own files reuses an
@@ -15,7 +21,7 @@
  * folder, never one that is still being removed.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import {
   type Dependencies,
@@ -30,11 +36,19 @@ import {
   forEachLimit,
   HashCache,
   listTree,
+  makeFolders,
   type OwnEntry,
   ownFingerprint,
   placeOwnFiles,
   skipOwn,
 } from './package-scan.js';
+import { pruneStore } from './store-prune.js';
+
+/** Where the store is and how large it may grow. */
+export interface StoreSettings {
+  folder: string;
+  maxBytes: number;
+}
 
 /** One version of a package (or of a module loaded on its own), frozen. */
 export interface Snapshot {
@@ -60,7 +74,6 @@ class ChangedWhileCopied extends Error {}
 interface Live {
   snapshot: Snapshot;
   refs: number;
-  hashes: string[];
   tree: DependencyTree;
 }
 
@@ -75,10 +88,15 @@ export class Snapshots {
   /** Builds and removals in flight: `close()` waits for them before the folder is removed. */
   readonly #work = new Set<Promise<unknown>>();
   #counter = 0;
+  readonly #maxStoreBytes: number;
+  #pruning: Promise<void> | undefined;
+  /** The store's growth (bytes this process added) when it was last pruned. */
+  #prunedAt = 0;
 
-  constructor(folder: string) {
+  constructor(folder: string, store: StoreSettings) {
     this.#folder = folder;
-    this.#store = new FileStore(join(folder, 'files'));
+    this.#store = new FileStore(store.folder, join(folder, 'store'));
+    this.#maxStoreBytes = store.maxBytes;
     this.#trees = new DependencyTrees(folder, this.#store, (work) => this.#track(work));
   }
 
@@ -169,13 +187,19 @@ export class Snapshots {
       const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
       await mkdir(building);
       const layout = { root, version: building, dependencies: join(tree.folder, 'node_modules') };
-      for (const entry of own) if (entry.type === 'dir') await mkdir(join(building, entry.rel));
+      await makeFolders(building, own);
       await forEachLimit(own, 16, async (entry) => {
         const destination = join(building, entry.rel);
         if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'own'), destination);
         else if (entry.type === 'file')
-          await this.#linkOwn(sourceOf(plan, entry.rel), entry.hash, destination);
+          await this.#copyOwn(sourceOf(plan, entry.rel), entry.hash, destination);
       });
+      const record = Object.fromEntries(
+        own.flatMap((entry) => (entry.type === 'file' ? [[entry.rel, entry.hash]] : [])),
+      );
+      const bytes = own.reduce((sum, entry) => sum + (entry.type === 'file' ? entry.bytes : 0), 0);
+      // What the version used, for the store's bound (its copies go when no record names them).
+      await this.#store.writeRecord(`v-${id}`, record, bytes);
       // The version appears whole or not at all.
       await rename(building, folder);
       const snapshot: Snapshot = {
@@ -186,9 +210,9 @@ export class Snapshots {
         folder,
         grant: tree.folder,
       };
-      const hashes = own.flatMap((entry) => (entry.type === 'file' ? [entry.hash] : []));
-      const live: Live = { snapshot, refs: 0, hashes, tree };
+      const live: Live = { snapshot, refs: 0, tree };
       this.#live.set(`${root}\0${id}`, live);
+      this.#pruneWhenGrown();
       return live;
     } catch (error) {
       this.#trees.release(tree);
@@ -197,17 +221,31 @@ export class Snapshots {
   }
 
   /**
-   * A store copy linked into a version. Another version's release may have collected the copy since
-   * the scan named it (its link count said nobody else used it): the file is copied again, and if
-   * its content moved on meanwhile, the scan starts over.
+   * A store copy copied into a version. The copy may be gone since the scan named it (pruned by
+   * another process, or the store removed): the file is placed again, and if its content moved on
+   * meanwhile, the scan starts over.
    */
-  async #linkOwn(source: string | undefined, hash: string, destination: string): Promise<void> {
-    if (await this.#store.linkTo(hash, destination)) return;
+  async #copyOwn(source: string | undefined, hash: string, destination: string): Promise<void> {
+    if (await this.#store.copyTo(hash, destination)) return;
     const again =
       source === undefined
         ? undefined
         : await this.#store.place(source, this.#closing.signal).catch(() => undefined);
-    if (again !== hash || !(await this.#store.linkTo(hash, destination))) throw new ChangedWhileCopied();
+    if (again !== hash || !(await this.#store.copyTo(hash, destination))) throw new ChangedWhileCopied();
+  }
+
+  /** Prunes the store in the background once this process has added to it. */
+  #pruneWhenGrown(): void {
+    if (this.#pruning !== undefined || this.#store.addedBytes === this.#prunedAt) return;
+    this.#prunedAt = this.#store.addedBytes;
+    this.#pruning = this.#track(
+      pruneStore(this.#store, this.#maxStoreBytes)
+        // The bound is housekeeping: a store that can't be pruned now is pruned by a later run.
+        .catch(() => {})
+        .finally(() => {
+          this.#pruning = undefined;
+        }),
+    );
   }
 
   async #ownFiles(root: string, signal: AbortSignal): Promise<OwnEntry[]> {
@@ -222,20 +260,21 @@ export class Snapshots {
   async #loneModule(path: string, signal: AbortSignal): Promise<OwnEntry[]> {
     const file = basename(path);
     const hash = await this.#store.place(path, signal);
-    const entries: OwnEntry[] = [{ type: 'file', rel: file, hash }];
+    const { size } = await stat(path).catch(() => ({ size: 0 }));
+    const entries: OwnEntry[] = [{ type: 'file', rel: file, hash, bytes: size }];
     const scope = await nearestPackageScope(dirname(path));
     // No package.json above the module: none in the copy either (one without a `type` would make
     // Node warn about an ES module where the original gave no warning).
     if (scope !== undefined && file !== 'package.json') {
-      const manifest = await this.#store.placeContent(JSON.stringify(scope));
-      entries.push({ type: 'file', rel: 'package.json', hash: manifest });
+      const content = JSON.stringify(scope);
+      const manifest = await this.#store.placeContent(content);
+      entries.push({ type: 'file', rel: 'package.json', hash: manifest, bytes: Buffer.byteLength(content) });
     }
     return entries.sort((a, b) => (a.rel < b.rel ? -1 : 1));
   }
 
   async #remove(live: Live): Promise<void> {
     await rm(live.snapshot.folder, { recursive: true, force: true, maxRetries: 2 });
-    await this.#store.collect(live.hashes);
     this.#trees.release(live.tree);
     const { root } = live.snapshot;
     // A package no longer held at all: its files' hashes need not be remembered.
