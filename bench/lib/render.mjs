@@ -217,7 +217,7 @@ function loadSection(result) {
     ),
   ];
   if (result.leftOut.length > 0) {
-    const reasons = result.leftOut.map((item) => `$item.code($item.reason)`).join('; ');
+    const reasons = result.leftOut.map((item) => `${item.code} (${item.reason})`).join('; ');
     lines.push('', `Left out during the measured loads: ${reasons}`);
   }
   const spawnCpu = result.cpu.spawnSerial.median;
