@@ -7,6 +7,7 @@
  * channel closes (the relay died): running calls are answered, workers end, temp folders go.
  */
 import { Socket } from 'node:net';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { ChannelServerTransport } from '../../mcp/channel-transport.js';
 import type { ServeArgs } from '../args/args.js';
 import { describeCliError, ExitCode } from '../exit-codes.js';
@@ -30,19 +31,23 @@ async function main(): Promise<number> {
   const { settings, transport } = await ChannelServerTransport.open(socket);
   // The relay parsed and checked the command line; what it sent is that, as it is.
   const args = settings as ServeArgs;
-  transport.onclose = () => stop();
+  void transport.ended.then(() => stop());
 
   let served: Awaited<ReturnType<typeof startServing>>;
   try {
-    served = await startServing(args, process.stderr, { listChanged: true });
+    served = await startServing(args, process.stderr, { listChanged: true, legacyLogScope: 'connection' });
   } catch (error) {
     const known = describeCliError(error);
     if (known === undefined) throw error;
     writeMessage(process.stderr, known.line);
     return known.exitCode;
   }
-  const server = served.tools.createServer();
-  await server.connect(transport);
+  // The SDK's stdio entry decides the connection's era from its first message (an `initialize`, or
+  // a 2026-07-28 request with its `_meta`) and makes one server for it; it owns the transport.
+  const connection = serveStdio((context) => served.tools.createServer(context), {
+    transport,
+    onerror: () => {},
+  });
   writeMessage(process.stderr, messages.serving(served.host.list().length, 'on stdio'));
 
   await stopped;
@@ -51,7 +56,7 @@ async function main(): Promise<number> {
   // turn of the event loop later they are all written, and ending the socket flushes them.
   await new Promise((resolve) => setImmediate(resolve));
   if (socket.writable) await new Promise<void>((resolve) => socket.end(resolve));
-  await server.close();
+  await connection.close();
   return ExitCode.ok;
 }
 

@@ -57,7 +57,7 @@ async function overStdio(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise
 
 async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<ExitCode> {
   const address = args.http ?? { host: '127.0.0.1', port: 0 };
-  const served = await startServing(args, io.stderr, { listChanged: false });
+  const served = await startServing(args, io.stderr, { listChanged: false, legacyLogScope: 'endpoint' });
   let endpoint: Awaited<ReturnType<typeof listenHttp>>;
   try {
     endpoint = await listenHttp({
@@ -65,7 +65,9 @@ async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<
       port: address.port,
       token: args.token,
       allowedOrigins: args.allowOrigins,
-      createServer: () => served.tools.createServer(),
+      createServer: (context) => served.tools.createServer(context),
+      onToolsChanged: (notify) => served.tools.onOfferedChange(notify),
+      legacyLogsWanted: () => served.tools.legacyLogsWanted(),
     });
   } catch (error) {
     await served.close();
