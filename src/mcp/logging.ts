@@ -21,6 +21,9 @@ const LEVELS: readonly LoggingLevel[] = [
   'emergency',
 ];
 
+/** Most messages one call sends: a tool printing a million empty-ish lines costs the client one line. */
+const MAX_MESSAGES = 1000;
+
 /** What a call's client asked for: the least severe level it wants, and how to send one message. */
 export interface LogWish {
   level: LoggingLevel;
@@ -66,16 +69,29 @@ export class LogRouter {
 export function logMessages(event: ToolOutputEvent, wanted: LoggingLevel): Array<Record<string, unknown>> {
   const floor = LEVELS.indexOf(wanted);
   const messages: Array<Record<string, unknown>> = [];
+  let left = 0;
   for (const log of event.logs) {
     const level: LoggingLevel = log.stream === 'stderr' ? 'warning' : 'info';
     if (LEVELS.indexOf(level) < floor) continue;
-    messages.push({ level, logger: event.toolName, data: escapeControl(truncate(log.text.trimEnd())) });
+    // The host keeps a stream's consecutive writes as one text; a client shows a message per line.
+    for (const line of log.text.split('\n')) {
+      if (line.trim() === '') continue;
+      if (messages.length === MAX_MESSAGES) {
+        left += 1;
+        continue;
+      }
+      messages.push({ level, logger: event.toolName, data: escapeControl(truncate(line.trimEnd())) });
+    }
   }
-  if (event.droppedBytes > 0 && LEVELS.indexOf('warning') >= floor) {
+  if ((event.droppedBytes > 0 || left > 0) && LEVELS.indexOf('warning') >= floor) {
+    const lost = [
+      ...(left > 0 ? [`${left} more lines`] : []),
+      ...(event.droppedBytes > 0 ? [`${event.droppedBytes} bytes the host dropped`] : []),
+    ];
     messages.push({
       level: 'warning',
       logger: event.toolName,
-      data: `${event.droppedBytes} more bytes of output were dropped`,
+      data: `output not sent: ${lost.join(' and ')}`,
     });
   }
   return messages;

@@ -18,6 +18,7 @@ import type { ToolInfo } from '../declaration/check.js';
 import type { CallOptions } from '../host/options.js';
 import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
+import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
 import { isLoggingLevel, LogRouter, type LogWish, logMessages } from './logging.js';
 import { ProgressRouter } from './progress.js';
 
@@ -95,11 +96,16 @@ export class ToolServer {
     const server = new Server(
       { name: this.#options.name, version: this.#options.version },
       {
-        capabilities: { tools: { listChanged }, logging: {} },
+        capabilities: { tools: { listChanged }, logging: {}, ...EMPTY_LIST_CAPABILITIES },
         jsonSchemaValidator: this.#validator,
         // The list can change at any moment (a package re-read, a watched folder), so it is not
         // to be kept; a client that wants to know listens for `list_changed` instead.
-        cacheHints: { 'tools/list': { ttlMs: 0, cacheScope: 'private' } },
+        cacheHints: {
+          'tools/list': { ttlMs: 0, cacheScope: 'private' },
+          'prompts/list': { ttlMs: 0, cacheScope: 'private' },
+          'resources/list': { ttlMs: 0, cacheScope: 'private' },
+          'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
+        },
       },
     );
     let connectionLevel: LoggingLevel | undefined;
@@ -109,19 +115,26 @@ export class ToolServer {
       else connectionLevel = level;
       return {};
     });
+    answerEmptyLists(server);
     server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
     server.setRequestHandler('tools/call', (request, ctx) => {
-      const notify = (notification: { method: string; params: Record<string, unknown> }) =>
-        ctx.mcpReq
+      // Every notification of a call is sent before its answer, on the same stream: the answer
+      // waits for them (a stream's answer closes it, and a late one would be lost or reordered).
+      const pending: Promise<unknown>[] = [];
+      const notify = (notification: { method: string; params: Record<string, unknown> }) => {
+        const sent = ctx.mcpReq
           .notify(notification as Parameters<typeof ctx.mcpReq.notify>[0])
           .catch((error: unknown) => this.#options.onError?.(asError(error)));
+        pending.push(sent);
+        return sent;
+      };
       const progressToken = ctx.mcpReq._meta?.progressToken;
       const level = modern
         ? levelOf(ctx.mcpReq.envelope)
         : this.#options.legacyLogScope === 'endpoint'
           ? this.#endpointLevel
           : connectionLevel;
-      return this.#call(request.params.name, request.params.arguments ?? {}, ctx.mcpReq.signal, {
+      return this.#call(request.params.name, request.params.arguments ?? {}, ctx.mcpReq.signal, pending, {
         sendProgress:
           progressToken === undefined
             ? undefined
@@ -173,6 +186,7 @@ export class ToolServer {
     name: string,
     args: unknown,
     signal: AbortSignal,
+    pending: Promise<unknown>[],
     route: {
       sendProgress: ((params: { progress: number; total?: number; message?: string }) => void) | undefined;
       logs: LogWish | undefined;
@@ -193,14 +207,13 @@ export class ToolServer {
     const callId = `mcp_${randomUUID()}`;
     const unrouteProgress =
       route.sendProgress === undefined ? () => {} : this.#progress.route(callId, route.sendProgress);
-    const sent: Promise<unknown>[] = [];
     const unrouteLogs =
       route.logs === undefined
         ? () => {}
         : this.#logs.route(callId, (event) => {
             const wish = route.logs as LogWish;
             for (const params of logMessages(event, wish.level)) {
-              sent.push(wish.send({ method: 'notifications/message', params }));
+              void wish.send({ method: 'notifications/message', params });
             }
           });
     this.#running += 1;
@@ -208,8 +221,7 @@ export class ToolServer {
       const options: CallOptions = { callId, signal };
       if (this.#options.callTimeoutMs !== undefined) options.timeoutMs = this.#options.callTimeoutMs;
       const outcome = await this.#host.call(name, args, options);
-      // The log messages go on the request's own stream, before its answer closes it.
-      await Promise.all(sent);
+      await Promise.all(pending);
       return toCallToolResult(outcome);
     } finally {
       unrouteProgress();
