@@ -10,6 +10,12 @@ import { LineSplitter, parseMessage, signedLine } from './channel.js';
 /** The longest line the channel carries: a tool's 10 MiB reply as JSON, with room to spare. */
 export const MAX_CHANNEL_LINE_BYTES = 64 * 1024 * 1024;
 
+/**
+ * The hosting process's first message, signed as every other: it hears SIGTERM from now on, so
+ * the relay may send it. Never passed on to the client.
+ */
+export const HEARS_SIGNALS_METHOD = 'notifications/toolhost/hears-signals';
+
 /** What the relay sends first. */
 export interface ChannelGreeting {
   /** The signing key, hex. */

@@ -22,7 +22,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/server';
 import { LineSplitter, parseMessage, readSignedLine } from './channel.js';
-import { type ChannelGreeting, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
+import { type ChannelGreeting, HEARS_SIGNALS_METHOD, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
 
 /** Notifications a server may send without being asked; anything else unasked is dropped. */
 const UNASKED_NOTIFICATIONS = new Set([
@@ -72,6 +72,13 @@ export class StdioRelay {
   readonly #open = new Map<string, string | number | undefined>();
   #dropped = 0;
   #requested = false;
+  /**
+   * Whether the hosting process said it hears SIGTERM. Before that, a SIGTERM would end it the
+   * default way (at once, silently: a mistake on its command line, found while loading, would go
+   * unsaid and the exit code be 0), so a stop asked for meanwhile waits for it.
+   */
+  #hearsSignals = false;
+  #termPending = false;
   readonly ended: Promise<RelayEnd>;
 
   constructor(options: RelayOptions) {
@@ -138,7 +145,8 @@ export class StdioRelay {
   async stop(): Promise<RelayEnd> {
     if (!this.#requested && this.#child.exitCode === null && this.#child.signalCode === null) {
       this.#requested = true;
-      this.#child.kill('SIGTERM');
+      if (this.#hearsSignals) this.#child.kill('SIGTERM');
+      else this.#termPending = true;
       const force = setTimeout(() => this.#child.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
       void this.ended.finally(() => clearTimeout(force));
     }
@@ -159,6 +167,16 @@ export class StdioRelay {
 
   #fromHost(line: string): void {
     const message = readSignedLine(this.#key, line);
+    if (
+      message !== undefined &&
+      !this.#hearsSignals &&
+      'method' in message &&
+      message.method === HEARS_SIGNALS_METHOD
+    ) {
+      this.#hearsSignals = true;
+      if (this.#termPending) this.#child.kill('SIGTERM');
+      return;
+    }
     if (message === undefined || !this.#answersTheClient(message)) {
       this.#drop(Buffer.byteLength(line) + 1);
       return;

@@ -3,12 +3,13 @@
  * the ToolHost and the MCP server, speaking to the relay over fd 3. Its stdin and stdout are
  * /dev/null and its stderr the relay's, so nothing the tools write reaches the client's stdout.
  *
- * It ends on SIGTERM or SIGINT (the relay sends SIGTERM when the client closes stdin) and when the
+ * It ends on SIGTERM or SIGINT (the relay sends SIGTERM when the client closes stdin, once this
+ * process said it hears it) and when the
  * channel closes (the relay died): running calls are answered, workers end, temp folders go.
  */
 import { Socket } from 'node:net';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { ChannelServerTransport } from '../../mcp/channel-transport.js';
+import { ChannelServerTransport, HEARS_SIGNALS_METHOD } from '../../mcp/channel-transport.js';
 import type { ServeArgs } from '../args/args.js';
 import { describeCliError, ExitCode } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
@@ -29,6 +30,8 @@ async function main(): Promise<number> {
 
   const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
   const { settings, transport } = await ChannelServerTransport.open(socket);
+  // Signed with the key just read, so no tool can say it; the relay holds a SIGTERM until it has.
+  await transport.send({ jsonrpc: '2.0', method: HEARS_SIGNALS_METHOD });
   // The relay parsed and checked the command line; what it sent is that, as it is.
   const args = settings as ServeArgs;
   void transport.ended.then(() => stop());

@@ -8,6 +8,7 @@
  * the hosting process ended unexpectedly.
  */
 import type { Readable, Writable } from 'node:stream';
+import { isLoopback } from '../../mcp/http-checks.js';
 import { listenHttp } from '../../mcp/http-server.js';
 import { StdioRelay } from '../../mcp/stdio-relay.js';
 import type { ServeArgs } from '../args/args.js';
@@ -73,6 +74,9 @@ async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<
     await served.close();
     const reason = error instanceof Error ? error.message : String(error);
     throw new UsageError(messages.listenFailed(`${address.host}:${address.port}`, reason));
+  }
+  if (args.token === undefined && !isLoopback(address.host)) {
+    writeMessage(io.stderr, messages.noTokenBeyondLoopback(`${address.host}:${address.port}`));
   }
   writeMessage(io.stderr, messages.serving(served.host.list().length, `at ${endpoint.url}`));
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
