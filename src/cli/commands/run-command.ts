@@ -5,6 +5,7 @@ import type { CliIo } from '../ui/terminal.js';
 import { callCommand } from './call.js';
 import { initCommand } from './init.js';
 import { listCommand } from './list.js';
+import { mcpConfigCommand } from './mcp-config.js';
 import { selftestCommand } from './selftest.js';
 import { serveCommand } from './serve.js';
 
@@ -24,6 +25,8 @@ export async function runCommand(
       return chat(parsed, io, signal);
     case 'serve':
       return serveCommand(parsed, io, signal);
+    case 'mcp-config':
+      return mcpConfigCommand(parsed, io);
     case 'init':
       return initCommand(parsed, io);
   }

@@ -90,6 +90,7 @@ export const messages = {
   serving: (tools: number, where: string) =>
     `serving ${tools} ${tools === 1 ? 'tool' : 'tools'} over MCP ${where}`,
   listenFailed: (address: string, reason: string) => `could not listen on ${address}: ${reason}`,
+  noSuchPath: (path: string) => `no such file or directory: ${path}`,
   noTokenBeyondLoopback: (address: string) =>
     `warning: listening on ${address}, beyond loopback, without --token-env: anyone who can reach this address can call every tool`,
   toolPrinted: (tool: string, text: string) => `the tool ${JSON.stringify(tool)} printed: ${text}`,
