@@ -57,6 +57,8 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   notAnOrigin: ['--allow-origin', 'App.example'],
   serving: [3, 'on stdio'],
   listenFailed: ['/srv/Tools', 'EACCES: permission denied'],
+  noSuchPath: ['/srv/nowhere'],
+  noTokenBeyondLoopback: ['0.0.0.0:8080'],
   toolPrinted: ['Weather', 'Hello from a tool'],
   channelDropped: [4096],
   hostProcessEnded: ['SIGKILL'],

@@ -78,6 +78,15 @@ describe('toolhost serve usage errors', () => {
     expect(readdirSync(tmp.path)).toEqual([]);
   });
 
+  it('names a path that does not exist when stdin is already at its end (exit 2, not a silent 0)', async () => {
+    const missing = join(tmp.path, 'nowhere');
+    const result = await runCli(['serve', missing], { tmpDir: tmp.path, input: '' });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(stderrLines(result)).toEqual([`toolhost: no such file or directory: ${missing}`]);
+    expect(readdirSync(tmp.path)).toEqual([]);
+  });
+
   it('answers a request once when the client closes stdin at once, whether or not the server had started', async () => {
     const ping = `${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })}\n`;
     const result = await runCli(['serve', GOOD], { tmpDir: tmp.path, input: ping });

@@ -369,18 +369,23 @@ function mcpServeSection(result) {
   const base = result.roundTrip.hostCall;
   const labels = {
     hostCall: 'host.call in the same process',
-    stdio: '`tools/call` over stdio (relay and hosting process)',
-    http: '`tools/call` over Streamable HTTP (stateless)',
+    stdio: '`tools/call` over stdio (relay and hosting process), 2025-11-25',
+    http: '`tools/call` over Streamable HTTP (stateless), 2025-11-25',
+    stdioModern: '`tools/call` over stdio, 2026-07-28',
+    httpModern: '`tools/call` over Streamable HTTP, 2026-07-28',
   };
-  const rows = Object.entries(labels).map(([name, label]) => {
+  const rows = Object.entries(labels).flatMap(([name, label]) => {
     const stats = result.roundTrip[name];
+    if (stats === undefined) return [];
     return [
-      name === 'hostCall' ? label : `**${label}**`,
-      formatMs(stats.median),
-      formatMs(stats.p99),
-      formatRatio(stats.median / base.median),
-      formatRatio(stats.p99 / base.p99),
-      String(stats.n),
+      [
+        name === 'hostCall' ? label : `**${label}**`,
+        formatMs(stats.median),
+        formatMs(stats.p99),
+        formatRatio(stats.median / base.median),
+        formatRatio(stats.p99 / base.p99),
+        String(stats.n),
+      ],
     ];
   });
   const one = result.throughput.oneInstance.callsPerSecond;
@@ -398,7 +403,7 @@ function mcpServeSection(result) {
   return [
     '## 8. toolhost serve (MCP)',
     '',
-    `A trivial tool (\`echo\`) through the official MCP client (\`@modelcontextprotocol/sdk\`) against \`toolhost serve\` started as a child process, one call at a time, interleaved with \`host.call\` of the same tool in the benchmark's own process; ${result.cycles} cycles.`,
+    `A trivial tool (\`echo\`) through the official MCP clients (\`@modelcontextprotocol/sdk\` 1.x for 2025-11-25, \`@modelcontextprotocol/client\` 2.x pinned to 2026-07-28) against \`toolhost serve\` started as a child process, one call at a time, interleaved with \`host.call\` of the same tool in the benchmark's own process; ${result.cycles} cycles.`,
     '',
     table(['Path', 'Median', 'p99', 'Median vs host.call', 'p99 vs host.call', 'n'], rows),
     '',

@@ -1,11 +1,17 @@
 /**
- * 8. `toolhost serve`: one `tools/call` round trip of a trivial tool through the official MCP client,
- * over stdio (the relay and its hosting process) and over stateless Streamable HTTP, against
+ * 8. `toolhost serve`: one `tools/call` round trip of a trivial tool through the official MCP clients,
+ * for both protocol eras (the v1 client on 2025-11-25, the v2 client pinned to 2026-07-28), over
+ * stdio (the relay and its hosting process) and over stateless Streamable HTTP, against
  * `host.call` of the same tool in this process, interleaved per call. Then calls/s with many calls in
  * flight through one HTTP instance and through two behind a round-robin client, batches alternating.
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttp,
+} from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -54,7 +60,18 @@ const stdioClient = new Client({ name: 'bench', version: '1.0.0' });
 await stdioClient.connect(
   new StdioClientTransport({ command: process.execPath, args: [cli, 'serve', tools], env, stderr: 'ignore' }),
 );
+const pinned = { versionNegotiation: { mode: { pin: '2026-07-28' } } };
+const stdioModern = new ModernClient({ name: 'bench', version: '1.0.0' }, pinned);
+await stdioModern.connect(
+  new ModernStdio({ command: process.execPath, args: [cli, 'serve', tools], env, stderr: 'ignore' }),
+);
 const [first, second] = await Promise.all([startHttp(), startHttp()]);
+const httpModern = new ModernClient({ name: 'bench', version: '1.0.0' }, pinned);
+await httpModern.connect(
+  new ModernHttp(new URL(first.url), {
+    fetch: (input, init) => fetch(input, { ...init, signal: undefined }),
+  }),
+);
 const oneHttp = await httpClient([first.url]);
 const twoHttp = await httpClient([first.url, second.url]);
 
@@ -69,6 +86,8 @@ const variants = {
   },
   stdio: call(stdioClient),
   http: call(oneHttp),
+  stdioModern: call(stdioModern),
+  httpModern: call(httpModern),
 };
 
 // Every path starts its workers and warms its code before anything is measured.
@@ -95,7 +114,13 @@ for (let batch = 0; batch < batches; batch += 1) {
   }
 }
 
-await Promise.all([stdioClient.close(), oneHttp.close(), twoHttp.close()]);
+await Promise.all([
+  stdioClient.close(),
+  oneHttp.close(),
+  twoHttp.close(),
+  stdioModern.close(),
+  httpModern.close(),
+]);
 for (const { child } of [first, second]) child.kill('SIGTERM');
 await host.close();
 

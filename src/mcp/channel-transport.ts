@@ -4,12 +4,17 @@
  * the client's messages. Every message this side sends is signed.
  */
 import type { Duplex } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import { LineSplitter, parseMessage, signedLine } from './channel.js';
 
 /** The longest line the channel carries: a tool's 10 MiB reply as JSON, with room to spare. */
 export const MAX_CHANNEL_LINE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The hosting process's first message, signed as every other: it hears SIGTERM from now on, so
+ * the relay may send it. Never passed on to the client.
+ */
+export const HEARS_SIGNALS_METHOD = 'notifications/toolhost/hears-signals';
 
 /** What the relay sends first. */
 export interface ChannelGreeting {
@@ -25,6 +30,14 @@ export class ChannelServerTransport implements Transport {
   readonly #key: Buffer;
   #queued: string[] | undefined = [];
   #closed = false;
+  #ended: () => void = () => {};
+  /**
+   * Resolves when the channel closed (the relay is gone) or the transport was closed: the SDK's
+   * entry owns `onclose`, and the hosting process must still hear of it.
+   */
+  readonly ended = new Promise<void>((resolve) => {
+    this.#ended = resolve;
+  });
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -104,6 +117,7 @@ export class ChannelServerTransport implements Transport {
   #end(): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#ended();
     this.onclose?.();
   }
 }

@@ -11,7 +11,7 @@
  * the other way is the client's own messages, as plain lines.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, parseJSONRPCMessage } from '@modelcontextprotocol/server';
 
 /** Hex characters of a line's signature, then one space, then the message. */
 const SIGNATURE_CHARS = 64;
@@ -71,8 +71,11 @@ export function parseMessage(json: string): JSONRPCMessage | undefined {
   } catch {
     return undefined;
   }
-  const parsed = JSONRPCMessageSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  try {
+    return parseJSONRPCMessage(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

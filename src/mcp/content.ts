@@ -2,7 +2,7 @@
  * What the MCP client sees of the host: a tool's checked declaration as an MCP `Tool`, and a call's
  * outcome as a `CallToolResult`. Pure functions, so the mapping can be read (and tested) in one place.
  */
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { ToolOutcome } from '../boundary/outcome.js';
 import type { ToolInfo } from '../declaration/check.js';
 import type { ToolContentBlock } from '../tool-module.js';

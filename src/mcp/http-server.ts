@@ -1,19 +1,28 @@
 /**
- * MCP over Streamable HTTP, stateless: every POST to `/mcp` gets a new MCP server and transport (the
- * SDK's stateless mode), so no request depends on one before it and several instances can stand
- * behind one load balancer. Before anything is parsed, each request is checked as the spec's
- * security guidance asks: an `Origin` header must be one the operator allowed (a browser page on
- * another site, or a DNS-rebinding page, is refused with 403), the `Host` must be a loopback name
- * when the server listens on loopback, and with a token, `Authorization: Bearer <token>` (401).
+ * MCP over Streamable HTTP, stateless, for both protocol eras: the SDK's `createMcpHandler` serves
+ * a 2026-07-28 request per request (it carries its protocol version and client capabilities in
+ * `_meta`), and a 2025-era one through its stateless legacy fallback; every POST to `/mcp` gets a
+ * new MCP server, so no request depends on one before it and several instances can stand behind one
+ * load balancer. Before anything is parsed, each request passes the checks in http-checks.ts
+ * (origin, host, token).
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createMcpHandler, isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
+import {
+  type CheckSettings,
+  corsHeaders,
+  digest,
+  isLoopback,
+  isPreflight,
+  MCP_PATH,
+  preflightHeaders,
+  refuse,
+} from './http-checks.js';
+import { asksForProgress, legacyHandler } from './legacy-http.js';
+import { answerWith, type WebHandler } from './web-bridge.js';
 
-/** The one path the HTTP server answers on. */
-export const MCP_PATH = '/mcp';
+export { MCP_PATH } from './http-checks.js';
 
 export interface HttpServeOptions {
   /** The address to listen on. @default '127.0.0.1' (the spec: bind only to localhost when local) */
@@ -24,8 +33,15 @@ export interface HttpServeOptions {
   token?: string | undefined;
   /** Values of `Origin` that may call; a request without `Origin` (not a browser) is not refused for it. */
   allowedOrigins: readonly string[];
-  /** A new MCP server for one request. */
-  createServer(): Server;
+  /** A new MCP server for one request, of the era the request speaks. */
+  createServer: McpServerFactory;
+  /**
+   * Lets the endpoint hear of changes to the offered tools, which it passes to the 2026-07-28
+   * clients listening (`subscriptions/listen`); returns how to stop.
+   */
+  onToolsChanged?: (notify: () => void) => () => void;
+  /** Whether a 2025-era client asked for log messages (its `logging/setLevel` holds for the endpoint). */
+  legacyLogsWanted?: () => boolean;
 }
 
 export interface HttpEndpoint {
@@ -33,37 +49,72 @@ export interface HttpEndpoint {
   url: string;
   /** Stops taking connections; requests under way go on. */
   stopAccepting(): void;
-  /** Resolves once every request under way has been answered, then drops idle connections. */
+  /** Ends the listen streams, resolves once every other request has been answered, then drops idle connections. */
   close(): Promise<void>;
 }
 
 /** Listens; rejects with the system's error (`EADDRINUSE`, `EACCES`, …) if it can't. */
 export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
-  const loopback = isLoopback(options.host);
-  const token = options.token === undefined ? undefined : digest(options.token);
+  const settings: CheckSettings = {
+    loopback: isLoopback(options.host),
+    port: options.port,
+    token: options.token === undefined ? undefined : digest(options.token),
+    allowedOrigins: options.allowedOrigins,
+  };
+  // 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts.
+  const handler = createMcpHandler(options.createServer, {
+    legacy: 'reject',
+    maxRequestBodySize: MAX_BODY_BYTES,
+    onerror: () => {},
+  });
+  const legacy = legacyHandler(
+    options.createServer,
+    (body) => asksForProgress(body) || (options.legacyLogsWanted?.() ?? false),
+  );
+  const route: WebHandler = async (request, extra) =>
+    (await isLegacyRequest(request, extra.parsedBody))
+      ? legacy(request, extra)
+      : handler.fetch(request, extra);
+  const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
+  // Requests being answered, and how many of them are `subscriptions/listen` streams (open until
+  // the server ends them, so a shutdown waits for the others, then ends these).
   let inFlight = 0;
+  const listening = { count: 0 };
   let settled: () => void = () => {};
+  const check = () => {
+    if (inFlight - listening.count <= 0) settled();
+  };
 
   const server = createServer((request, response) => {
     inFlight += 1;
     response.once('close', () => {
       inFlight -= 1;
-      if (inFlight === 0) settled();
+      check();
     });
-    const refusal = refuse(request, { loopback, token, allowedOrigins: options.allowedOrigins });
+    const refusal = refuse(request, settings);
     if (refusal !== undefined) {
-      reply(response, refusal.status, refusal.message, refusal.headers);
+      reply(response, refusal.status, refusal.message, {
+        ...corsHeaders(request, settings),
+        ...refusal.headers,
+      });
       return;
     }
+    if (isPreflight(request)) {
+      response.writeHead(204, preflightHeaders(request, settings));
+      response.end();
+      return;
+    }
+    const cors = corsHeaders(request, settings);
     if (request.method !== 'POST') {
       // Stateless: no stream for the server to speak on unasked (GET), no session to end (DELETE).
       reply(response, 405, 'Method not allowed: this server is stateless and takes POST only', {
+        ...cors,
         Allow: 'POST',
       });
       return;
     }
-    handle(request, response, options.createServer).catch(() => {
-      if (!response.headersSent) reply(response, 500, 'Internal server error');
+    handle(request, response, route, cors, listening, check).catch(() => {
+      if (!response.headersSent) reply(response, 500, 'Internal server error', cors);
       else response.destroy();
     });
   });
@@ -73,13 +124,23 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     server.listen(options.port, options.host, () => {
       server.off('error', reject);
       const address = server.address() as AddressInfo;
+      settings.port = address.port;
       const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
       resolve({
         url: `http://${host}:${address.port}${MCP_PATH}`,
         stopAccepting: () => server.close(),
         close: async () => {
           server.close();
-          if (inFlight > 0) await new Promise<void>((done) => (settled = done));
+          stopNotify();
+          if (inFlight - listening.count > 0) await new Promise<void>((done) => (settled = done));
+          // The listen streams: the entry ends each with its last answer.
+          await handler.close();
+          if (inFlight > 0) {
+            await new Promise<void>((done) => {
+              settled = () => inFlight === 0 && done();
+              settled();
+            });
+          }
           server.closeAllConnections();
         },
       });
@@ -90,39 +151,36 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
-  create: () => Server,
+  fetch: WebHandler,
+  cors: Record<string, string>,
+  listening: { count: number },
+  changed: () => void,
 ): Promise<void> {
   const body = await readJson(request);
   if (!body.ok) {
-    reply(response, body.status, body.message, {}, body.code);
+    reply(response, body.status, body.message, cors, body.code);
     return;
   }
-  const server = create();
-  // No sessionIdGenerator: the SDK's stateless mode (no session id issued or checked). A request
-  // that asked for progress gets an SSE stream to carry it; any other gets its answer as plain JSON,
-  // which costs less than a stream (the spec lets the server choose).
-  const transport = new StreamableHTTPServerTransport(
-    asksForProgress(body.value) ? {} : { enableJsonResponse: true },
-  );
-  // When the client goes away before its answer (or after it), the server closes, which aborts a
-  // call still running: over stateless HTTP that is how a client cancels, since its
-  // `notifications/cancelled` comes in another request, maybe to another instance.
-  response.once('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(request, response, body.value);
+  if ((body.value as { method?: unknown } | null)?.method === 'subscriptions/listen') {
+    listening.count += 1;
+    response.once('close', () => {
+      listening.count -= 1;
+      changed();
+    });
+  }
+  await answerWith(fetch, request, response, { raw: body.raw, parsed: body.value }, cors);
 }
 
-/** The most a request body may hold: the SDK transport's own default. */
+/** The most a request body may hold: the SDK's own default. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-type ReadBody = { ok: true; value: unknown } | { ok: false; status: number; code: number; message: string };
+type ReadBody =
+  | { ok: true; raw: Buffer; value: unknown }
+  | { ok: false; status: number; code: number; message: string };
 
 /**
- * The request's JSON, read here rather than by the transport so the transport can be chosen by
- * what the request asks; the same bound and the same answers as the SDK's own reading.
+ * The request's JSON, read here under a bound (the SDK's own) so that a body too large or not JSON
+ * costs no MCP server; the same answers as the SDK's own reading.
  */
 async function readJson(request: IncomingMessage): Promise<ReadBody> {
   const chunks: Buffer[] = [];
@@ -139,51 +197,12 @@ async function readJson(request: IncomingMessage): Promise<ReadBody> {
     }
     chunks.push(chunk);
   }
+  const raw = Buffer.concat(chunks);
   try {
-    return { ok: true, value: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+    return { ok: true, raw, value: JSON.parse(raw.toString('utf8')) };
   } catch {
     return { ok: false, status: 400, code: -32700, message: 'Parse error: Invalid JSON' };
   }
-}
-
-/** Whether any request in the body (one message or a batch) carries a progress token. */
-function asksForProgress(body: unknown): boolean {
-  const messages = Array.isArray(body) ? body : [body];
-  return messages.some((message) => {
-    const meta = (message as { params?: { _meta?: { progressToken?: unknown } } } | null)?.params?._meta;
-    return meta?.progressToken !== undefined;
-  });
-}
-
-interface Refusal {
-  status: number;
-  message: string;
-  headers?: Record<string, string>;
-}
-
-function refuse(
-  request: IncomingMessage,
-  checks: { loopback: boolean; token: Buffer | undefined; allowedOrigins: readonly string[] },
-): Refusal | undefined {
-  const path = (request.url ?? '').split('?')[0];
-  if (path !== MCP_PATH) return { status: 404, message: `Not found: the MCP endpoint is ${MCP_PATH}` };
-  const origin = request.headers.origin;
-  if (origin !== undefined && !checks.allowedOrigins.includes(origin)) {
-    return { status: 403, message: `Forbidden: origin ${origin} is not allowed` };
-  }
-  if (checks.loopback && !isLoopbackName(hostName(request.headers.host))) {
-    return {
-      status: 403,
-      message: 'Forbidden: this server listens on loopback and takes loopback host names only',
-    };
-  }
-  if (checks.token !== undefined) {
-    const match = /^Bearer (.+)$/i.exec(request.headers.authorization ?? '');
-    if (match?.[1] === undefined || !timingSafeEqual(digest(match[1]), checks.token)) {
-      return { status: 401, message: 'Unauthorized', headers: { 'WWW-Authenticate': 'Bearer' } };
-    }
-  }
-  return undefined;
 }
 
 function reply(
@@ -195,27 +214,4 @@ function reply(
 ) {
   response.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   response.end(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }));
-}
-
-/** Hashing first gives equal lengths, which timingSafeEqual needs. */
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
-}
-
-function hostName(header: string | undefined): string {
-  if (header === undefined) return '';
-  try {
-    return new URL(`http://${header}`).hostname;
-  } catch {
-    return '';
-  }
-}
-
-function isLoopback(host: string): boolean {
-  return host === '::1' || isLoopbackName(host);
-}
-
-/** A host name as a URL gives it (IPv6 in brackets). */
-function isLoopbackName(name: string): boolean {
-  return name === 'localhost' || name === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(name);
 }

@@ -47,18 +47,21 @@ export class ProgressRouter {
 
 /**
  * A mapper for one call. The spec wants `progress` to increase with every notification: a tool that
- * emits `{ progress, total?, message? }` with increasing numbers gets them passed through; anything
+ * emits `{ progress, total?, message? }` with increasing numbers (from 0) gets them passed through; anything
  * else counts its messages (1, 2, 3, …) and becomes the `message` (a string as it is, other data as
  * JSON).
  */
 export function progressMapper(): (data: JsonValue) => ProgressParams {
-  let last = 0;
+  // None yet: a tool's first `progress` may be 0 (nothing done), and is passed on as it is.
+  let last: number | undefined;
   let count = 0;
   return (data) => {
     count += 1;
     const shaped = shapedProgress(data);
     const progress =
-      shaped !== undefined && shaped.progress > last ? shaped.progress : Math.max(count, last + 1);
+      shaped !== undefined && (last === undefined || shaped.progress > last)
+        ? shaped.progress
+        : Math.max(count, (last ?? 0) + 1);
     last = progress;
     const params: ProgressParams = { progress };
     if (shaped?.total !== undefined && shaped.total >= progress) params.total = shaped.total;

@@ -12,18 +12,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
-  ErrorCode,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
+  ProtocolErrorCode,
   type RequestId,
-} from '@modelcontextprotocol/sdk/types.js';
-import { LineSplitter, readSignedLine } from './channel.js';
-import { type ChannelGreeting, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
+} from '@modelcontextprotocol/server';
+import { LineSplitter, parseMessage, readSignedLine } from './channel.js';
+import { type ChannelGreeting, HEARS_SIGNALS_METHOD, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
 
 /** Notifications a server may send without being asked; anything else unasked is dropped. */
 const UNASKED_NOTIFICATIONS = new Set([
@@ -31,7 +30,12 @@ const UNASKED_NOTIFICATIONS = new Set([
   'notifications/message',
   'notifications/resources/list_changed',
   'notifications/prompts/list_changed',
+  // A 2026-07-28 client's `subscriptions/listen` stream: its acknowledgement comes before any change.
+  'notifications/subscriptions/acknowledged',
 ]);
+
+/** The longest line taken from the client: a request holds a tool's arguments, bounded as over HTTP. */
+const MAX_CLIENT_LINE_BYTES = 16 * 1024 * 1024;
 
 /** How long the hosting process gets to end after it was asked to, before it is killed. */
 const SHUTDOWN_GRACE_MS = 15_000;
@@ -63,11 +67,18 @@ export class StdioRelay {
   readonly #key = randomBytes(32);
   readonly #child: ChildProcess;
   readonly #channel: Duplex;
-  readonly #client: StdioServerTransport;
+  readonly #stdout: Writable;
   /** The client's requests not yet answered, with the progress token each sent. */
   readonly #open = new Map<string, string | number | undefined>();
   #dropped = 0;
   #requested = false;
+  /**
+   * Whether the hosting process said it hears SIGTERM. Before that, a SIGTERM would end it the
+   * default way (at once, silently: a mistake on its command line, found while loading, would go
+   * unsaid and the exit code be 0), so a stop asked for meanwhile waits for it.
+   */
+  #hearsSignals = false;
+  #termPending = false;
   readonly ended: Promise<RelayEnd>;
 
   constructor(options: RelayOptions) {
@@ -94,10 +105,22 @@ export class StdioRelay {
     });
     this.#channel.on('data', (chunk: Buffer) => splitter.push(chunk));
 
-    this.#client = new StdioServerTransport(options.stdin, options.stdout);
-    this.#client.onmessage = (message) => this.#fromClient(message);
-    // A line from the client that is not a JSON-RPC message: the SDK's reader dropped it already.
-    this.#client.onerror = () => {};
+    // Lines read here, not by the SDK's stdio transport: that one stops writing once stdin ends,
+    // and a client that closed stdin still gets an answer to every request it sent.
+    this.#stdout = options.stdout;
+    const fromClient = new LineSplitter({
+      maxLineBytes: MAX_CLIENT_LINE_BYTES,
+      onLine: (line) => {
+        // A line that is not a JSON-RPC message is dropped, as the SDK's own reader does.
+        const message = line === '' ? undefined : parseMessage(line);
+        if (message !== undefined) this.#fromClient(message);
+      },
+      onDropped: () => {},
+    });
+    options.stdin.on('data', (chunk: Buffer | string) =>
+      fromClient.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk),
+    );
+    options.stdin.on('error', () => {});
     options.stdout.on('error', () => {});
     const onInputEnd = () => this.stop();
     options.stdin.once('end', onInputEnd);
@@ -113,18 +136,17 @@ export class StdioRelay {
             ? 'the tool host shut down before answering'
             : 'the tool host process ended unexpectedly',
         );
-        void this.#client.close();
         resolve({ code, signal, requested: this.#requested });
       });
     });
-    void this.#client.start();
   }
 
   /** Asks the hosting process to end (running calls are answered first); resolves when it has. */
   async stop(): Promise<RelayEnd> {
     if (!this.#requested && this.#child.exitCode === null && this.#child.signalCode === null) {
       this.#requested = true;
-      this.#child.kill('SIGTERM');
+      if (this.#hearsSignals) this.#child.kill('SIGTERM');
+      else this.#termPending = true;
       const force = setTimeout(() => this.#child.kill('SIGKILL'), SHUTDOWN_GRACE_MS);
       void this.ended.finally(() => clearTimeout(force));
     }
@@ -145,11 +167,25 @@ export class StdioRelay {
 
   #fromHost(line: string): void {
     const message = readSignedLine(this.#key, line);
+    if (
+      message !== undefined &&
+      !this.#hearsSignals &&
+      'method' in message &&
+      message.method === HEARS_SIGNALS_METHOD
+    ) {
+      this.#hearsSignals = true;
+      if (this.#termPending) this.#child.kill('SIGTERM');
+      return;
+    }
     if (message === undefined || !this.#answersTheClient(message)) {
       this.#drop(Buffer.byteLength(line) + 1);
       return;
     }
-    void this.#client.send(message);
+    this.#send(message);
+  }
+
+  #send(message: JSONRPCMessage): void {
+    if (this.#stdout.writable) this.#stdout.write(`${JSON.stringify(message)}\n`);
   }
 
   #answersTheClient(message: JSONRPCMessage): boolean {
@@ -170,10 +206,10 @@ export class StdioRelay {
   #answerOpen(message: string): void {
     for (const id of this.#open.keys()) {
       const requestId: RequestId = id.startsWith('n:') ? Number(id.slice(2)) : id.slice(2);
-      void this.#client.send({
+      this.#send({
         jsonrpc: '2.0',
         id: requestId,
-        error: { code: ErrorCode.InternalError, message },
+        error: { code: ProtocolErrorCode.InternalError, message },
       });
     }
     this.#open.clear();

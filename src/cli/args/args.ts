@@ -19,7 +19,7 @@ import {
   stringOption,
   type Values,
 } from './option-values.js';
-import { serveArgs } from './serve-args.js';
+import { httpAddress, serveArgs } from './serve-args.js';
 
 /**
  * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README
@@ -27,7 +27,7 @@ import { serveArgs } from './serve-args.js';
  */
 export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';
 
-export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'init', 'pin'] as const;
+export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'mcp-config', 'init', 'pin'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
 /** Options every command that hosts tools takes. */
@@ -119,6 +119,17 @@ export interface PinArgs extends HostArgs {
   lock: string;
 }
 
+export interface McpConfigArgs {
+  command: 'mcp-config';
+  json: boolean;
+  /** Packages or modules to serve, as typed (made absolute when printed). */
+  paths: string[];
+  /** `--name`: the server's name in the client's list. @default 'toolhost' */
+  name: string;
+  /** `--http`: the address of the HTTP configurations. @default 127.0.0.1:8765 */
+  http: HttpAddress;
+}
+
 export interface InitArgs {
   command: 'init';
   json: boolean;
@@ -132,6 +143,7 @@ export type ParsedCommandLine =
   | SelftestArgs
   | ChatArgs
   | ServeArgs
+  | McpConfigArgs
   | InitArgs
   | PinArgs
   | { command: 'help'; topic: CommandName | undefined }
@@ -189,6 +201,12 @@ const COMMAND_OPTIONS = {
     'allow-origin': { type: 'string', multiple: true },
     lock: { type: 'string' },
   },
+  'mcp-config': {
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+    name: { type: 'string' },
+    http: { type: 'string' },
+  },
   init: {
     json: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
@@ -218,6 +236,17 @@ export function parseCommandLine(
     const [dir, ...extra] = positionals;
     if (extra.length > 0) throw new UsageError(messages.initExtraArguments(extra));
     return { command, json: values['json'] === true, dir: dir ?? '.' };
+  }
+  if (command === 'mcp-config') {
+    const httpValue = stringOption(values, 'http');
+    return {
+      command,
+      json: values['json'] === true,
+      paths: atLeastOnePath(command, positionals),
+      name: stringOption(values, 'name') ?? 'toolhost',
+      http:
+        httpValue === undefined ? { host: '127.0.0.1', port: 8765 } : httpAddress(httpValue, typed('http')),
+    };
   }
 
   const host: HostArgs = {

@@ -27,6 +27,8 @@ Usage:
                                                   (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL)
   toolhost serve [--http [host:]port] [--watch DIR]... <package-or-module>...
                                                   the tools as an MCP server (stdio by default)
+  toolhost mcp-config [--name NAME] [--http [host:]port] <package-or-module>...
+                                                  client configs for Claude Desktop, Claude Code, VS Code
   toolhost init [dir]                             a new tool package, with one tool that passes its selftest
   toolhost pin <package-or-module>... [--lock FILE]
                                                   record the reviewed declarations in a lock file
@@ -143,6 +145,19 @@ ${DATA_DIR_OPTION}
   --allow-network PKG[=HOST,...]
                          grant package PKG the network its manifest asks for, or only these hosts of it
                          (repeatable; held to its hosts with --isolation process in bubblewrap)
+  -h, --help             show this help
+`,
+  'mcp-config': `Usage: toolhost mcp-config [options] <package-or-module>...
+
+Prints MCP client configurations that start this installation's toolhost serve from any folder:
+node's own path, the absolute path of the toolhost CLI and absolute package paths. For Claude
+Desktop (mcpServers JSON), Claude Code (claude mcp add ...) and VS Code (.vscode/mcp.json), over
+stdio (the client starts the server) and over HTTP (you start it; the command is printed).
+
+Options:
+  --name NAME            the server's name in the client (default toolhost)
+  --http [HOST:]PORT     the address of the HTTP configurations (default 127.0.0.1:8765)
+  --json                 print one JSON document on stdout instead of text
   -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]

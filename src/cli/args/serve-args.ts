@@ -51,7 +51,7 @@ export function serveArgs(
 }
 
 /** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */
-function httpAddress(value: string, typed: string): HttpAddress {
+export function httpAddress(value: string, typed: string): HttpAddress {
   const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(value);
   const port = Number(match?.[2]);
   if (match === null || !Number.isInteger(port) || port > 65_535) {

@@ -23,6 +23,8 @@ export async function runCommand(
       return (await import('./chat.js')).chatCommand(parsed, io, signal);
     case 'serve':
       return (await import('./serve.js')).serveCommand(parsed, io, signal);
+    case 'mcp-config':
+      return (await import('./mcp-config.js')).mcpConfigCommand(parsed, io);
     case 'init':
       return (await import('./init.js')).initCommand(parsed, io);
     case 'pin':

@@ -3,11 +3,13 @@
  * the ToolHost and the MCP server, speaking to the relay over fd 3. Its stdin and stdout are
  * /dev/null and its stderr the relay's, so nothing the tools write reaches the client's stdout.
  *
- * It ends on SIGTERM or SIGINT (the relay sends SIGTERM when the client closes stdin) and when the
+ * It ends on SIGTERM or SIGINT (the relay sends SIGTERM when the client closes stdin, once this
+ * process said it hears it) and when the
  * channel closes (the relay died): running calls are answered, workers end, temp folders go.
  */
 import { Socket } from 'node:net';
-import { ChannelServerTransport } from '../../mcp/channel-transport.js';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { ChannelServerTransport, HEARS_SIGNALS_METHOD } from '../../mcp/channel-transport.js';
 import type { ServeArgs } from '../args/args.js';
 import { describeCliError, ExitCode } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
@@ -28,21 +30,27 @@ async function main(): Promise<number> {
 
   const socket = new Socket({ fd: CHANNEL_FD, readable: true, writable: true });
   const { settings, transport } = await ChannelServerTransport.open(socket);
+  // Signed with the key just read, so no tool can say it; the relay holds a SIGTERM until it has.
+  await transport.send({ jsonrpc: '2.0', method: HEARS_SIGNALS_METHOD });
   // The relay parsed and checked the command line; what it sent is that, as it is.
   const args = settings as ServeArgs;
-  transport.onclose = () => stop();
+  void transport.ended.then(() => stop());
 
   let served: Awaited<ReturnType<typeof startServing>>;
   try {
-    served = await startServing(args, process.stderr, { listChanged: true });
+    served = await startServing(args, process.stderr, { listChanged: true, legacyLogScope: 'connection' });
   } catch (error) {
     const known = describeCliError(error);
     if (known === undefined) throw error;
     writeMessage(process.stderr, known.line);
     return known.exitCode;
   }
-  const server = served.tools.createServer();
-  await server.connect(transport);
+  // The SDK's stdio entry decides the connection's era from its first message (an `initialize`, or
+  // a 2026-07-28 request with its `_meta`) and makes one server for it; it owns the transport.
+  const connection = serveStdio((context) => served.tools.createServer(context), {
+    transport,
+    onerror: () => {},
+  });
   writeMessage(process.stderr, messages.serving(served.host.list().length, 'on stdio'));
 
   await stopped;
@@ -51,7 +59,7 @@ async function main(): Promise<number> {
   // turn of the event loop later they are all written, and ending the socket flushes them.
   await new Promise((resolve) => setImmediate(resolve));
   if (socket.writable) await new Promise<void>((resolve) => socket.end(resolve));
-  await server.close();
+  await connection.close();
   return ExitCode.ok;
 }
 

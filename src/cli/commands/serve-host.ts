@@ -38,7 +38,7 @@ function serveLogger(stderr: OutputStream): Logger {
 export async function startServing(
   args: ServeArgs,
   stderr: OutputStream,
-  options: { listChanged: boolean },
+  options: { listChanged: boolean; legacyLogScope: 'connection' | 'endpoint' },
 ): Promise<ServedTools> {
   const host = createHost(args, stderr, {
     logger: serveLogger(stderr),
@@ -65,6 +65,7 @@ export async function startServing(
     name: 'toolhost',
     version: packageVersion(),
     listChanged: options.listChanged,
+    legacyLogScope: options.legacyLogScope,
     callTimeoutMs: args.timeoutMs,
   });
   return {

@@ -8,6 +8,7 @@
  * the hosting process ended unexpectedly.
  */
 import type { Readable, Writable } from 'node:stream';
+import { isLoopback } from '../../mcp/http-checks.js';
 import { listenHttp } from '../../mcp/http-server.js';
 import { StdioRelay } from '../../mcp/stdio-relay.js';
 import type { ServeArgs } from '../args/args.js';
@@ -57,7 +58,7 @@ async function overStdio(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise
 
 async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<ExitCode> {
   const address = args.http ?? { host: '127.0.0.1', port: 0 };
-  const served = await startServing(args, io.stderr, { listChanged: false });
+  const served = await startServing(args, io.stderr, { listChanged: false, legacyLogScope: 'endpoint' });
   let endpoint: Awaited<ReturnType<typeof listenHttp>>;
   try {
     endpoint = await listenHttp({
@@ -65,12 +66,17 @@ async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<
       port: address.port,
       token: args.token,
       allowedOrigins: args.allowOrigins,
-      createServer: () => served.tools.createServer(),
+      createServer: (context) => served.tools.createServer(context),
+      onToolsChanged: (notify) => served.tools.onOfferedChange(notify),
+      legacyLogsWanted: () => served.tools.legacyLogsWanted(),
     });
   } catch (error) {
     await served.close();
     const reason = error instanceof Error ? error.message : String(error);
     throw new UsageError(messages.listenFailed(`${address.host}:${address.port}`, reason));
+  }
+  if (args.token === undefined && !isLoopback(address.host)) {
+    writeMessage(io.stderr, messages.noTokenBeyondLoopback(`${address.host}:${address.port}`));
   }
   writeMessage(io.stderr, messages.serving(served.host.list().length, `at ${endpoint.url}`));
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));

@@ -92,6 +92,9 @@ export const messages = {
   serving: (tools: number, where: string) =>
     `serving ${tools} ${tools === 1 ? 'tool' : 'tools'} over MCP ${where}`,
   listenFailed: (address: string, reason: string) => `could not listen on ${address}: ${reason}`,
+  noSuchPath: (path: string) => `no such file or directory: ${path}`,
+  noTokenBeyondLoopback: (address: string) =>
+    `warning: listening on ${address}, beyond loopback, without --token-env: anyone who can reach this address can call every tool`,
   toolPrinted: (tool: string, text: string) => `the tool ${JSON.stringify(tool)} printed: ${text}`,
   channelDropped: (bytes: number) =>
     `dropped ${bytes} bytes from the tool host process that were not signed protocol messages (a tool wrote into its channel); only the first drop is reported`,

@@ -1,0 +1,82 @@
+/**
+ * Node's `http` on one side, the web-standard `Request` → `Response` of the SDK's HTTP entry on
+ * the other: the request (its body already read and bounded here) becomes a `Request` whose signal
+ * aborts when the client goes away, and the `Response` (a JSON body, or an SSE stream for a call
+ * that sends progress or log messages, or a `subscriptions/listen` stream) is written back as it
+ * comes, no faster than the client reads it.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The entry's face: one HTTP request in, its response out. */
+export type WebHandler = (request: Request, options: { parsedBody: unknown }) => Promise<Response>;
+
+/**
+ * Answers `request` with `handler`. A client that disconnects aborts the request's signal, which
+ * the SDK takes as a cancellation (on stateless HTTP the only one there is: a
+ * `notifications/cancelled` comes in another request, maybe to another instance).
+ */
+export async function answerWith(
+  handler: WebHandler,
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: { raw: Buffer; parsed: unknown },
+  extraHeaders: Record<string, string>,
+): Promise<void> {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!response.writableFinished) gone.abort();
+  };
+  response.once('close', onClose);
+  const webRequest = new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
+    method: request.method ?? 'POST',
+    headers: headersOf(request),
+    body: new Uint8Array(body.raw),
+    signal: gone.signal,
+  });
+  const webResponse = await handler(webRequest, { parsedBody: body.parsed });
+  const headers: Record<string, string> = { ...extraHeaders };
+  webResponse.headers.forEach((value, name) => {
+    headers[name] = value;
+  });
+  response.writeHead(webResponse.status, headers);
+  if (webResponse.body === null) {
+    response.end();
+    return;
+  }
+  const reader = webResponse.body.getReader();
+  const cancel = () => void reader.cancel().catch(() => {});
+  gone.signal.addEventListener('abort', cancel, { once: true });
+  // SSE frames should reach the client as they are made, not when a buffer fills.
+  response.flushHeaders();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (!response.write(value)) {
+        await new Promise<void>((resolve) => {
+          const settle = () => {
+            response.off('drain', settle);
+            response.off('close', settle);
+            resolve();
+          };
+          response.once('drain', settle);
+          response.once('close', settle);
+        });
+      }
+      if (gone.signal.aborted) return;
+    }
+    response.end();
+  } finally {
+    gone.signal.removeEventListener('abort', cancel);
+  }
+}
+
+/** The request's headers as a `Headers` (repeated ones joined, as HTTP allows). */
+function headersOf(request: IncomingMessage): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+  }
+  return headers;
+}
