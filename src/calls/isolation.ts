@@ -44,6 +44,20 @@ const nodeFlags = process.allowedNodeEnvironmentFlags;
 /** Node 22 renamed `--experimental-permission` to `--permission`; use whichever this Node knows. */
 const PERMISSION_FLAG = nodeFlags.has('--permission') ? '--permission' : '--experimental-permission';
 
+/**
+ * Every worker toolhost starts loads ES modules with `import()` only, never through require(esm)
+ * (on by default from Node 20.19 and 22.12). A worker terminated while `require()` builds the
+ * `__esModule` facade of an ES module with a default export fails a native assertion in Node
+ * (`CreateRequiredModuleFacade`), which aborts the whole process: the host. piscina `require()`s its
+ * task file first, so the call worker's own start went that way, and a tool can `require()` ES
+ * modules of its own until its timeout ends the worker. With require(esm) off, piscina falls back
+ * to `import()`, and a tool's `require()` of an ES module throws `ERR_REQUIRE_ESM`, as on Node 20.18.
+ * Releases without require(esm) (before 20.17) don't know the flag and don't need it.
+ */
+export const WORKER_MODULE_FLAGS: readonly string[] = nodeFlags.has('--experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
+
 /** Node 25 added the network to the permission model: without `--allow-net` a worker has none. */
 export const STRICT_DENIES_NETWORK = nodeFlags.has('--allow-net');
 
@@ -111,7 +125,7 @@ export function workerExecArgv(
 ): string[] {
   const addons = options.allowAddons ? [] : ['--no-addons'];
   // The process tier's boundary is its process (and sandbox); the workers inside are worker-tier ones.
-  if (tier === 'worker' || tier === 'process') return addons;
+  if (tier === 'worker' || tier === 'process') return [...WORKER_MODULE_FLAGS, ...addons];
 
   assertTierSupported(tier);
   cachedWorkerCodePaths ??= workerCodePaths();
@@ -123,6 +137,7 @@ export function workerExecArgv(
   const reads = minimalPaths([paths.domain, ...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
   const writes = minimalPaths([tmpDir]).map(grant);
   return [
+    ...WORKER_MODULE_FLAGS,
     PERMISSION_FLAG,
     ...reads.map((path) => `--allow-fs-read=${path}`),
     ...writes.map((path) => `--allow-fs-write=${path}`),

@@ -16,7 +16,8 @@ import { ensureEnded } from './thread-reaper.js';
 
 export type { PoolReply } from './pool-call.js';
 
-const CALL_WORKER = fileURLToPath(new URL('../../workers/call/call-worker.js', import.meta.url));
+/** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
+const CALL_WORKER = fileURLToPath(new URL('../../workers/call/entry.cjs', import.meta.url));
 
 export interface PoolLimits {
   maxThreads: number;
