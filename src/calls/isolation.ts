@@ -14,7 +14,8 @@
  *
  * - `process`: each package version's pool of worker-tier workers inside a process of its own, with a
  *   memory limit over the whole process, and on Linux with bubblewrap an OS sandbox around it (see
- *   `src/process/`). Its workers get the worker tier's flags.
+ *   `src/process/`). Inside the sandbox its workers get the worker tier's flags; where there is no
+ *   sandbox, strict's (see `src/process/process-domains.ts`), so its files are still confined.
  *
  * Node's documentation says the permission model "does not protect against malicious code": strict
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
@@ -93,12 +94,19 @@ function workerCodePaths(): string[] {
 let cachedWorkerCodePaths: string[] | undefined;
 
 /**
+ * Whether this Node's permission model is one strict can rest on: it covers WASI (`--allow-wasi`
+ * exists from Node 20.16; before that, WASI was not restricted by it). The process tier without a
+ * sandbox confines its workers with strict's flags only where this holds.
+ */
+export const PERMISSION_MODEL_USABLE = nodeFlags.has(PERMISSION_FLAG) && nodeFlags.has('--allow-wasi');
+
+/**
  * Throws when this Node can't run a tier. Strict needs a permission model that also covers WASI
  * (`--allow-wasi` exists from Node 20.16): before that, WASI was not restricted by it.
  */
 export function assertTierSupported(tier: IsolationTier): void {
   if (tier !== 'strict') return;
-  if (!nodeFlags.has(PERMISSION_FLAG) || !nodeFlags.has('--allow-wasi')) {
+  if (!PERMISSION_MODEL_USABLE) {
     throw new ToolHostError(
       'INVALID_OPTION',
       `Expected a Node.js whose permission model covers WASI (20.16 or later) for \`isolation: 'strict'\`, got ${process.version}`,

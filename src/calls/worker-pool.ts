@@ -30,6 +30,8 @@ export interface PoolLimits {
   allowAddons: boolean;
   /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
   call: CallSettings;
+  /** The process tier without a sandbox: its workers run under strict's flags, and say so. */
+  permissionTier?: 'process';
 }
 
 export interface PoolCallHooks {
@@ -110,7 +112,11 @@ export class TrustDomainPool implements CallPool {
       },
       env: limits.env,
       execArgv: limits.execArgv,
-      workerData: { allowAddons: limits.allowAddons, ...limits.call },
+      workerData: {
+        allowAddons: limits.allowAddons,
+        ...limits.call,
+        ...(limits.permissionTier === undefined ? {} : { permissionTier: limits.permissionTier }),
+      },
       recordTiming: false,
       loadBalancer: this.#threads.balance as never,
     });

@@ -37,7 +37,8 @@ export interface ChildEnd {
 }
 
 export interface ChildOptions {
-  init: ChildInit;
+  /** What it is told to do; a function when that depends on what this machine gives (the sandbox). */
+  init: ChildInit | ((environment: ChildEnvironment) => ChildInit);
   paths: SandboxPaths;
   allowAddons: boolean;
   memoryMb: number;
@@ -67,6 +68,7 @@ export class DomainChild {
   #ended = false;
   #busy = false;
   #startTimer: NodeJS.Timeout | undefined;
+  #environment: ChildEnvironment | undefined;
 
   constructor(options: ChildOptions) {
     this.#options = options;
@@ -122,7 +124,8 @@ export class DomainChild {
       START_BOUND_MS,
     );
     this.#startTimer.unref();
-    const { sandbox, cgroups } = await options.environment();
+    this.#environment = await options.environment();
+    const { sandbox, cgroups } = this.#environment;
     if (this.#killed !== undefined) return;
     try {
       mkdirSync(options.paths.tmpDir, { recursive: true });
@@ -249,7 +252,10 @@ export class DomainChild {
       );
       this.#watchdog.busy = this.#busy;
     }
-    if (this.#killed === undefined) this.send(this.#options.init);
+    const { init } = this.#options;
+    const environment = this.#environment;
+    if (this.#killed !== undefined || environment === undefined) return;
+    this.send(typeof init === 'function' ? init(environment) : init);
   }
 
   #exited(code: number | null, signal: NodeJS.Signals | null): void {

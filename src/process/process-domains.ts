@@ -5,6 +5,7 @@
  * package asks and the host allows.
  */
 
+import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { Settings } from '../host/options.js';
 import type { SourceVersion } from '../registry/generation.js';
@@ -33,9 +34,13 @@ export class ProcessDomains {
 
   /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
   pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
+    const paths = this.#paths(version, limits.call.tmpDir);
+    const confined = this.#unsandboxedExecArgv(version, paths);
     return new ProcessDomainPool({
       limits,
-      paths: this.#paths(version, limits.call.tmpDir),
+      unsandboxedLimits:
+        confined === undefined ? limits : { ...limits, execArgv: confined, permissionTier: 'process' },
+      paths,
       memoryMb: this.#settings.processMemoryMb,
       environment: () => this.#tier.environment(),
       onFault,
@@ -44,12 +49,14 @@ export class ProcessDomains {
 
   /** Where a version's declarations are read, with its reader workers' flags. */
   reads(version: ProcessVersion, execArgv: string[], tmpDir: string): VersionReads {
+    const paths = this.#paths(version, tmpDir);
     const reads = new ProcessReads({
-      paths: this.#paths(version, tmpDir),
+      paths,
       memoryMb: this.#settings.processMemoryMb,
       heapMb: this.#settings.readHeapMb,
       timeoutMs: this.#settings.readTimeoutMs,
       execArgv,
+      unsandboxedExecArgv: this.#unsandboxedExecArgv(version, paths) ?? execArgv,
       allowAddons: this.#settings.allowAddons,
       environment: () => this.#tier.environment(),
     });
@@ -67,6 +74,23 @@ export class ProcessDomains {
   close(): void {
     for (const reads of this.#reads) reads.close();
     this.#reads.clear();
+  }
+
+  /**
+   * The flags of a version's workers where there is no sandbox: strict's, with the same grants (reads
+   * of the package, its snapshot and toolhost's own code; writes of its tmp folder; no child processes,
+   * workers or addons; the network, on Node 25 and later, only as granted). The process is then only
+   * a boundary for memory and crashes; Node's permission model keeps its workers' files confined.
+   * Undefined where this Node's permission model is not usable (before 20.16): worker-tier flags.
+   */
+  #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] | undefined {
+    if (!PERMISSION_MODEL_USABLE) return undefined;
+    const snapshot = version.snapshot === undefined ? {} : { snapshot: version.snapshot.grant };
+    return workerExecArgv(
+      'strict',
+      { domain: version.root, ...snapshot, tmpDir: paths.tmpDir },
+      { allowAddons: this.#settings.allowAddons, allowNetwork: paths.network },
+    );
   }
 
   #paths(version: ProcessVersion, tmpDir: string): SandboxPaths {
