@@ -2,10 +2,12 @@
  * The process tier where there is no OS sandbox (here: bubblewrap hidden from the host's PATH, so the
  * tier finds none, as on a machine without it). What still holds: a process of the package's own,
  * its memory limit, no descriptor of the host's, the worker tier's guarantees inside; the host says
- * once what it lacks. What does not: the files, `/proc` and the network the host's user can reach
- * (the README's table says so; these tests show it).
+ * once what it lacks. Its workers run under Node's permission model with strict's grants, so reads
+ * outside the package, writes outside its tmp folder and child processes are refused; before Node 25
+ * the network is not (the README's table says so; these tests show it).
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -23,6 +25,37 @@ const STRICT_HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', impor
 const PROCESS_HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const environment = await processEnvironment();
 const MB = 1024 * 1024;
+/** Node 25 added the network to the permission model. */
+const NODE_DENIES_NETWORK = process.allowedNodeEnvironmentFlags.has('--allow-net');
+/** Node 22 and later grant a worker its working directory; 24.20 and 26.3 can take it back. */
+const READS_WORKING_DIRECTORY = (() => {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  if (major === 20) return false;
+  return !(major >= 27 || (major === 26 && minor >= 3) || (major === 24 && minor >= 20));
+})();
+
+/** The error result of an operation Node's permission model refused in this tier. */
+const denied = (permission: string, resource?: string) => ({
+  code: 'TOOL_ACCESS_DENIED',
+  message: `the process isolation tier refused ${permission}${resource === undefined ? '' : ` on ${resource}`}`,
+});
+
+/** What the notice adds for what Node's permission model can't contain on this Node. */
+function modelGaps(): string {
+  const gaps = [
+    ...(NODE_DENIES_NETWORK ? [] : ['the network (Node 25 and later deny it)']),
+    ...(READS_WORKING_DIRECTORY
+      ? ["reads of the host's working directory (Node 24.20 and 26.3 and later deny them)"]
+      : []),
+  ];
+  return gaps.length === 0 ? '' : `, which here does not contain ${gaps.join(', nor ')}`;
+}
+
+/** The package's next call and another package's both still answer. */
+async function expectNextCallsWork(): Promise<void> {
+  expect(outcomeText(await host.call('strict_tmp_roundtrip', {}))).toBe('kept in tmpDir');
+  expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
+}
 
 let root: string;
 let host: ToolHost;
@@ -52,7 +85,7 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
     await host.call('strict_tmp_roundtrip', {});
     await host.call('proc_whoami', {});
     const gaps = [
-      "an OS sandbox (bubblewrap (bwrap) is not installed), so its tools can read and write what the host's user can, reach the network and signal the host's processes",
+      `an OS sandbox (bubblewrap (bwrap) is not installed), so its workers are confined by Node's permission model with strict's grants instead${modelGaps()}`,
       ...(environment.cgroups.available
         ? []
         : [
@@ -64,15 +97,12 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
     ]);
   });
 
-  it("calls run in a process of the package's own, with no descriptor of the host's", async () => {
-    const seen = JSON.parse(outcomeText(await host.call('proc_whoami', {}))) as {
-      pid: number;
-      ppid: number;
-      fds: Record<string, { target: string; cloexec: boolean }>;
-    };
-    expect(seen.pid).not.toBe(process.pid);
-    expect(seen.ppid).toBe(process.pid);
-    expect(Object.entries(seen.fds).filter(([, fd]) => !fd.cloexec)).toEqual([]);
+  it("its workers can't list their process's descriptors in /proc", async () => {
+    // Its descriptors (none of the host's) are the process tier's own check, in the sandbox's suites:
+    // here the permission model keeps a tool from even listing them.
+    const outcome = await host.call('proc_whoami', {});
+    expect(outcome.error).toMatchObject(denied('FileSystemRead', '/proc/self/fd'));
+    await expectNextCallsWork();
   });
 
   it('its memory limit still holds: a Buffer bomb answers TOOL_OUT_OF_MEMORY and the host stays flat', async () => {
@@ -91,29 +121,37 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
   });
 });
 
-describe("isolation: 'process' without an OS sandbox: what does not hold (documented)", () => {
-  it('a tool can read a secrets file outside its package, and the start-up environment of the host', async () => {
+describe("isolation: 'process' without an OS sandbox: its workers are confined by Node's permission model", () => {
+  it("a tool reading a secrets file outside its package, or the host's start-up environment, gets TOOL_ACCESS_DENIED; the next call and another package are fine", async () => {
     const secrets = join(root, 'secrets.env');
     await writeFile(secrets, 'API_TOKEN=sk-fake-secret-without-a-sandbox\n');
-    expect(outcomeText(await host.call('strict_read_file', { path: secrets }))).toBe(
-      'API_TOKEN=sk-fake-secret-without-a-sandbox\n',
-    );
-    const environ = outcomeText(
-      await host.call('strict_read_file', { path: `/proc/${process.pid}/environ` }),
-    );
-    expect(environ).toContain('\0');
-    expect(environ.split('\0').some((entry) => entry.includes('='))).toBe(true);
+    const outcome = await host.call('strict_read_file', { path: secrets });
+    expect(outcome.error).toMatchObject(denied('FileSystemRead', secrets));
+    expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
+    const environ = await host.call('strict_read_file', { path: `/proc/${process.pid}/environ` });
+    expect(environ.error).toMatchObject(denied('FileSystemRead', `/proc/${process.pid}/environ`));
+    await expectNextCallsWork();
   });
 
-  it('a tool can write outside its tmpDir', async () => {
+  it('a tool writing outside its tmpDir gets TOOL_ACCESS_DENIED and nothing is written; the next call and another package are fine', async () => {
     const target = join(root, 'written-by-tool.txt');
-    expect(outcomeText(await host.call('strict_write_file', { path: target, text: 'written' }))).toBe(
-      'written',
-    );
-    expect(await readFile(target, 'utf8')).toBe('written');
+    const outcome = await host.call('strict_write_file', { path: target, text: 'written' });
+    expect(outcome.error).toMatchObject(denied('FileSystemWrite', target));
+    expect(existsSync(target)).toBe(false);
+    await expectNextCallsWork();
   });
 
-  it('a tool of a package that did not ask reaches a local server', async () => {
+  it('a tool spawning a child process gets TOOL_ACCESS_DENIED and the child never runs; the next call and another package are fine', async () => {
+    const marker = join(root, 'spawned.txt');
+    const outcome = await host.call('strict_spawn', { marker });
+    // Newer Node releases (22.23.5, 24.22.3 and 26.12.1 here) name the executable too; Node 20 doesn't.
+    const { stack: _stack, ...error } = outcome.error ?? {};
+    expect([denied('ChildProcess'), denied('ChildProcess', process.execPath)]).toContainEqual(error);
+    expect(existsSync(marker)).toBe(false);
+    await expectNextCallsWork();
+  });
+
+  it('a tool of a package that did not ask for the network reaches a local server before Node 25, and is refused from Node 25 on', async () => {
     const requests: string[] = [];
     server = createServer((request, response) => {
       requests.push(request.url ?? '');
@@ -122,7 +160,14 @@ describe("isolation: 'process' without an OS sandbox: what does not hold (docume
     await new Promise<void>((resolve) => server?.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const outcome = await host.call('strict_fetch', { url: `http://127.0.0.1:${port}/exfiltrate` });
-    expect(outcomeText(outcome)).toBe('reached a local server');
-    expect(requests).toEqual(['/exfiltrate']);
+    if (NODE_DENIES_NETWORK) {
+      expect(outcome.error).toMatchObject({ code: 'TOOL_ACCESS_DENIED' });
+      expect(outcome.error?.message).toMatch(/^the process isolation tier refused Net /);
+      expect(requests).toEqual([]);
+    } else {
+      expect(outcomeText(outcome)).toBe('reached a local server');
+      expect(requests).toEqual(['/exfiltrate']);
+    }
+    await expectNextCallsWork();
   });
 });

@@ -19,6 +19,8 @@ const PISCINA_DIST = dirname(createRequire(import.meta.url).resolve('piscina'));
 const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has('--permission')
   ? '--permission'
   : '--experimental-permission';
+/** Every tested Node line has require(esm) on by default; workers start with it off. */
+const NO_REQUIRE_ESM = '--no-experimental-require-module';
 /** Node 25 added the network to the permission model. */
 const NODE_DENIES_NETWORK = process.allowedNodeEnvironmentFlags.has('--allow-net');
 const QUIET = process.allowedNodeEnvironmentFlags.has('--disable-warning')
@@ -102,15 +104,16 @@ describe('the isolation option', () => {
 });
 
 describe('workerExecArgv', () => {
-  it('the worker tier only turns addons off', () => {
+  it('the worker tier only turns addons and require(esm) off', () => {
     const paths = { domain: HOSTILE, tmpDir: join(root, 'tmp') };
-    expect(workerExecArgv('worker', paths, { allowAddons: false })).toEqual(['--no-addons']);
-    expect(workerExecArgv('worker', paths, { allowAddons: true })).toEqual([]);
+    expect(workerExecArgv('worker', paths, { allowAddons: false })).toEqual([NO_REQUIRE_ESM, '--no-addons']);
+    expect(workerExecArgv('worker', paths, { allowAddons: true })).toEqual([NO_REQUIRE_ESM]);
   });
 
   it('strict grants reads of the domain, its tmp folder and the worker code, and writes of the tmp folder only', () => {
     const tmpDir = join(root, 'tmp');
     expect(workerExecArgv('strict', { domain: HOSTILE, tmpDir }, { allowAddons: false })).toEqual([
+      NO_REQUIRE_ESM,
       PERMISSION_FLAG,
       `--allow-fs-read=${HOSTILE}`,
       `--allow-fs-read=${tmpDir}/*`,
@@ -135,6 +138,7 @@ describe('workerExecArgv', () => {
       '--allow-net',
     );
     expect(workerExecArgv('worker', paths, { allowAddons: false, allowNetwork: true })).toEqual([
+      NO_REQUIRE_ESM,
       '--no-addons',
     ]);
   });

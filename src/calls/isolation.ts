@@ -14,7 +14,8 @@
  *
  * - `process`: each package version's pool of worker-tier workers inside a process of its own, with a
  *   memory limit over the whole process, and on Linux with bubblewrap an OS sandbox around it (see
- *   `src/process/`). Its workers get the worker tier's flags.
+ *   `src/process/`). Inside the sandbox its workers get the worker tier's flags; where there is no
+ *   sandbox, strict's (see `src/process/process-domains.ts`), so its files are still confined.
  *
  * Node's documentation says the permission model "does not protect against malicious code": strict
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
@@ -45,6 +46,20 @@ const nodeFlags = process.allowedNodeEnvironmentFlags;
 
 /** Node 22 renamed `--experimental-permission` to `--permission`; use whichever this Node knows. */
 const PERMISSION_FLAG = nodeFlags.has('--permission') ? '--permission' : '--experimental-permission';
+
+/**
+ * Every worker toolhost starts loads ES modules with `import()` only, never through require(esm)
+ * (on by default from Node 20.19 and 22.12). A worker terminated while `require()` builds the
+ * `__esModule` facade of an ES module with a default export fails a native assertion in Node
+ * (`CreateRequiredModuleFacade`), which aborts the whole process: the host. piscina `require()`s its
+ * task file first, so the call worker's own start went that way, and a tool can `require()` ES
+ * modules of its own until its timeout ends the worker. With require(esm) off, piscina falls back
+ * to `import()`, and a tool's `require()` of an ES module throws `ERR_REQUIRE_ESM`, as on Node 20.18.
+ * Releases without require(esm) (before 20.17) don't know the flag and don't need it.
+ */
+export const WORKER_MODULE_FLAGS: readonly string[] = nodeFlags.has('--experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
 
 /** Node 25 added the network to the permission model: without `--allow-net` a worker has none. */
 export const STRICT_DENIES_NETWORK = nodeFlags.has('--allow-net');
@@ -81,12 +96,19 @@ function workerCodePaths(): string[] {
 let cachedWorkerCodePaths: string[] | undefined;
 
 /**
+ * Whether this Node's permission model is one strict can rest on: it covers WASI (`--allow-wasi`
+ * exists from Node 20.16; before that, WASI was not restricted by it). The process tier without a
+ * sandbox confines its workers with strict's flags only where this holds.
+ */
+export const PERMISSION_MODEL_USABLE = nodeFlags.has(PERMISSION_FLAG) && nodeFlags.has('--allow-wasi');
+
+/**
  * Throws when this Node can't run a tier. Strict needs a permission model that also covers WASI
  * (`--allow-wasi` exists from Node 20.16): before that, WASI was not restricted by it.
  */
 export function assertTierSupported(tier: IsolationTier): void {
   if (tier !== 'strict') return;
-  if (!nodeFlags.has(PERMISSION_FLAG) || !nodeFlags.has('--allow-wasi')) {
+  if (!PERMISSION_MODEL_USABLE) {
     throw new ToolHostError(
       'INVALID_OPTION',
       `Expected a Node.js whose permission model covers WASI (20.16 or later) for \`isolation: 'strict'\`, got ${process.version}`,
@@ -113,7 +135,7 @@ export function workerExecArgv(
 ): string[] {
   const addons = options.allowAddons ? [] : ['--no-addons'];
   // The process tier's boundary is its process (and sandbox); the workers inside are worker-tier ones.
-  if (tier === 'worker' || tier === 'process') return addons;
+  if (tier === 'worker' || tier === 'process') return [...WORKER_MODULE_FLAGS, ...addons];
 
   assertTierSupported(tier);
   cachedWorkerCodePaths ??= workerCodePaths();
@@ -125,6 +147,7 @@ export function workerExecArgv(
   const reads = minimalPaths([paths.domain, ...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
   const writes = minimalPaths([tmpDir]).map(grant);
   return [
+    ...WORKER_MODULE_FLAGS,
     PERMISSION_FLAG,
     ...reads.map((path) => `--allow-fs-read=${path}`),
     ...writes.map((path) => `--allow-fs-write=${path}`),

@@ -18,7 +18,8 @@ import { ensureEnded } from './thread-reaper.js';
 
 export type { PoolReply } from './answer-once.js';
 
-const CALL_WORKER = fileURLToPath(new URL('../../workers/call/call-worker.js', import.meta.url));
+/** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
+const CALL_WORKER = fileURLToPath(new URL('../../workers/call/entry.cjs', import.meta.url));
 
 export interface PoolLimits {
   maxThreads: number;
@@ -31,6 +32,8 @@ export interface PoolLimits {
   allowAddons: boolean;
   /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
   call: CallSettings;
+  /** The process tier without a sandbox: its workers run under strict's flags, and say so. */
+  permissionTier?: 'process';
 }
 
 export interface PoolCallHooks {
@@ -111,7 +114,11 @@ export class TrustDomainPool implements CallPool {
       },
       env: limits.env,
       execArgv: limits.execArgv,
-      workerData: { allowAddons: limits.allowAddons, ...limits.call },
+      workerData: {
+        allowAddons: limits.allowAddons,
+        ...limits.call,
+        ...(limits.permissionTier === undefined ? {} : { permissionTier: limits.permissionTier }),
+      },
       recordTiming: false,
       loadBalancer: this.#threads.balance as never,
     });

@@ -38,7 +38,8 @@ export interface ChildEnd {
 }
 
 export interface ChildOptions {
-  init: ChildInit;
+  /** What it is told to do; a function when that depends on what this machine gives (the sandbox). */
+  init: ChildInit | ((environment: ChildEnvironment) => ChildInit);
   paths: SandboxPaths;
   allowAddons: boolean;
   memoryMb: number;
@@ -70,11 +71,11 @@ export class DomainChild {
   #ended = false;
   #busy = false;
   #startTimer: NodeJS.Timeout | undefined;
-  #init: ChildInit;
+  /** What it is told to do, known once the environment is (routed through its proxy, if it has one). */
+  #init: ChildInit | undefined;
 
   constructor(options: ChildOptions) {
     this.#options = options;
-    this.#init = options.init;
     // Whatever fails while it starts (a spawn that throws, a logger that throws) ends it as a start.
     this.#start().catch((error: unknown) =>
       this.kill({ cause: 'start', message: `could not start: ${String(error)}` }),
@@ -127,8 +128,10 @@ export class DomainChild {
       START_BOUND_MS,
     );
     this.#startTimer.unref();
-    const { sandbox, cgroups } = await options.environment();
+    const environment = await options.environment();
+    const { sandbox, cgroups } = environment;
     if (this.#killed !== undefined) return;
+    this.#init = typeof options.init === 'function' ? options.init(environment) : options.init;
     let paths = options.paths;
     // Only a sandbox holds a package to its proxy: without one, its network is the tier's (README).
     if (sandbox.available && options.egress !== undefined) {
@@ -262,7 +265,7 @@ export class DomainChild {
       );
       this.#watchdog.busy = this.#busy;
     }
-    if (this.#killed === undefined) this.send(this.#init);
+    if (this.#killed === undefined && this.#init !== undefined) this.send(this.#init);
   }
 
   #exited(code: number | null, signal: NodeJS.Signals | null): void {

@@ -6,6 +6,7 @@
  * proxy, for its calls; declaration reads of a package held to hosts get no network.
  */
 
+import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
@@ -54,9 +55,13 @@ export class ProcessDomains {
   pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
     const grant = this.#grant(version);
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
+    const paths = this.#paths(version, limits.call.tmpDir, grant);
+    const confined = this.#unsandboxedExecArgv(version, paths);
     return new ProcessDomainPool({
       limits,
-      paths: this.#paths(version, limits.call.tmpDir, grant),
+      unsandboxedLimits:
+        confined === undefined ? limits : { ...limits, execArgv: confined, permissionTier: 'process' },
+      paths,
       memoryMb: this.#settings.processMemoryMb,
       environment: async () => {
         const found = await this.#tier.environment();
@@ -71,12 +76,14 @@ export class ProcessDomains {
 
   /** Where a version's declarations are read, with its reader workers' flags. */
   reads(version: ProcessVersion, execArgv: string[], tmpDir: string): VersionReads {
+    const paths = this.#paths(version, tmpDir, this.#grant(version));
     const reads = new ProcessReads({
-      paths: this.#paths(version, tmpDir, this.#grant(version)),
+      paths,
       memoryMb: this.#settings.processMemoryMb,
       heapMb: this.#settings.readHeapMb,
       timeoutMs: this.#settings.readTimeoutMs,
       execArgv,
+      unsandboxedExecArgv: this.#unsandboxedExecArgv(version, paths) ?? execArgv,
       allowAddons: this.#settings.allowAddons,
       environment: () => this.#tier.environment(),
     });
@@ -123,6 +130,23 @@ export class ProcessDomains {
         trustCertificates: network.trustCertificates,
         onNetwork: this.#onNetwork,
       },
+    );
+  }
+
+  /**
+   * The flags of a version's workers where there is no sandbox: strict's, with the same grants (reads
+   * of the package, its snapshot and toolhost's own code; writes of its tmp folder; no child processes,
+   * workers or addons; the network, on Node 25 and later, only as granted). The process is then only
+   * a boundary for memory and crashes; Node's permission model keeps its workers' files confined.
+   * Undefined where this Node's permission model is not usable (before 20.16): worker-tier flags.
+   */
+  #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] | undefined {
+    if (!PERMISSION_MODEL_USABLE) return undefined;
+    const snapshot = version.snapshot === undefined ? {} : { snapshot: version.snapshot.grant };
+    return workerExecArgv(
+      'strict',
+      { domain: version.root, ...snapshot, tmpDir: paths.tmpDir },
+      { allowAddons: this.#settings.allowAddons, allowNetwork: paths.network },
     );
   }
 

@@ -19,6 +19,8 @@ import type { SandboxPaths } from './sandbox.js';
 export interface ProcessPoolOptions {
   /** The pool the package's process runs (threads, heap, env, the calls' settings). */
   limits: PoolLimits;
+  /** The same pool where there is no sandbox: its workers under the permission model (default: `limits`). */
+  unsandboxedLimits?: PoolLimits;
   paths: SandboxPaths;
   memoryMb: number;
   environment: () => Promise<ChildEnvironment>;
@@ -172,7 +174,11 @@ export class ProcessDomainPool implements CallPool {
     };
     this.#live = live;
     live.child = new DomainChild({
-      init: { type: 'init', mode: 'calls', limits },
+      init: ({ sandbox }) => ({
+        type: 'init',
+        mode: 'calls',
+        limits: sandbox.available ? limits : (this.#options.unsandboxedLimits ?? limits),
+      }),
       paths,
       allowAddons: limits.allowAddons,
       memoryMb,

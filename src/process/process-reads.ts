@@ -16,8 +16,10 @@ export interface ProcessReadsOptions {
   memoryMb: number;
   heapMb: number;
   timeoutMs: number;
-  /** The flags of the reader workers (the worker tier's, inside the process). */
+  /** The flags of the reader workers (the worker tier's, inside the sandbox). */
   execArgv: string[];
+  /** Their flags where there is no sandbox (strict's: see process-domains.ts; default: `execArgv`). */
+  unsandboxedExecArgv?: string[];
   allowAddons: boolean;
   environment: () => Promise<ChildEnvironment>;
 }
@@ -54,6 +56,8 @@ export class ProcessReads {
   #child: DomainChild | undefined;
   #ids = 0;
   #closed = false;
+  /** Whether the reads' processes run in the sandbox (known once the first one is being started). */
+  #sandboxed = true;
 
   constructor(options: ProcessReadsOptions) {
     this.#options = options;
@@ -88,7 +92,11 @@ export class ProcessReads {
       allowAddons,
       memoryMb,
       replyLimits: READ_REPLY_LIMITS,
-      environment,
+      environment: () =>
+        environment().then((found) => {
+          this.#sandboxed = found.sandbox.available;
+          return found;
+        }),
       onReady: () => this.#sendWaiting(),
       onNote: (note) => {
         if (note.type !== 'read') return;
@@ -130,7 +138,13 @@ export class ProcessReads {
           reason: `reading the declaration took longer than ${this.#options.timeoutMs} ms`,
         });
       }, this.#options.timeoutMs);
-      child.send({ type: 'read', readId, moduleUrl: read.moduleUrl, execArgv: this.#options.execArgv });
+      const { execArgv, unsandboxedExecArgv } = this.#options;
+      child.send({
+        type: 'read',
+        readId,
+        moduleUrl: read.moduleUrl,
+        execArgv: this.#sandboxed ? execArgv : (unsandboxedExecArgv ?? execArgv),
+      });
     }
   }
 }

@@ -5,6 +5,7 @@
  * that asks for the network without being granted it, that it has none.
  */
 
+import { PERMISSION_MODEL_USABLE, strictTierGaps } from '../calls/isolation.js';
 import type { DomainManifest } from '../calls/worker-flags.js';
 import type { Logger } from '../shared/logger.js';
 import type { ChildEnvironment } from './domain-child.js';
@@ -37,9 +38,18 @@ export function processEnvironment(): Promise<ChildEnvironment> {
 export function processTierGaps(found: ChildEnvironment): string[] {
   const gaps: string[] = [];
   if (!found.sandbox.available) {
-    gaps.push(
-      `an OS sandbox (${found.sandbox.reason}), so its tools can read and write what the host's user can, reach the network and signal the host's processes`,
-    );
+    if (PERMISSION_MODEL_USABLE) {
+      // Its workers run under strict's flags instead (process-domains.ts): what strict can't contain
+      // on this Node, they can't either.
+      const modelGaps = strictTierGaps();
+      gaps.push(
+        `an OS sandbox (${found.sandbox.reason}), so its workers are confined by Node's permission model with strict's grants instead${modelGaps.length > 0 ? `, which here does not contain ${modelGaps.join(', nor ')}` : ''}`,
+      );
+    } else {
+      gaps.push(
+        `an OS sandbox (${found.sandbox.reason}), so its tools can read and write what the host's user can, reach the network and signal the host's processes`,
+      );
+    }
   }
   if (!found.cgroups.available) {
     gaps.push(

@@ -34,7 +34,8 @@ import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-ca
 import { installCapture } from './capture.js';
 import { clearCallTimers, installTimerTracking, original, trackTimeout } from './timers.js';
 
-type CallWorkerData = CallSettings & { allowAddons: boolean };
+/** `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals. */
+type CallWorkerData = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
 
 /**
  * Code that is not the tool's: toolhost's own (dist/) and piscina's (found from toolhost's own folder,
@@ -75,6 +76,7 @@ const settings: Readonly<CallWorkerData> = Object.freeze({
   maxResultBytes: Number(given.maxResultBytes),
   maxLogBytes: Number(given.maxLogBytes),
   allowAddons: given.allowAddons === true,
+  permissionTier: given.permissionTier === 'process' ? 'process' : 'strict',
 });
 // A sandboxed package held to a list of hosts: its way out is its proxy, set up before hardening
 // freezes what the agents replace and before any tool code runs. The module is named by the host
@@ -199,7 +201,7 @@ function thrownFailure(error: unknown): { code: ToolErrorCode; message: string }
   if (error instanceof RangeError && message.includes('Maximum call stack size exceeded')) {
     return { code: 'TOOL_STACK_OVERFLOW', message };
   }
-  return accessDenied(error) ?? { code: 'TOOL_THREW', message };
+  return accessDenied(error, settings.permissionTier) ?? { code: 'TOOL_THREW', message };
 }
 
 type Entry = (...args: unknown[]) => unknown;

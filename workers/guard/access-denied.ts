@@ -1,5 +1,6 @@
 /**
- * A refusal of the strict tier's permission model, as the error result that names what was refused.
+ * A refusal of Node's permission model (the strict tier's, or the process tier's where it has no
+ * sandbox), as the error result that names the tier and what was refused.
  * Node's own message ("Access to this API has been restricted") doesn't say.
  */
 
@@ -11,7 +12,10 @@ const MAX_CAUSES = 3;
  * File, process and worker refusals carry `permission` and `resource`; a refused network operation
  * (Node 25 and later) carries only the syscall and its address or host name.
  */
-export function accessDenied(thrown: unknown): { code: 'TOOL_ACCESS_DENIED'; message: string } | undefined {
+export function accessDenied(
+  thrown: unknown,
+  tier: 'strict' | 'process' = 'strict',
+): { code: 'TOOL_ACCESS_DENIED'; message: string } | undefined {
   try {
     let error = thrown;
     for (let depth = 0; depth <= MAX_CAUSES && typeof error === 'object' && error !== null; depth++) {
@@ -19,7 +23,7 @@ export function accessDenied(thrown: unknown): { code: 'TOOL_ACCESS_DENIED'; mes
       if (egress !== undefined) return { code: 'TOOL_ACCESS_DENIED', message: egress };
       const refused = refusal(error as Record<string, unknown>);
       if (refused !== undefined) {
-        return { code: 'TOOL_ACCESS_DENIED', message: `the strict isolation tier refused ${refused}` };
+        return { code: 'TOOL_ACCESS_DENIED', message: `the ${tier} isolation tier refused ${refused}` };
       }
       error = (error as { cause?: unknown }).cause;
     }
