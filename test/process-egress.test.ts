@@ -44,6 +44,8 @@ async function writeWeatherTools(folder: string): Promise<string> {
   const manifest = {
     name: 'weather-tools',
     type: 'module',
+    // Declared: a snapshot holds only the dependencies a package declares.
+    dependencies: { undici: '*' },
     toolhost: {
       tools: [
         'fetch.js',

@@ -28,9 +28,9 @@ const timedOut = failed('TOOL_TIMEOUT', 'tool timed out after 150 ms');
 describe.each(TIERS)('worker starts and terminations racing (%s tier)', (isolation) => {
   it('a tool cannot require() an ES module: it gets ERR_REQUIRE_ESM, as where require(esm) is off', async () => {
     const { host } = await makeHost({ isolation });
-    await host.load(fixtureModule('call-require-esm-loop.js'));
+    await host.load(fixtureModule('call-require-esm-once.js'));
 
-    expect(await host.call('call_require_esm_loop', { once: true })).toStrictEqual(
+    expect(await host.call('call_require_esm_once', {})).toStrictEqual(
       answered('require() of an ES module threw ERR_REQUIRE_ESM'),
     );
   });
@@ -39,6 +39,7 @@ describe.each(TIERS)('worker starts and terminations racing (%s tier)', (isolati
     const { host } = await makeHost({ isolation, maxThreadsPerPool: 2, timeoutGraceMs: 20 });
     await loadEcho(host);
     await host.load(fixtureModule('call-require-esm-loop.js'));
+    await host.load(fixtureModule('call-require-esm-once.js'));
 
     for (let round = 0; round < TIMEOUT_ROUNDS; round += 1) {
       // Three calls on two threads: the third starts on a worker started while another is ended.
@@ -51,7 +52,7 @@ describe.each(TIERS)('worker starts and terminations racing (%s tier)', (isolati
       expect(outcomes.slice(0, 3)).toStrictEqual([timedOut, timedOut, timedOut]);
       expect(outcomes[3]?.isError).toBe(false);
     }
-    expect(await host.call('call_require_esm_loop', { once: true })).toStrictEqual(
+    expect(await host.call('call_require_esm_once', {})).toStrictEqual(
       answered('require() of an ES module threw ERR_REQUIRE_ESM'),
     );
     await expectHostFine(host);
