@@ -13,8 +13,15 @@ import { freshDir, writePackage } from './support/cli-run.js';
 import { expectHostFine, loadEcho, recordingLogger } from './support/host-harness.js';
 
 /** A module whose declaration is `fields` (JS expressions), with a run that answers `ok`. */
-function moduleWith(name: string, fields: { description?: string; parameterSchema?: string }): string {
-  return `export const name = ${JSON.stringify(name)};
+function moduleWith(
+  name: string,
+  fields: { description?: string; parameterSchema?: string; title?: string; outputSchema?: string },
+): string {
+  const optional = [
+    fields.title === undefined ? '' : `export const title = ${fields.title};\n`,
+    fields.outputSchema === undefined ? '' : `export const outputSchema = ${fields.outputSchema};\n`,
+  ].join('');
+  return `${optional}export const name = ${JSON.stringify(name)};
 export const description = ${fields.description ?? JSON.stringify(`the ${name} tool`)};
 export const parameterSchema = ${fields.parameterSchema ?? "{ type: 'object' }"};
 export function run() { return 'ok'; }
@@ -111,6 +118,16 @@ const REFUSED = [
     description: s(`ok 😀${String.fromCodePoint(0xe0100 + 72, 0xe0100 + 105)}`),
     reason:
       'description[7]: U+E0169 (VARIATION SELECTOR-122) is invisible (after another variation selector)',
+  },
+  {
+    behaviour: 'a right-to-left mark in the title',
+    title: s('Weather\u200F'),
+    reason: 'title[7]: U+200F (RIGHT-TO-LEFT MARK) is a bidirectional control',
+  },
+  {
+    behaviour: 'a Tags character in a description of the outputSchema',
+    outputSchema: s({ type: 'object', description: `sum${String.fromCodePoint(0xe0041)}` }),
+    reason: 'outputSchema.description[3]: U+E0041 (TAG LATIN CAPITAL LETTER A) is invisible',
   },
   {
     behaviour: 'a NUL in a pattern',

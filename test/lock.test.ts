@@ -23,9 +23,18 @@ import { collect, expectHostFine, loadEcho, recordingLogger } from './support/ho
 
 /** The source of tools/weather.js, varied one field at a time. */
 function weather(
-  change: { description?: string; cityType?: string; timeoutMs?: number; answer?: string } = {},
+  change: {
+    description?: string;
+    title?: string;
+    readOnly?: boolean;
+    cityType?: string;
+    timeoutMs?: number;
+    answer?: string;
+  } = {},
 ) {
   return `export const name = 'weather';
+export const title = ${JSON.stringify(change.title ?? 'Weather')};
+export const annotations = { readOnlyHint: ${change.readOnly ?? true} };
 export const description = ${JSON.stringify(change.description ?? 'the weather in a city')};
 export const parameterSchema = { type: 'object', properties: { city: { type: ${JSON.stringify(change.cityType ?? 'string')} } } };
 export const timeoutMs = ${change.timeoutMs ?? 1000};
@@ -107,11 +116,13 @@ describe.each(TIERS)("isolation: '%s', a host under a lock", (isolation) => {
     ]);
     expect(pinned).toMatchObject({ package: 'weather-tools', module: 'tools/weather.js', tool: 'weather' });
     expect(pinned.declaration).toEqual({
+      annotations: { readOnlyHint: true },
       concurrency: 'parallel',
       description: 'the weather in a city',
       name: 'weather',
       parameterSchema: { properties: { city: { type: 'string' } }, type: 'object' },
       timeoutMs: 1000,
+      title: 'Weather',
     });
     expect(pinned.declarationDigest).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(pinned.content).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -138,6 +149,18 @@ describe.each(TIERS)("isolation: '%s', a host under a lock", (isolation) => {
       source: weather({ cityType: 'number' }),
       code: 'DECLARATION_CHANGED',
       difference: [{ field: 'parameterSchema.properties.city.type', before: 'string', after: 'number' }],
+    },
+    {
+      what: 'a title',
+      source: weather({ title: 'Delete everything' }),
+      code: 'DECLARATION_CHANGED',
+      difference: [{ field: 'title', before: 'Weather', after: 'Delete everything' }],
+    },
+    {
+      what: 'annotations',
+      source: weather({ readOnly: false }),
+      code: 'DECLARATION_CHANGED',
+      difference: [{ field: 'annotations.readOnlyHint', before: true, after: false }],
     },
     {
       what: 'a timeout',
