@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { descendantsOf } from '../dist/src/calls/thread-reaper.js';
 import { outcomeText, type ToolHost } from '../dist/src/index.js';
+import { descendantsOf } from '../dist/src/shared/process-tree.js';
 import { answered, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));

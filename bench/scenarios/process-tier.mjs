@@ -15,7 +15,7 @@ import { collectGarbage, interleave, sleep, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
 const { processEnvironment } = await import(new URL('src/process/process-tier.js', distUrl).href);
-const { descendantsOf } = await import(new URL('src/calls/thread-reaper.js', distUrl).href);
+const { descendantsOf } = await import(new URL('src/shared/process-tree.js', distUrl).href);
 const environment = await processEnvironment();
 const args = { text: 'hello' };
 const TIERS = ['worker', 'process'];

@@ -7,8 +7,8 @@
  * thread blocked on something else (a read from a pipe nobody writes), the worker is let go: the
  * caller moves on, the thread may keep the process from exiting until its call returns.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import type { Worker } from 'node:worker_threads';
+import { childrenOf, childrenOfThread } from '../shared/process-tree.js';
 
 /** How long a terminated worker gets to end before its child processes are killed. */
 export const END_BOUND_MS = 500;
@@ -40,29 +40,6 @@ function bound(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** The pids a kernel children list names (`/proc/<pid>/task/<tid>/children`), or none. */
-function childrenListed(path: string): number[] {
-  try {
-    return readFileSync(path, 'utf8')
-      .split(/\s+/)
-      .filter((part) => /^\d+$/.test(part))
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
-/** A process's children, over all its threads. */
-function childrenOfProcess(pid: number): number[] {
-  let threads: string[];
-  try {
-    threads = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-  return threads.flatMap((tid) => childrenListed(`/proc/${pid}/task/${tid}/children`));
-}
-
 /**
  * Kills the processes a thread of this process started, and their descendants (a child's own child,
  * `sleep 600 & wait`, holds the output pipe the thread reads as long as it lives), on Linux; returns
@@ -74,13 +51,13 @@ export function killChildrenOf(osThreadId: number | null): number {
   if (osThreadId === null || osThreadId === process.pid) return 0;
   const tree: number[] = [];
   const seen = new Set<number>();
-  const queue = childrenListed(`/proc/self/task/${osThreadId}/children`);
+  const queue = childrenOfThread('self', osThreadId);
   while (queue.length > 0 && tree.length < 10_000) {
     const pid = queue.shift() as number;
     if (seen.has(pid)) continue;
     seen.add(pid);
     tree.push(pid);
-    queue.push(...childrenOfProcess(pid));
+    queue.push(...childrenOf(pid));
   }
   let killed = 0;
   for (const pid of tree) {
@@ -106,19 +83,4 @@ export async function ensureEnded(tracked: TrackedWorker, boundMs = END_BOUND_MS
   await Promise.race([tracked.exited, bound(boundMs)]);
   // Still there: let it go, so at least it doesn't hold the event loop open.
   if (!tracked.hasExited()) tracked.worker.unref();
-}
-
-/** Every process below `pid` (its children, theirs, …), from /proc (Linux); [] elsewhere. */
-export function descendantsOf(pid: number): number[] {
-  const found: number[] = [];
-  const seen = new Set<number>();
-  const queue = childrenOfProcess(pid);
-  while (queue.length > 0 && found.length < 10_000) {
-    const next = queue.shift() as number;
-    if (seen.has(next)) continue;
-    seen.add(next);
-    found.push(next);
-    queue.push(...childrenOfProcess(next));
-  }
-  return found;
 }

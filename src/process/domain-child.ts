@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, realpathSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import { descendantsOf } from '../calls/thread-reaper.js';
+import { descendantsOf } from '../shared/process-tree.js';
 import {
   type ChildInit,
   type ChildNote,

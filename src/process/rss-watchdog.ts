@@ -7,7 +7,7 @@
  * in one interval beyond the limit before it is seen (README, "Isolation tiers").
  */
 import { readFileSync } from 'node:fs';
-import { descendantsOf } from '../calls/thread-reaper.js';
+import { descendantsOf } from '../shared/process-tree.js';
 
 /** How often a busy process is measured (it runs calls). */
 export const BUSY_INTERVAL_MS = 50;

@@ -10,9 +10,10 @@
  * tier. The process tier's pid namespace (with bubblewrap) holds those too, and is ended as a whole
  * when the host closes; strict starts no process at all.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import { CHILD_MAIN } from '../../process/sandbox.js';
+import { childrenOf, childrenOfThread, threadsOf } from '../../shared/process-tree.js';
 
 /** A process left running, as the report names it. */
 export interface LeftoverProcess {
@@ -46,8 +47,7 @@ export function leftoverProcesses(): LeftoverProcess[] {
     for (const child of childrenOf(pid)) visit(child, hosts);
   };
   for (const tid of threadsOf(process.pid)) {
-    for (const child of listed(`/proc/${process.pid}/task/${tid}/children`))
-      visit(child, tid === String(process.pid));
+    for (const child of childrenOfThread(process.pid, tid)) visit(child, tid === String(process.pid));
   }
   return left;
 }
@@ -74,30 +74,6 @@ export function endLeftoverProcesses(): LeftoverProcess[] {
   const left = leftoverProcesses();
   endProcesses(left);
   return left;
-}
-
-function threadsOf(pid: number): string[] {
-  try {
-    return readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return [];
-  }
-}
-
-/** The pids a kernel children list names, or none. */
-function listed(path: string): number[] {
-  try {
-    return readFileSync(path, 'utf8')
-      .split(/\s+/)
-      .filter((part) => /^\d+$/.test(part))
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
-
-function childrenOf(pid: number): number[] {
-  return threadsOf(pid).flatMap((tid) => listed(`/proc/${pid}/task/${tid}/children`));
 }
 
 function sameCommand(a: readonly string[], b: readonly string[]): boolean {
