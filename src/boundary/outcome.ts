@@ -81,3 +81,22 @@ export async function successOutcome(
   if (encoded.isError) outcome.error = { code: 'TOOL_ERROR_RESULT', message: outcomeText(outcome) };
   return outcome;
 }
+
+/**
+ * The JSON object a one-text-block outcome holds (a plain object the tool returned), if it holds one:
+ * what becomes `structuredContent`. A cut output holds none.
+ */
+export function jsonObjectOf(outcome: ToolOutcome): JsonObject | undefined {
+  const [block, ...rest] = outcome.content;
+  if (block?.type !== 'text' || rest.length > 0 || outcome.fullOutputPath !== undefined) return undefined;
+  // Cheap test first: most text results are prose, and parsing them all would cost every call.
+  if (!block.text.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(block.text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as JsonObject)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}

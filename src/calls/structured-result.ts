@@ -6,10 +6,9 @@
  * "Structured" is one JSON object: a `structured(...)` result (its `structuredContent`), or a plain
  * object returned as it is (one text block of JSON, not cut). An error result is never checked.
  */
-import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
+import { errorOutcome, jsonObjectOf, type ToolOutcome } from '../boundary/outcome.js';
 import { safeMessage } from '../boundary/sanitize.js';
 import { type InputValidator, validateOutput } from '../schema/json-schema.js';
-import type { JsonObject } from '../tool-module.js';
 
 /** The outcome with its structured content checked (and set), or the error it is instead. */
 export function checkStructured(outcome: ToolOutcome, validate: InputValidator | undefined): ToolOutcome {
@@ -31,19 +30,4 @@ export function checkStructured(outcome: ToolOutcome, validate: InputValidator |
   }
   outcome.structuredContent = structured;
   return outcome;
-}
-
-/** The JSON object a one-text-block outcome holds (a plain object the tool returned), if it holds one. */
-function jsonObjectOf(outcome: ToolOutcome): JsonObject | undefined {
-  const [block, ...rest] = outcome.content;
-  if (block?.type !== 'text' || rest.length > 0 || outcome.fullOutputPath !== undefined) return undefined;
-  if (!block.text.startsWith('{')) return undefined;
-  try {
-    const value: unknown = JSON.parse(block.text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as JsonObject)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }

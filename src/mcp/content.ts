@@ -3,7 +3,7 @@
  * outcome as a `CallToolResult`. Pure functions, so the mapping can be read (and tested) in one place.
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import type { ToolOutcome } from '../boundary/outcome.js';
+import { jsonObjectOf, type ToolOutcome } from '../boundary/outcome.js';
 import type { ToolInfo } from '../declaration/check.js';
 import type { ToolContentBlock } from '../tool-module.js';
 
@@ -94,20 +94,4 @@ export function toCallToolResult(outcome: ToolOutcome): CallToolResult {
   if (structured !== undefined) result.structuredContent = structured;
   if (Object.keys(meta).length > 0) result._meta = meta;
   return result;
-}
-
-/** The JSON object a one-text-block outcome holds, if it holds one (`structuredContent` must be an object). */
-function jsonObjectOf(outcome: ToolOutcome): Record<string, unknown> | undefined {
-  const [block, ...rest] = outcome.content;
-  if (block?.type !== 'text' || rest.length > 0 || outcome.fullOutputPath !== undefined) return undefined;
-  // Cheap test first: most text results are prose, and parsing them all would cost every call.
-  if (!block.text.startsWith('{')) return undefined;
-  try {
-    const value: unknown = JSON.parse(block.text);
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : undefined;
-  } catch {
-    return undefined;
-  }
 }
