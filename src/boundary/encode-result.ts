@@ -16,22 +16,14 @@ import {
 import { readContentBlock } from './content-blocks.js';
 import type { ToolErrorCode } from './errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
+import type { EncodedContent } from './protocol.js';
 import { blockBytes, ENTRY_OVERHEAD_BYTES, shareTextBudget } from './reply-size.js';
 
 const isProxy = types.isProxy;
 const stringifyJson = JSON.stringify;
 const byteLength = Buffer.byteLength;
 
-export type EncodedResult =
-  | {
-      ok: true;
-      content: ToolContentBlock[];
-      isError: boolean;
-      details?: JsonValue;
-      structuredContent?: JsonObject;
-      cutBytes: number;
-    }
-  | { ok: false; error: { code: ToolErrorCode; message: string } };
+export type EncodedResult = EncodedContent | { ok: false; error: { code: ToolErrorCode; message: string } };
 
 /** What a result holds beside its content blocks: counted in the budget, never cut. */
 interface Extras {

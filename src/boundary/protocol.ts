@@ -120,24 +120,24 @@ export function callTmpDir(settings: CallSettings, task: CallTask): string {
   return `${settings.tmpDir}/call-${task.taskId}`;
 }
 
+/** A result as content for the model: what `encodeResult` makes, and what a reply carries. */
+export interface EncodedContent {
+  ok: true;
+  content: ToolContentBlock[];
+  isError: boolean;
+  details?: JsonValue;
+  /** A structured result's object (the tool's `structured(...)`), checked against its outputSchema. */
+  structuredContent?: JsonObject;
+  cutBytes: number;
+}
+
 /** A call's reply, encoded inside the worker. */
 export type CallReply = {
   logs: CapturedLog[];
   droppedLogBytes: number;
   /** How many progress messages the tool sent before this reply (the host delivers them first). */
   progressSent: number;
-} & (
-  | {
-      ok: true;
-      content: ToolContentBlock[];
-      isError: boolean;
-      details?: JsonValue;
-      /** A structured result's object (the tool's `structured(...)`), checked against its outputSchema. */
-      structuredContent?: JsonObject;
-      cutBytes: number;
-    }
-  | { ok: false; error: WorkerError }
-);
+} & (EncodedContent | { ok: false; error: WorkerError });
 
 export interface CapturedLog {
   stream: 'stdout' | 'stderr';
