@@ -254,7 +254,7 @@ describe("isolation: 'process' in bubblewrap, held to a list of hosts", () => {
       expect.objectContaining({ host: 'other.test', port: ports.other, allowed: false, reason: NOT_GRANTED }),
     );
     const status = host.status().find((module) => module.name === 'egress_fetch');
-    expect(status?.network).toEqual({ allowed: allowed.length, refused: refused.length });
+    expect(status?.network).toEqual({ allowed: allowed.length, refused: refused.length, overBudget: 0 });
     expect(host.status().find((module) => module.name === 'strict_tmp_roundtrip')?.network).toBeUndefined();
   });
 });

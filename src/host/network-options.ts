@@ -27,10 +27,12 @@ export function networkSettings(options: {
   allowNetwork?: NetworkAllowance | undefined;
   maxNetworkConnections?: number | undefined;
   maxNetworkBytesPerConnection?: number | undefined;
+  maxNetworkBytesPerCall?: number | undefined;
   networkTesting?: NetworkTestingOptions | undefined;
 }): NetworkSettings {
   expectPositiveInteger('maxNetworkConnections', options.maxNetworkConnections);
   expectPositiveInteger('maxNetworkBytesPerConnection', options.maxNetworkBytesPerConnection);
+  expectPositiveInteger('maxNetworkBytesPerCall', options.maxNetworkBytesPerCall);
   const testing = options.networkTesting;
   if (testing !== undefined && (typeof testing !== 'object' || testing === null)) {
     throw new ToolHostError(
@@ -65,6 +67,7 @@ export function networkSettings(options: {
     allowNetwork: checkedAllowance(options.allowNetwork ?? false),
     maxConnections: options.maxNetworkConnections ?? 32,
     maxBytesPerConnection: options.maxNetworkBytesPerConnection ?? 256 * 1024 * 1024,
+    maxBytesPerCall: options.maxNetworkBytesPerCall ?? 256 * 1024 * 1024,
     idleTimeoutMs: NETWORK_IDLE_TIMEOUT_MS,
     testHosts:
       hosts === undefined

@@ -89,6 +89,14 @@ export interface ToolHostOptions {
   maxNetworkConnections?: number;
   /** Bytes one connection through the egress proxy may carry, both ways. @default 268435456 */
   maxNetworkBytesPerConnection?: number;
+  /**
+   * Bytes the egress proxy lets a package move while one of its calls runs, both ways, tunnelled and
+   * forwarded plain-HTTP bodies alike (process tier, held to hosts). Each call is charged every byte
+   * the package moves while it runs (its concurrent calls' too: one process, one proxy); a call over
+   * it answers `TOOL_ACCESS_DENIED` and the package's open connections are closed.
+   * @default 268435456
+   */
+  maxNetworkBytesPerCall?: number;
   /** For tests only: names the egress proxy resolves from a table, certificates its agents trust. */
   networkTesting?: NetworkTestingOptions;
   /**

@@ -72,7 +72,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #swept: Promise<void>;
   #callSequence = 0;
   /** Each package's connections through its egress proxy, by its source folder. */
-  readonly #networkCounts = new Map<string, { allowed: number; refused: number }>();
+  readonly #networkCounts = new Map<string, { allowed: number; refused: number; overBudget: number }>();
   #closed = false;
   /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
   readonly #closing = new AbortController();
@@ -355,10 +355,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   #network(event: NetworkEvent): void {
     let counts = this.#networkCounts.get(event.source);
     if (counts === undefined) {
-      counts = { allowed: 0, refused: 0 };
+      counts = { allowed: 0, refused: 0, overBudget: 0 };
       this.#networkCounts.set(event.source, counts);
     }
     if (event.allowed) counts.allowed += 1;
+    else if (event.bytes !== undefined) counts.overBudget += 1;
     else counts.refused += 1;
     try {
       this.emit('network', event);

@@ -124,6 +124,7 @@ export class ProcessDomains {
         limits: {
           maxConnections: network.maxConnections,
           maxBytesPerConnection: network.maxBytesPerConnection,
+          maxBytesPerCall: network.maxBytesPerCall,
           idleTimeoutMs: network.idleTimeoutMs,
         },
         testHosts: network.testHosts,

@@ -5,6 +5,8 @@
  * once; deadlines are the host's ({@link ProcessCall}). When the process dies, however it dies, the
  * calls it was running answer (`TOOL_OUT_OF_MEMORY` when its memory limit killed it, `TOOL_CRASHED`
  * otherwise), and the next call starts a new process. An idle process ends after `idleTimeoutMs`.
+ * A package held to hosts has its egress proxy told when each call is sent and given back: that is
+ * what its bytes per call are charged by, and a call that runs over answers `TOOL_ACCESS_DENIED`.
  */
 import { rm } from 'node:fs/promises';
 import { type CallTask, callTmpDir } from '../boundary/protocol.js';
@@ -62,6 +64,7 @@ export class ProcessDomainPool implements CallPool {
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options;
+    options.egress?.watchCalls((taskId, message) => this.#overBudget(taskId, message));
   }
 
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
@@ -142,8 +145,47 @@ export class ProcessDomainPool implements CallPool {
       const call = this.#queue.shift() as ProcessCall;
       if (call.answered) continue;
       live.holding.set(call.task.taskId, call);
+      this.#send(live, call);
+    }
+  }
+
+  /** A call to the process, once its egress proxy (if any) charges it. */
+  #send(live: Live, call: ProcessCall): void {
+    const send = () => {
       live.child.send({ type: 'run', task: call.task });
       call.sent(() => this.#kill(live, 'crashed', 'did not start a call it was sent'));
+    };
+    const egress = this.#options.egress;
+    if (egress === undefined) {
+      send();
+      return;
+    }
+    const { taskId } = call.task;
+    void egress.begin(taskId).then(() => {
+      // The process ended meanwhile (and answered the call), or the call was answered unsent.
+      if (live.holding.get(taskId) !== call) return;
+      if (call.answered) {
+        this.#release(live, taskId);
+        this.#pump();
+        return;
+      }
+      send();
+    });
+  }
+
+  /** The process gave a call back (or is gone): its thread is free, and its bytes are counted no more. */
+  #release(live: Live, taskId: string): void {
+    live.holding.delete(taskId);
+    this.#options.egress?.end(taskId);
+  }
+
+  /** A call ran over its bytes: it answers with the limit, and its tool is told to stop. */
+  #overBudget(taskId: string, message: string): void {
+    for (const call of this.#calls) {
+      if (call.task.taskId !== taskId) continue;
+      call.answer(failure('TOOL_ACCESS_DENIED', message));
+      this.#live?.child.send({ type: 'cancel', taskId });
+      return;
     }
   }
 
@@ -210,7 +252,7 @@ export class ProcessDomainPool implements CallPool {
       call.progress(note.data);
     } else if (call.answered) {
       // A call the host answered itself (timed out, aborted): its reply only gives its thread back.
-      live.holding.delete(note.taskId);
+      this.#release(live, note.taskId);
       this.#pump();
     } else if (!note.reply.ok) {
       const reason = note.reply.reason;
@@ -218,7 +260,7 @@ export class ProcessDomainPool implements CallPool {
       // Its pool parsed its workers' replies: a bad one means the process itself was taken over.
       this.#kill(live, 'protocol', 'sent a malformed reply');
     } else {
-      live.holding.delete(note.taskId);
+      this.#release(live, note.taskId);
       call.answer(note.reply.value);
       this.#pump();
     }
@@ -246,6 +288,7 @@ export class ProcessDomainPool implements CallPool {
       clearTimeout(this.#idle);
     }
     const reply = answerFor(end);
+    for (const taskId of live.holding.keys()) this.#options.egress?.end(taskId);
     for (const call of live.holding.values()) {
       call.answer(reply);
       // Its worker could not remove the call's tmpDir: the process is gone.

@@ -112,10 +112,11 @@ export interface ModuleStatus {
   /** When the next re-read runs (epoch ms of the host's clock), for `reread-pending`. */
   nextRereadAt?: number;
   /**
-   * Its package's connections through its egress proxy so far, allowed and refused (the process
-   * tier in bubblewrap, for a package held to a list of hosts; absent before the first).
+   * Its package's connections through its egress proxy so far, allowed and refused, and the times
+   * its network was cut for moving more than `maxNetworkBytesPerCall` (the process tier in
+   * bubblewrap, for a package held to a list of hosts; absent before the first).
    */
-  network?: { allowed: number; refused: number };
+  network?: { allowed: number; refused: number; overBudget: number };
 }
 
 export interface Generation {

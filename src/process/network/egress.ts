@@ -2,7 +2,8 @@
  * A package's way out of its sandbox, as the host holds it: the egress proxy's thread and the
  * folder its Unix socket is in (bound into the sandbox, see sandbox.ts). Started when the package's
  * first process starts, ended with the package's pool. What the thread reports is the host's own
- * code speaking, but it is still checked before it becomes a `network` event.
+ * code speaking, but it is still checked before it becomes a `network` event. The host tells the
+ * thread when each call begins and ends (see call-budget.ts): the package's process never does.
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import type { CallSettings } from '../../boundary/protocol.js';
 import type { ChildInit } from '../child-messages.js';
 import type { NetworkGrant } from './grant.js';
 import type { NetworkNote, ProxyLimits } from './proxy-server.js';
-import type { ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
+import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
 
 const PROXY_WORKER = new URL('./proxy-worker.js', import.meta.url);
 /** The proxy thread's heap: its data is piped, never held, so this is plenty and a bound. */
@@ -62,6 +63,11 @@ export class PackageEgress {
   #worker: Worker | undefined;
   #closed = false;
   #restarts = 0;
+  /** The package's calls in flight, as the host knows them (a restarted thread is told them). */
+  readonly #running = new Set<string>();
+  /** Calls waiting for the thread to say it charges them. */
+  readonly #beginning = new Map<string, () => void>();
+  #onOver: ((taskId: string, message: string) => void) | undefined;
 
   constructor(
     options: { packageName: string; source: string; grant: NetworkGrant; tmpRoot: string },
@@ -78,8 +84,36 @@ export class PackageEgress {
     return this.#opened;
   }
 
+  /** Hears each call that ran over `maxNetworkBytesPerCall`, with the error it answers. */
+  watchCalls(onOver: (taskId: string, message: string) => void): void {
+    this.#onOver = onOver;
+  }
+
+  /**
+   * A call is about to be sent to the package's process; resolves once the proxy charges it, so its
+   * first connection can't reach a proxy that doesn't yet know it runs. Without a proxy thread (none
+   * started, or one starting again) at once: a thread started later is told the calls in flight.
+   */
+  begin(taskId: string): Promise<void> {
+    this.#running.add(taskId);
+    const worker = this.#worker;
+    if (worker === undefined || this.#closed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.#beginning.set(taskId, resolve);
+      this.#post(worker, { type: 'begin', taskId });
+    });
+  }
+
+  /** The package's process gave a call back: it is charged no more. */
+  end(taskId: string): void {
+    this.#running.delete(taskId);
+    this.#begun(taskId);
+    if (this.#worker !== undefined) this.#post(this.#worker, { type: 'end', taskId });
+  }
+
   async close(): Promise<void> {
     this.#closed = true;
+    for (const taskId of [...this.#beginning.keys()]) this.#begun(taskId);
     const worker = this.#worker;
     this.#worker = undefined;
     await worker?.terminate().catch(() => 0);
@@ -98,6 +132,7 @@ export class PackageEgress {
       grant,
       limits: this.#settings.limits,
       testHosts: this.#settings.testHosts,
+      running: [...this.#running],
     };
     const worker = new Worker(PROXY_WORKER, {
       workerData: data,
@@ -112,10 +147,14 @@ export class PackageEgress {
         else if (message?.type === 'failed')
           reject(new Error(`its network proxy failed: ${message.message}`));
         else if (message?.type === 'note') this.#note(message);
+        else if (message?.type === 'begun') this.#begun(String(message.taskId));
+        else if (message?.type === 'over') this.#over(worker, message);
       });
       worker.on('error', (error) => reject(new Error(`its network proxy failed: ${error.message}`)));
       worker.once('exit', () => {
         reject(new Error('its network proxy ended'));
+        // Its calls run on; a thread started again is told them.
+        for (const taskId of [...this.#beginning.keys()]) this.#begun(taskId);
         this.#ended(worker);
       });
     });
@@ -143,15 +182,67 @@ export class PackageEgress {
     opened.catch(() => {});
   }
 
+  #begun(taskId: string): void {
+    const resolve = this.#beginning.get(taskId);
+    this.#beginning.delete(taskId);
+    resolve?.();
+  }
+
+  #post(worker: Worker, message: ProxyHostMessage): void {
+    try {
+      worker.postMessage(message);
+    } catch {
+      // A thread that ended takes no messages; the one started again is told the calls in flight.
+    }
+  }
+
+  /**
+   * A call (or the time between calls) ran over `maxNetworkBytesPerCall`. The proxy holds every open
+   * connection until the call is answered here, then closes them, so the call's error is the limit,
+   * not its tool's reaction to a connection cut under it.
+   */
+  #over(worker: Worker, message: Extract<ProxyWorkerMessage, { type: 'over' }>): void {
+    const { packageName } = this.#options;
+    const limit = Number(message.limit);
+    const taskId = typeof message.taskId === 'string' ? message.taskId : undefined;
+    if (taskId !== undefined) {
+      try {
+        this.#onOver?.(
+          taskId,
+          `the process isolation tier closed the network connections of package ${packageName}: the call moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
+        );
+      } catch {
+        // The call's answer is the pool's; its connections close either way.
+      }
+      this.#post(worker, { type: 'cut', taskId });
+    }
+    this.#emit({
+      host: '',
+      port: 0,
+      allowed: false,
+      reason:
+        taskId === undefined
+          ? `more than ${limit} bytes moved while no call of package ${packageName} ran (maxNetworkBytesPerCall)`
+          : `a call of package ${packageName} moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
+      bytes: Number(message.bytes),
+    });
+  }
+
   #note(message: Extract<ProxyWorkerMessage, { type: 'note' }>): void {
-    const event: NetworkEvent = {
-      packageName: this.#options.packageName,
-      source: this.#options.source,
+    this.#emit({
       host: String(message.host),
       port: Number(message.port),
       allowed: message.allowed === true,
       ...(typeof message.reason === 'string' ? { reason: message.reason } : {}),
       ...(typeof message.address === 'string' ? { address: message.address } : {}),
+    });
+  }
+
+  #emit(note: NetworkNote): void {
+    const event: NetworkEvent = {
+      packageName: this.#options.packageName,
+      source: this.#options.source,
+      ...note,
     };
     try {
       this.#settings.onNetwork(event);

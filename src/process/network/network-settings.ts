@@ -5,6 +5,7 @@ export interface NetworkSettings {
   allowNetwork: NetworkAllowance;
   maxConnections: number;
   maxBytesPerConnection: number;
+  maxBytesPerCall: number;
   idleTimeoutMs: number;
   /** For tests only: names resolved from this table instead of DNS. */
   testHosts: Record<string, string[]> | undefined;

@@ -4,13 +4,16 @@
  * the plain text), and an absolute-form request (`GET http://host/path`) is forwarded. Every request
  * is decided by the package's grant ({@link decide}); a refusal is answered `403` with the sentence
  * the tool error shows, never a bare reset. Bounded: open client connections per package, bytes per
- * connection, header sizes, idle time; data is piped with backpressure, so memory stays a few
- * buffers per connection.
+ * connection, bytes per call ({@link CallBudget}: tunnels both ways and forwarded bodies), header
+ * sizes, idle time; data is relayed with backpressure, so memory stays a few buffers per connection.
+ * A connection asked for while no call of the package is in flight is refused.
  */
 import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { CallBudget } from './call-budget.js';
 import { type Decision, decide, type PolicySettings, refusalMessage } from './policy.js';
+import { Relay } from './relay.js';
 import { hostPort } from './rules.js';
 
 export interface ProxyLimits {
@@ -18,6 +21,8 @@ export interface ProxyLimits {
   maxConnections: number;
   /** Bytes a connection may carry, both ways together; then it is cut. */
   maxBytesPerConnection: number;
+  /** Bytes the package may move while one call is in flight, both ways together (see CallBudget). */
+  maxBytesPerCall: number;
   /** A connection that carries nothing this long is closed. */
   idleTimeoutMs: number;
 }
@@ -31,12 +36,19 @@ export interface NetworkNote {
   reason?: string;
   /** The address it connected to (allowed ones only). */
   address?: string;
+  /**
+   * Only for a cut over `maxNetworkBytesPerCall` (`host` empty, `port` 0): the bytes charged to the
+   * call, or to the time between calls, when it ran over.
+   */
+  bytes?: number;
 }
 
 export interface ProxyOptions {
   socketPath: string;
   policy: PolicySettings;
   limits: ProxyLimits;
+  /** The calls in flight and what they may move. */
+  budget: CallBudget;
   onNote(note: NetworkNote): void;
 }
 
@@ -53,6 +65,8 @@ const STATUS_TEXT: Record<number, string> = {
 
 export function startProxy(options: ProxyOptions): Promise<Server> {
   let open = 0;
+  // What forwarded bodies have moved on each client connection, for its per-connection bound.
+  const carried = new WeakMap<object, { bytes: number }>();
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 });
   server.on('connection', (socket: Socket) => {
     open += 1;
@@ -71,7 +85,12 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
     void tunnel(options, req, socket as Socket, head).catch(() => socket.destroy());
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void forward(options, req, res).catch(() => res.destroy());
+    let used = carried.get(req.socket);
+    if (used === undefined) {
+      used = { bytes: 0 };
+      carried.set(req.socket, used);
+    }
+    void forward(options, req, res, used).catch(() => res.destroy());
   });
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
@@ -101,6 +120,12 @@ async function tunnel(
   head: Buffer,
 ): Promise<void> {
   const target = parseAuthority(req.url ?? '');
+  if (!options.budget.running) {
+    client.end(
+      response(403, idleRefusal(options, target?.host ?? String(req.url).slice(0, 256), target?.port ?? 0)),
+    );
+    return;
+  }
   const decision = await decided(options, target?.host ?? String(req.url).slice(0, 256), target?.port ?? 0);
   if (!decision.allowed) {
     client.end(response(403, refusalMessage(decision)));
@@ -122,12 +147,16 @@ async function tunnel(
       return;
     }
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    if (head.length > 0) upstream.write(head);
-    splice(client, upstream, options.limits, head.length);
+    splice(options, client, upstream, head);
   });
 }
 
-async function forward(options: ProxyOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function forward(
+  options: ProxyOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  used: { bytes: number },
+): Promise<void> {
   let url: URL | undefined;
   try {
     url = new URL(req.url ?? '');
@@ -140,6 +169,12 @@ async function forward(options: ProxyOptions, req: IncomingMessage, res: ServerR
     return;
   }
   const port = url.port === '' ? 80 : Number(url.port);
+  if (!options.budget.running) {
+    const message = idleRefusal(options, url.hostname, port);
+    res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
+    res.end(message);
+    return;
+  }
   const decision = await decided(options, url.hostname, port);
   if (!decision.allowed) {
     const message = refusalMessage(decision);
@@ -163,6 +198,23 @@ async function forward(options: ProxyOptions, req: IncomingMessage, res: ServerR
     timeout: options.limits.idleTimeoutMs,
   });
   upstream.on('timeout', () => upstream.destroy());
+  // The bodies both ways are the call's bytes, and the client connection's: they count for both.
+  const relay = new Relay({
+    charge: (bytes) => {
+      used.bytes += bytes;
+      if (used.bytes > options.limits.maxBytesPerConnection) {
+        relay.destroy();
+        return false;
+      }
+      return options.budget.charge(bytes);
+    },
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+  });
+  res.once('close', options.budget.add(relay));
   upstream.once('error', (error: NodeJS.ErrnoException) => {
     if (!res.headersSent) {
       res.writeHead(502, { 'content-type': 'text/plain' });
@@ -171,9 +223,9 @@ async function forward(options: ProxyOptions, req: IncomingMessage, res: ServerR
   });
   upstream.once('response', (answer) => {
     res.writeHead(answer.statusCode ?? 502, answer.headers);
-    answer.pipe(res);
+    relay.pipe(answer, res);
   });
-  req.pipe(upstream);
+  relay.pipe(req, upstream);
 }
 
 async function decided(options: ProxyOptions, host: string, port: number): Promise<Decision> {
@@ -186,32 +238,44 @@ async function decided(options: ProxyOptions, host: string, port: number): Promi
   return decision;
 }
 
-/** Both ways, with backpressure, counting bytes; either side's end or error ends both. */
-function splice(client: Socket, upstream: Socket, limits: ProxyLimits, already: number): void {
-  let bytes = already;
+/**
+ * Both ways, with backpressure, counting bytes for the connection and for the call; either side's
+ * end or error ends both.
+ */
+function splice(options: ProxyOptions, client: Socket, upstream: Socket, head: Buffer): void {
+  let bytes = 0;
   const end = () => {
     client.destroy();
     upstream.destroy();
   };
-  const pipeOne = (from: Socket, to: Socket) => {
-    from.on('data', (chunk: Buffer) => {
-      bytes += chunk.length;
-      if (bytes > limits.maxBytesPerConnection) {
-        end();
-        return;
-      }
-      if (!to.write(chunk)) from.pause();
-    });
-    to.on('drain', () => from.resume());
-    from.once('end', () => to.end());
+  const charge = (count: number) => {
+    bytes += count;
+    if (bytes > options.limits.maxBytesPerConnection) {
+      end();
+      return false;
+    }
+    return options.budget.charge(count);
   };
-  pipeOne(client, upstream);
-  pipeOne(upstream, client);
+  const relay = new Relay({ charge, destroy: end });
+  const remove = options.budget.add(relay);
+  if (head.length > 0 && charge(head.length)) upstream.write(head);
+  relay.pipe(client, upstream);
+  relay.pipe(upstream, client);
   for (const socket of [client, upstream]) {
-    socket.setTimeout(limits.idleTimeoutMs, end);
-    socket.once('close', end);
+    socket.setTimeout(options.limits.idleTimeoutMs, end);
+    socket.once('close', () => {
+      remove();
+      end();
+    });
     socket.on('error', end);
   }
+}
+
+/** The refusal of a connection asked for while none of the package's calls is in flight. */
+function idleRefusal(options: ProxyOptions, host: string, port: number): string {
+  const reason = `no call of package ${options.policy.packageName} is running`;
+  options.onNote({ host, port, allowed: false, reason });
+  return refusalMessage({ host, port, reason });
 }
 
 function unreachable(

@@ -1,10 +1,12 @@
 /**
  * The thread one package's egress proxy runs in: the host's own code, off the host's event loop, so
  * a package that floods its proxy slows its own connections, not the host's calls or another
- * package's. It reports each decision to the host (see {@link PackageEgress}).
+ * package's. It reports each decision to the host (see {@link PackageEgress}), and hears from the
+ * host when the package's calls begin and end, which is what its byte budget is charged by.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { hostAddresses } from './addresses.js';
+import { type BudgetOver, CallBudget } from './call-budget.js';
 import type { NetworkGrant } from './grant.js';
 import { type ProxyLimits, startProxy } from './proxy-server.js';
 
@@ -15,16 +17,44 @@ export interface ProxyWorkerData {
   grant: NetworkGrant;
   limits: ProxyLimits;
   testHosts: Record<string, string[]> | undefined;
+  /** The package's calls already in flight (a proxy started again while they run). */
+  running: string[];
 }
 
-/** What the proxy thread posts: it is listening, or it decided a request. */
+/** What the proxy thread posts: it is listening, it decided a request, a call began, a budget ran out. */
 export type ProxyWorkerMessage =
   | { type: 'listening' }
   | { type: 'failed'; message: string }
-  | { type: 'note'; host: string; port: number; allowed: boolean; reason?: string; address?: string };
+  | { type: 'note'; host: string; port: number; allowed: boolean; reason?: string; address?: string }
+  | { type: 'begun'; taskId: string }
+  | ({ type: 'over' } & BudgetOver);
+
+/**
+ * What the host posts: a call began (answered `begun`), a call ended (given back by the process),
+ * or a call that ran over was answered (its held connections may close).
+ */
+export type ProxyHostMessage =
+  | { type: 'begin'; taskId: string }
+  | { type: 'end'; taskId: string }
+  | { type: 'cut'; taskId: string };
 
 const data = workerData as ProxyWorkerData;
 const post = (message: ProxyWorkerMessage) => parentPort?.postMessage(message);
+
+const budget = new CallBudget({
+  limit: data.limits.maxBytesPerCall,
+  running: data.running,
+  onOver: (over) => post({ type: 'over', ...over }),
+});
+
+parentPort?.on('message', (message: ProxyHostMessage) => {
+  if (typeof message?.taskId !== 'string') return;
+  if (message.type === 'begin') {
+    budget.begin(message.taskId);
+    post({ type: 'begun', taskId: message.taskId });
+  } else if (message.type === 'end') budget.end(message.taskId);
+  else if (message.type === 'cut') budget.cut(message.taskId);
+});
 
 startProxy({
   socketPath: data.socketPath,
@@ -35,6 +65,7 @@ startProxy({
     testHosts: data.testHosts,
   },
   limits: data.limits,
+  budget,
   onNote: (note) => post({ type: 'note', ...note }),
 }).then(
   () => post({ type: 'listening' }),

@@ -1,0 +1,48 @@
+/**
+ * How the egress proxy moves data: one stream into another with backpressure (a destination that
+ * takes no more pauses its source, so a tool writing fast to a slow server fills the kernel's socket
+ * buffers and then waits, and the proxy holds at most a chunk and a stream's high-water mark per
+ * direction), charging each chunk before it is written, so a limit stops the chunk that crosses it.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { Link } from './call-budget.js';
+
+export class Relay implements Link {
+  readonly #charge: (bytes: number) => boolean;
+  readonly #destroy: () => void;
+  readonly #sources = new Set<Readable>();
+  #held = false;
+
+  /**
+   * `charge` is asked before every chunk moves (false: it doesn't, and the relay has been held or
+   * destroyed); `destroy` closes every stream of the relay.
+   */
+  constructor(options: { charge(bytes: number): boolean; destroy(): void }) {
+    this.#charge = options.charge;
+    this.#destroy = options.destroy;
+  }
+
+  /** Moves `from` into `to`; the end of `from` ends `to`. */
+  pipe(from: Readable, to: Writable): void {
+    this.#sources.add(from);
+    from.on('data', (chunk: Buffer) => {
+      if (this.#held || !this.#charge(chunk.length)) return;
+      if (!to.write(chunk)) from.pause();
+    });
+    // A drain must not undo a hold: the held relay waits to be closed.
+    to.on('drain', () => {
+      if (!this.#held) from.resume();
+    });
+    from.once('end', () => to.end());
+    if (this.#held) from.pause();
+  }
+
+  hold(): void {
+    this.#held = true;
+    for (const source of this.#sources) source.pause();
+  }
+
+  destroy(): void {
+    this.#destroy();
+  }
+}
