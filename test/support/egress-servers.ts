@@ -2,7 +2,8 @@
  * The servers an egress test reaches, all on 127.0.0.1: "the granted API" over HTTP and over HTTPS
  * (a self-signed certificate made for the suite with openssl, for `api.weather.test`), "another
  * host" over HTTP, and a raw TCP service standing for the host's own loopback services. Each counts
- * what reaches it. The API answers `/redirect?to=<url>` with a 302 to that URL.
+ * what reaches it. The API answers `/redirect?to=<url>` with a 302 to that URL, `/bytes?n=<count>`
+ * with that many bytes, and `/upload` with how many bytes of the request's body it read.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -38,6 +39,19 @@ export function useEgressServers(): EgressServers {
     if (url.pathname === '/redirect' && to !== null) {
       response.writeHead(302, { location: to });
       response.end();
+      return;
+    }
+    if (url.pathname === '/bytes') {
+      sendBytes(response, Number(url.searchParams.get('n')));
+      return;
+    }
+    if (url.pathname === '/upload') {
+      let received = 0;
+      request.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+      });
+      request.once('end', () => response.end(`received ${received}`));
+      request.once('error', () => response.destroy());
       return;
     }
     response.end(`api says ${url.pathname}`);
@@ -104,4 +118,26 @@ export function useEgressServers(): EgressServers {
       return certificate;
     },
   };
+}
+
+/** `count` bytes, written as the client takes them (a download as big as a test wants). */
+function sendBytes(response: ServerResponse, count: number): void {
+  const chunk = Buffer.alloc(64 * 1024, 'x');
+  let left = Number.isSafeInteger(count) && count > 0 ? count : 0;
+  response.writeHead(200, { 'content-length': String(left) });
+  const more = () => {
+    while (left > 0) {
+      const part = left >= chunk.length ? chunk : chunk.subarray(0, left);
+      left -= part.length;
+      if (!response.write(part)) {
+        response.once('drain', more);
+        return;
+      }
+    }
+    response.end();
+  };
+  response.once('close', () => {
+    left = 0;
+  });
+  more();
 }
