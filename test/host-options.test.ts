@@ -44,6 +44,7 @@ describe('ToolHost options', () => {
       'Expected `allowNetwork` to be a boolean, an array of package names, or an object of package names to true or lists of hosts, got {"weather-tools":"api.weather.gov"}',
     ],
     [{ maxNetworkConnections: 0 }, 'Expected `maxNetworkConnections` to be a positive integer, got 0'],
+    [{ maxNetworkBytesPerCall: 1.5 }, 'Expected `maxNetworkBytesPerCall` to be a positive integer, got 1.5'],
     [
       { networkTesting: { hosts: { 'api.test': '127.0.0.1' } } },
       'Expected `networkTesting.hosts` to map host names to arrays of addresses',
