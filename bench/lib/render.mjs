@@ -456,6 +456,20 @@ function processTierSection(result) {
   ].join('\n');
 }
 
+function slowUploadLines(upload) {
+  const mib = (bytes) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+  const line = (label, one) => [label, formatMs(one.ms), mib(one.rssGrowth), mib(one.arrayBuffersGrowth)];
+  return [
+    `The host's memory while a tool uploads ${mib(upload.bytes)} as fast as it can to a server that reads about 25 MiB/s (peak growth over the call, sampled every 5 ms; through the proxy, the bytes pass through a thread of the host; with the whole network they never enter it):`,
+    '',
+    table(
+      ['upload', 'time', 'host RSS growth', 'host ArrayBuffer growth'],
+      [line('process, proxy', upload.proxy), line('process, whole network', upload.wholeNetwork)],
+    ),
+    '',
+  ];
+}
+
 function egressSection(result) {
   if (result.skipped !== undefined) return `## 10. Per-host egress\n\nSkipped: ${result.skipped}.`;
   const { fetch, newConnection, flood } = result;
@@ -482,9 +496,21 @@ function egressSection(result) {
         'proxy vs worker',
         'proxy vs whole network',
       ],
-      [row('`fetch` (connection reused)', fetch), row('`http.get` on a new connection', newConnection)],
+      [
+        row('`fetch` (connection reused)', fetch),
+        row('`http.get` on a new connection', newConnection),
+        ...(result.download === undefined
+          ? []
+          : [
+              row(
+                `\`fetch\` of ${result.downloadBytes / 1024 / 1024} MiB (${result.downloadCycles} each)`,
+                result.download,
+              ),
+            ]),
+      ],
     ),
     '',
+    ...(result.slowUpload === undefined ? [] : slowUploadLines(result.slowUpload)),
     `Another package's \`echo\` round trip while one tool opens ${flood.count} connections through its proxy (500 at a time; floods: ${floods}; ${flood.refusedEvents} refusals reported as events):`,
     '',
     table(

@@ -3,8 +3,11 @@
  * hosts): a `fetch` of a small local resource through the package's egress proxy, against the same
  * fetch from the worker tier (no sandbox, no proxy) and from the process tier granted the whole
  * network (sandbox, no proxy), interleaved call by call; the same for a request on a connection of
- * its own (what setting up a tunnel costs); and another package's `host.call` round trip while one
- * tool opens 10 000 connections through its proxy, against the same round trip without.
+ * its own (what setting up a tunnel costs); a download of 8 MiB (what the proxy's relaying and byte
+ * counting cost per byte); the host's memory while a tool uploads fast to a server that reads
+ * slowly (the proxy's backpressure), against the same upload with no proxy in the host; and another
+ * package's `host.call` round trip while one tool opens 10 000 connections through its proxy,
+ * against the same round trip without.
  */
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
@@ -25,7 +28,35 @@ if (!environment.sandbox.available) {
 const TOOLS = fileURLToPath(new URL('../fixtures/egress-tools/', import.meta.url));
 const scratch = await mkdtemp(join(tmpdir(), 'toolhost-bench-egress-'));
 const body = Buffer.alloc(1024, 'x');
-const server = createServer((_request, response) => response.end(body));
+const BIG = 8 * 1024 * 1024;
+const big = Buffer.alloc(BIG, 'x');
+const server = createServer((request, response) => {
+  if (request.url === '/big') response.end(big);
+  else if (request.url === '/slow-upload') readSlowly(request, response);
+  else response.end(body);
+});
+/** Reads an upload at about 25 MiB/s (256 KiB every 10 ms), so a fast writer backs up behind it. */
+function readSlowly(request, response) {
+  let received = 0;
+  let budget = 0;
+  const tick = setInterval(() => {
+    budget = 256 * 1024;
+    request.resume();
+  }, 10);
+  request.on('data', (chunk) => {
+    received += chunk.length;
+    budget -= chunk.length;
+    if (budget <= 0) request.pause();
+  });
+  request.once('end', () => {
+    clearInterval(tick);
+    response.end(`received ${received}`);
+  });
+  request.once('close', () => clearInterval(tick));
+}
+// Longer than any pause between calls: a connection the server closes just as a call reuses it
+// would fail that call (Node's default is 5 s, which a loaded machine's pauses can reach).
+server.keepAliveTimeout = 120_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const port = server.address().port;
 const testHosts = { 'bench.test': ['127.0.0.1'] };
@@ -37,7 +68,7 @@ async function copy(name, net) {
     name,
     type: 'module',
     toolhost: {
-      tools: ['./fetch.js', './get-new-connection.js', './flood.js'],
+      tools: ['./fetch.js', './get-new-connection.js', './flood.js', './upload.js'],
       permissions: { net },
     },
   };
@@ -66,12 +97,12 @@ for (const [name, variant] of Object.entries(variants)) {
   const outcome = await hosts[name].call('bench_fetch', { url: variant.url });
   if (outcome.isError) throw new Error(`${name}: ${JSON.stringify(outcome)}`);
 }
-const callOf = (tool) =>
+const callOf = (tool, path = '') =>
   Object.fromEntries(
     Object.entries(variants).map(([name, variant]) => [
       name,
       async () => {
-        const outcome = await hosts[name].call(tool, { url: variant.url });
+        const outcome = await hosts[name].call(tool, { url: `${variant.url}${path}` });
         if (outcome.isError) throw new Error(`${name} ${tool}: ${JSON.stringify(outcome)}`);
       },
     ]),
@@ -87,6 +118,45 @@ const connects = await interleave({
   cycles: connectCycles,
   warmupCycles: 30,
 });
+const downloadCycles = iterations(40, 8);
+log(`egress: ${downloadCycles} downloads of ${BIG} bytes per variant`);
+const downloads = await interleave({
+  variants: callOf('bench_fetch', 'big'),
+  cycles: downloadCycles,
+  warmupCycles: 3,
+});
+
+// The host's memory while a tool uploads fast to a server that reads slowly: through the proxy (a
+// thread of the host) against the whole network (no proxy in the host), one after the other.
+const UPLOAD = iterations(64, 16) * 1024 * 1024;
+async function uploadMemory(name) {
+  const before = process.memoryUsage();
+  const peak = { rss: before.rss, arrayBuffers: before.arrayBuffers };
+  const sampler = setInterval(() => {
+    const now = process.memoryUsage();
+    peak.rss = Math.max(peak.rss, now.rss);
+    peak.arrayBuffers = Math.max(peak.arrayBuffers, now.arrayBuffers);
+  }, 5);
+  const started = performance.now();
+  const outcome = await hosts[name].call(
+    'bench_upload',
+    { url: `${variants[name].url}slow-upload`, size: UPLOAD },
+    { timeoutMs: 600_000 },
+  );
+  clearInterval(sampler);
+  if (outcome.isError) throw new Error(`${name} upload: ${JSON.stringify(outcome)}`);
+  return {
+    ms: performance.now() - started,
+    rssGrowth: peak.rss - before.rss,
+    arrayBuffersGrowth: peak.arrayBuffers - before.arrayBuffers,
+  };
+}
+log(`egress: uploads of ${UPLOAD} bytes to a slow server`);
+const slowUpload = {
+  bytes: UPLOAD,
+  proxy: await uploadMemory('proxy'),
+  wholeNetwork: await uploadMemory('wholeNetwork'),
+};
 for (const host of Object.values(hosts)) await host.close();
 
 // Another package's calls while one tool floods its proxy: quiet and flooded phases in turns.
@@ -146,7 +216,11 @@ const summarizeAll = (record) =>
 report({
   fetchCycles,
   connectCycles,
+  downloadCycles,
+  downloadBytes: BIG,
   fetch: summarizeAll(fetches),
   newConnection: summarizeAll(connects),
+  download: summarizeAll(downloads),
+  slowUpload,
   flood: { count: floodCount, floods, refusedEvents, quiet: summarize(quiet), flooded: summarize(flooded) },
 });
