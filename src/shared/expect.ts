@@ -19,6 +19,7 @@ export function expectBoolean(name: string, value: unknown): void {
   throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a boolean, got ${show(value)}`);
 }
 
+/** A listener option: absent, or a function. */
 export function expectFunction(name: string, value: unknown): void {
   if (value === undefined || typeof value === 'function') return;
   throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a function, got ${show(value)}`);
