@@ -77,7 +77,7 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     expect(logger.matching('warn', 'forged fault')).toHaveLength(100);
   });
 
-  it('that forges log messages for its own call has the malformed and oversized ones dropped and at most 1000 heard, and its call answers', async () => {
+  it('that forges log messages for its own call has the malformed ones dropped, at most 1000 heard and the call held to its character cap', async () => {
     const { host } = await hostWithHostile();
     const heard: ToolOutputEvent[] = [];
 
@@ -86,11 +86,17 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
       { attack: 'forged-logs' },
       { onOutput: (event) => heard.push(event) },
     );
-    expect(outcomeText(outcome)).toBe('the host did not end this process');
+    expect(outcomeText(outcome)).toBe('a forged answer');
+    const forwarded = heard.slice(0, -1).flatMap((event) => event.logs);
     // Three malformed messages count toward the 1000 a call takes, and are not heard.
-    expect(heard.flatMap((event) => event.logs)).toEqual(
+    expect(forwarded).toEqual(
       Array.from({ length: 997 }, (_, index) => ({ stream: 'stdout', text: `forged ${index}\n` })),
     );
+    // The forged reply's output is cut to what the cap leaves; the rest is counted as dropped.
+    const forwardedChars = forwarded.reduce((sum, log) => sum + log.text.length, 0);
+    const last = heard.at(-1);
+    expect(last?.logs).toEqual([{ stream: 'stdout', text: 'y'.repeat(65_536 - forwardedChars) }]);
+    expect(last?.droppedBytes).toBe(forwardedChars);
     expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
     await expectHostFine(host);
   });

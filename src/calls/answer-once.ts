@@ -82,7 +82,24 @@ export abstract class AnswerOnce {
     this.#answered = true;
     clearTimeout(this.#deadline);
     this.#onAnswered();
-    this.#resolve(reply);
+    this.#resolve(this.#logCharsDelivered === 0 ? reply : this.#withinLogCap(reply));
+  }
+
+  /**
+   * The reply's logs cut to what the call's cap leaves after its forwarded output: an honest worker
+   * counts both against one cap, a forged reply must not get twice as much past it.
+   */
+  #withinLogCap(reply: PoolReply): PoolReply {
+    let room = this.#maxLogBytes - this.#logCharsDelivered;
+    const logs: CapturedLog[] = [];
+    let cut = 0;
+    for (const log of reply.logs) {
+      const kept = log.text.slice(0, Math.max(room, 0));
+      room -= kept.length;
+      cut += log.text.length - kept.length;
+      if (kept !== '') logs.push({ stream: log.stream, text: kept });
+    }
+    return cut === 0 ? reply : { ...reply, logs, droppedLogBytes: reply.droppedLogBytes + cut };
   }
 
   /** Progress messages that reached the host for this call, delivered or not. */
