@@ -3,8 +3,7 @@
  * for 2026-07-28) against `toolhost serve --http` with the package of the tools their scenarios
  * call, one scenario at a time. The suites need Node 22 or later: on Node 20 this file is skipped
  * (CI runs it on 22, 24 and 26). The checks toolhost fails on purpose are listed, with why, in
- * fixtures/mcp/conformance/expected-failures.yaml. Pending, until tools can return audio and
- * embedded resources: tools-call-audio, tools-call-embedded-resource, tools-call-mixed-content.
+ * fixtures/mcp/conformance/expected-failures.yaml.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
@@ -26,6 +25,9 @@ const TOOL_SCENARIOS = [
   'tools-call-simple-text',
   'tools-call-image',
   'tools-call-error',
+  'tools-call-audio',
+  'tools-call-embedded-resource',
+  'tools-call-mixed-content',
   'tools-call-with-progress',
   'json-schema-2020-12',
   'dns-rebinding-protection',

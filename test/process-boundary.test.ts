@@ -8,7 +8,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { outcomeText } from '../dist/src/index.js';
+import { outcomeText, type ToolOutputEvent } from '../dist/src/index.js';
 import { maxChildFrameBytes } from '../dist/src/process/child-messages.js';
 import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
 
@@ -77,13 +77,39 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     expect(logger.matching('warn', 'forged fault')).toHaveLength(100);
   });
 
-  it('that sends replies and progress for calls it does not hold reaches nobody', async () => {
+  it('that forges log messages for its own call has the malformed ones dropped, at most 1000 heard and the call held to its character cap', async () => {
+    const { host } = await hostWithHostile();
+    const heard: ToolOutputEvent[] = [];
+
+    const outcome = await host.call(
+      'proc_forge_channel',
+      { attack: 'forged-logs' },
+      { onOutput: (event) => heard.push(event) },
+    );
+    expect(outcomeText(outcome)).toBe('a forged answer');
+    const forwarded = heard.slice(0, -1).flatMap((event) => event.logs);
+    // Three malformed messages count toward the 1000 a call takes, and are not heard.
+    expect(forwarded).toEqual(
+      Array.from({ length: 997 }, (_, index) => ({ stream: 'stdout', text: `forged ${index}\n` })),
+    );
+    // The forged reply's output is cut to what the cap leaves; the rest is counted as dropped.
+    const forwardedChars = forwarded.reduce((sum, log) => sum + log.text.length, 0);
+    const last = heard.at(-1);
+    expect(last?.logs).toEqual([{ stream: 'stdout', text: 'y'.repeat(65_536 - forwardedChars) }]);
+    expect(last?.droppedBytes).toBe(forwardedChars);
+    expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
+    await expectHostFine(host);
+  });
+
+  it('that sends replies, progress and log messages for calls it does not hold reaches nobody', async () => {
     const { host, logger } = await hostWithHostile();
     const progress = collect(host, 'progress');
+    const output = collect(host, 'output');
 
     const outcome = await host.call('proc_forge_channel', { attack: 'foreign-task' });
     expect(outcomeText(outcome)).toBe('the host did not end this process');
     expect(progress).toEqual([]);
+    expect(output).toEqual([]);
     expect(logger.lines).toEqual([]);
     await expectHostFine(host);
   });

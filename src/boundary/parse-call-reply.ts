@@ -13,6 +13,7 @@ import {
   type CallReply,
   type CapturedLog,
   FAULT_CODES,
+  MAX_LOG_NOTES,
   MAX_PROGRESS_BYTES,
   MAX_PROGRESS_MESSAGES,
   REPLY_ERROR_CODES,
@@ -71,6 +72,10 @@ export function parseCallReply(
   if (droppedLogBytes === undefined) return fail('its droppedLogBytes is not a count');
   if (progressSent === undefined)
     return fail(`its progressSent is not a count up to ${MAX_PROGRESS_MESSAGES}`);
+  const logNotesSent = Object.hasOwn(reply, 'logNotesSent')
+    ? count(own(reply, 'logNotesSent'), MAX_LOG_NOTES)
+    : 0;
+  if (logNotesSent === undefined) return fail(`its logNotesSent is not a count up to ${MAX_LOG_NOTES}`);
 
   const ok = own(reply, 'ok');
   if (ok === false) {
@@ -86,7 +91,10 @@ export function parseCallReply(
         ? { code: code as ToolErrorCode, message }
         : { code: code as ToolErrorCode, message, stack };
     // Literals, not spreads: on Node 20 a spread with properties after it costs microseconds.
-    return { ok: true, value: { ok: false, error: parsed, logs: logs.value, droppedLogBytes, progressSent } };
+    return {
+      ok: true,
+      value: { ok: false, error: parsed, logs: logs.value, droppedLogBytes, progressSent, logNotesSent },
+    };
   }
   if (ok !== true) return fail('its ok flag is not a boolean');
 
@@ -110,6 +118,7 @@ export function parseCallReply(
     logs: logs.value,
     droppedLogBytes,
     progressSent,
+    logNotesSent,
   };
   let size = contentBytes(content) + logBytes(logs.value);
   if (Object.hasOwn(reply, 'details')) {
@@ -154,6 +163,7 @@ function parseStack(value: unknown): string | undefined {
 export type WorkerNote =
   | { type: 'hello'; threadId: number; osThreadId: number | null }
   | { type: 'progress'; taskId: string; data: unknown }
+  | { type: 'log'; taskId: string; logs: unknown }
   | {
       type: 'fault';
       taskId: string | null;
@@ -164,8 +174,9 @@ export type WorkerNote =
     };
 
 /**
- * A message a call worker posted on `parentPort`. Progress data is checked separately (and only for
- * a call that is still waiting for it). Anything else is not ours: undefined.
+ * A message a call worker posted on `parentPort`. Progress data and forwarded logs are checked
+ * separately (and only for a call that is still waiting for them). Anything else is not ours:
+ * undefined.
  */
 export function parseWorkerMessage(value: unknown, maxLogBytes: number): WorkerNote | undefined {
   const message = record(value);
@@ -180,6 +191,9 @@ export function parseWorkerMessage(value: unknown, maxLogBytes: number): WorkerN
   }
   if (type === 'progress') {
     return typeof taskId === 'string' ? { type, taskId, data: own(message, 'data') } : undefined;
+  }
+  if (type === 'log') {
+    return typeof taskId === 'string' ? { type, taskId, logs: own(message, 'logs') } : undefined;
   }
   if (type !== 'fault' || (typeof taskId !== 'string' && taskId !== null)) return undefined;
   const error = record(own(message, 'error'));

@@ -91,6 +91,11 @@ export interface CallTask {
   args: unknown;
   withheld: readonly string[];
   timeoutMs: number;
+  /**
+   * Someone listens to this call's output while it runs: the worker forwards what the tool prints
+   * as `log` messages. Absent (most calls) it keeps everything for the reply, and costs nothing.
+   */
+  forwardLogs?: true;
 }
 
 /** A clock that reads the same in every thread of the process (ms). */
@@ -137,6 +142,11 @@ export type CallReply = {
   droppedLogBytes: number;
   /** How many progress messages the tool sent before this reply (the host delivers them first). */
   progressSent: number;
+  /**
+   * How many `log` messages were forwarded before this reply (the host delivers them first); `logs`
+   * holds only what was not forwarded. Absent: none.
+   */
+  logNotesSent?: number;
 } & (EncodedContent | { ok: false; error: WorkerError });
 
 export interface CapturedLog {
@@ -152,6 +162,15 @@ export const MAX_PROGRESS_MESSAGES = 1000;
 
 /** At most this many bytes (about the size of its JSON) per progress message. */
 export const MAX_PROGRESS_BYTES = 65_536;
+
+/** At most this many `log` messages per call cross (each side enforces it); the rest comes with the reply. */
+export const MAX_LOG_NOTES = 1000;
+
+/**
+ * A worker forwards what a call printed at most this often: a tool printing in a tight loop costs
+ * the host a message per interval, not one per write.
+ */
+export const LOG_NOTE_INTERVAL_MS = 10;
 
 /** The codes a call worker may put in a reply's error (anything else is a bad reply). */
 export const REPLY_ERROR_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
@@ -178,6 +197,8 @@ export const FAULT_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
 export type WorkerMessage =
   | { tag: typeof WORKER_MESSAGE_TAG; type: 'hello'; threadId: number; osThreadId: number | null }
   | { tag: typeof WORKER_MESSAGE_TAG; type: 'progress'; taskId: string; data: JsonValue }
+  /** What the call printed since its last `log` message (calls with `forwardLogs` only). */
+  | { tag: typeof WORKER_MESSAGE_TAG; type: 'log'; taskId: string; logs: CapturedLog[] }
   | {
       tag: typeof WORKER_MESSAGE_TAG;
       type: 'fault';

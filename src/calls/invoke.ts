@@ -4,7 +4,7 @@
  */
 
 import { errorOutcome, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
-import type { CallSettings, CallTask } from '../boundary/protocol.js';
+import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.js';
 import { relativeTo } from '../boundary/stack-frames.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
 import type { CallOptions } from '../host/options.js';
@@ -58,6 +58,20 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     timeoutMs,
   };
   const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
+  const { onOutput } = options;
+  // Only a call someone listens to has its output forwarded while it runs: the rest cost nothing.
+  const deliver = (event: ToolOutputEvent) => {
+    try {
+      onOutput?.(event);
+    } finally {
+      if (emit.listenerCount('output') > 0) emit.emit('output', event);
+    }
+  };
+  let onLogs: ((logs: CapturedLog[]) => void) | undefined;
+  if (onOutput !== undefined && origin.kind === 'module') {
+    task.forwardLogs = true;
+    onLogs = (logs) => deliver({ toolName: tool.info.name, callId, logs, droppedBytes: 0 });
+  }
 
   let reply: PoolReply;
   if (origin.kind === 'host') {
@@ -68,7 +82,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
       onProgress,
     });
   } else if (invocation.pool !== undefined) {
-    reply = await invocation.pool.run(task, { signal: options.signal, onProgress });
+    reply = await invocation.pool.run(task, { signal: options.signal, onProgress, onLogs });
   } else {
     return errorOutcome('HOST_CLOSED', 'the tool host is closed');
   }
@@ -80,8 +94,13 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
       logs: reply.logs,
       droppedBytes: reply.droppedLogBytes,
     };
-    if (emit.listenerCount('output') > 0) emit.emit('output', event);
-    else
+    if (onOutput !== undefined || emit.listenerCount('output') > 0) {
+      try {
+        deliver(event);
+      } catch {
+        // A listener of this call's output that throws loses those lines, never the call.
+      }
+    } else
       settings.logger.info(`tool ${tool.info.name} printed: ${reply.logs.map((log) => log.text).join('')}`);
   }
   if (!reply.ok) {

@@ -2,12 +2,13 @@
  * One call's life in a pool, as a host-side state machine that answers exactly once. Its deadline is
  * armed on the host's own clock at the moment the host's balancer hands the call to a worker, and
  * nothing a worker sends can move or cancel it. A reply is parsed before it is believed; a reply
- * that arrives before the progress sent ahead of it waits for that progress, but never past the
+ * that arrives before the progress and output sent ahead of it waits for them, but never past the
  * deadline.
  */
 import { EventEmitter } from 'node:events';
 import {
   parseCallReply,
+  parseLogs,
   parseProgressData,
   type ReplyLimits,
   type WorkerNote,
@@ -76,6 +77,12 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
       this.#fault ??= note;
       return;
     }
+    if (note.type === 'log') {
+      const logs = this.wantsLogs ? parseLogs(note.logs, this.#limits.maxLogBytes) : undefined;
+      this.logs(logs?.ok === true ? logs.value : undefined);
+      this.#releaseHeld();
+      return;
+    }
     if (note.type !== 'progress') return;
     // Parsed only while someone may still want it (a call answered or past the cap drops it anyway).
     const wanted = !this.answered && this.progressReceived < MAX_PROGRESS_MESSAGES;
@@ -99,9 +106,9 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
       this.#end();
       return;
     }
-    // Progress travels on another port than piscina's reply and may arrive after it: the reply
-    // waits until everything the tool emitted before it has been delivered, or the deadline.
-    if (this.progressReceived >= parsed.value.progressSent) this.answer(parsed.value);
+    // Progress and output travel on another port than piscina's reply and may arrive after it: the
+    // reply waits until everything the worker sent before it has been delivered, or the deadline.
+    if (this.#caughtUp(parsed.value)) this.answer(parsed.value);
     else this.#held = parsed.value;
   }
 
@@ -141,7 +148,11 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
 
   #releaseHeld(): void {
     const held = this.#held;
-    if (held !== undefined && this.progressReceived >= held.progressSent) this.answer(held);
+    if (held !== undefined && this.#caughtUp(held)) this.answer(held);
+  }
+
+  #caughtUp(reply: CallReply): boolean {
+    return this.progressReceived >= reply.progressSent && this.logNotesReceived >= (reply.logNotesSent ?? 0);
   }
 
   #timeOut(): void {

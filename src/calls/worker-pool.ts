@@ -8,7 +8,7 @@
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
-import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
+import { type CallSettings, type CallTask, type CapturedLog, callTmpDir } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
 import { failure, type PoolReply } from './answer-once.js';
 import { piscina } from './piscina.js';
@@ -39,6 +39,8 @@ export interface PoolLimits {
 export interface PoolCallHooks {
   signal?: AbortSignal | undefined;
   onProgress?: ((data: JsonValue) => void) | undefined;
+  /** What the tool printed, as it runs (a task with `forwardLogs`); the rest comes with the reply. */
+  onLogs?: ((logs: CapturedLog[]) => void) | undefined;
   /** The call was handed to a worker: it runs, and its timeout counts, from now. */
   onStarted?: (() => void) | undefined;
 }
@@ -160,6 +162,8 @@ export class TrustDomainPool implements CallPool {
         task,
         limits: this.#callLimits,
         onProgress: hooks.onProgress,
+        onLogs: hooks.onLogs,
+        maxLogBytes: this.#callLimits.maxLogBytes,
         onStarted: hooks.onStarted,
         resolve,
         onAnswered: () => {

@@ -16,6 +16,7 @@ import { expectBoolean, expectNonNegativeInteger, expectPositiveInteger, show } 
 import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js';
 import type { StoreSettings } from '../snapshot/snapshot.js';
 import { storeSettings } from '../snapshot/store-location.js';
+import type { ToolOutputEvent } from './events.js';
 import { type NetworkTestingOptions, networkSettings } from './network-options.js';
 
 /** Anything with these methods: `console` and pino both fit. */
@@ -148,6 +149,15 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Caps the tool's own `timeoutMs`. */
   timeoutMs?: number;
+  /**
+   * Hears what the tool prints while the call runs: its worker forwards the lines as they are
+   * printed (gathered, at most one message every 10 ms and 1000 a call, within `maxLogBytes`), and
+   * what is left comes with the answer, each line once; lines printed after the answer are dropped.
+   * The host's `output` event gets the same events. Without it, a call's output is one `output`
+   * event with its answer, and nothing is forwarded. A listener that throws loses those lines,
+   * never the call.
+   */
+  onOutput?: (event: ToolOutputEvent) => void;
 }
 
 /** Options of {@link ToolHost.selftest}. */

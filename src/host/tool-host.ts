@@ -32,7 +32,7 @@ import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
 import { type HostTool, type ModuleStatus, Registry } from '../registry/registry.js';
 import { validateInput } from '../schema/json-schema.js';
-import { expectPositiveInteger } from '../shared/expect.js';
+import { expectFunction, expectPositiveInteger } from '../shared/expect.js';
 import { Snapshots } from '../snapshot/snapshot.js';
 import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
 import { rereadModule } from '../sources/read-version.js';
@@ -279,6 +279,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async call(name: string, args: unknown, options: CallOptions = {}): Promise<ToolOutcome> {
     // A caller's mistake, not a tool's fault: it rejects, as a bad selftest timeout does.
     expectPositiveInteger('timeoutMs', options.timeoutMs);
+    expectFunction('onOutput', options.onOutput);
     if (this.#closed) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
     const { tools } = this.#registry.generation;
     const tool = typeof name === 'string' ? tools.get(name) : undefined;

@@ -1,13 +1,13 @@
 /**
  * What a tool printed → `notifications/message`, only for a client that asked for log messages:
  * a 2026-07-28 request names its level in `_meta`, a 2025-era client sends `logging/setLevel`.
- * The host emits one `output` event per call with the lines it kept (bounded, as for every
- * screen); a {@link LogRouter} holds one listener and hands each to the call that wants it.
+ * Such a call is made with an `onOutput` listener, so its worker forwards the lines as they are
+ * printed (bounded, as for every screen); a {@link CallLog} turns each piece into messages while
+ * the call runs, and what is left with the answer, each line once.
  */
 import type { LoggingLevel } from '@modelcontextprotocol/server';
-import { escapeControl, truncate } from '../boundary/sanitize.js';
+import { escapeControl, MAX_MESSAGE_LENGTH, truncate } from '../boundary/sanitize.js';
 import type { ToolOutputEvent } from '../host/events.js';
-import type { ToolHost } from '../host/tool-host.js';
 
 /** The levels in the spec's order, least severe first. */
 const LEVELS: readonly LoggingLevel[] = [
@@ -24,75 +24,94 @@ const LEVELS: readonly LoggingLevel[] = [
 /** Most messages one call sends: a tool printing a million empty-ish lines costs the client one line. */
 const MAX_MESSAGES = 1000;
 
+/**
+ * The most of an unfinished line held for the rest of it: a tool writing one endless line without
+ * a newline gets it sent in cut pieces, not held in memory.
+ */
+const MAX_HELD_CHARACTERS = 4 * MAX_MESSAGE_LENGTH;
+
 /** What a call's client asked for: the least severe level it wants, and how to send one message. */
 export interface LogWish {
   level: LoggingLevel;
   send(notification: { method: 'notifications/message'; params: Record<string, unknown> }): Promise<unknown>;
 }
 
-/** The part of a ToolHost the router listens to. */
-export type OutputSource = Pick<ToolHost, 'on' | 'off'>;
-
 /** Whether a value from the client names a log level. */
 export function isLoggingLevel(value: unknown): value is LoggingLevel {
   return typeof value === 'string' && (LEVELS as readonly string[]).includes(value);
 }
 
-/** One listener on the host's `output` events, handing each to the call that asked for it. */
-export class LogRouter {
-  readonly #source: OutputSource;
-  readonly #calls = new Map<string, (event: ToolOutputEvent) => void>();
-  readonly #listener = (event: ToolOutputEvent) => this.#calls.get(event.callId)?.(event);
-
-  constructor(source: OutputSource) {
-    this.#source = source;
-    source.on('output', this.#listener);
-  }
-
-  /** Routes the output of the call `callId` to `send` until the returned function is called. */
-  route(callId: string, send: (event: ToolOutputEvent) => void): () => void {
-    this.#calls.set(callId, send);
-    return () => this.#calls.delete(callId);
-  }
-
-  close(): void {
-    this.#source.off('output', this.#listener);
-    this.#calls.clear();
-  }
-}
+type Stream = 'stdout' | 'stderr';
 
 /**
- * The `notifications/message` params for a call's output at or above `wanted`: a line on stdout is
- * `info`, one on stderr `warning`, and output the host dropped past its bound is said in one
- * `warning`. Each line is cut and its control characters escaped as on the server's own stderr.
+ * One call's log messages: a line on stdout is `info`, one on stderr `warning`, each cut and its
+ * control characters escaped as on the server's own stderr. A line that arrives in pieces (a tool
+ * writing without a newline) is sent once it is whole, or when the call answers. Past
+ * {@link MAX_MESSAGES}, and for output the host dropped past its bound, one `warning` at the end
+ * says what was not sent.
  */
-export function logMessages(event: ToolOutputEvent, wanted: LoggingLevel): Array<Record<string, unknown>> {
-  const floor = LEVELS.indexOf(wanted);
-  const messages: Array<Record<string, unknown>> = [];
-  let left = 0;
-  for (const log of event.logs) {
-    const level: LoggingLevel = log.stream === 'stderr' ? 'warning' : 'info';
-    if (LEVELS.indexOf(level) < floor) continue;
-    // The host keeps a stream's consecutive writes as one text; a client shows a message per line.
-    for (const line of log.text.split('\n')) {
-      if (line.trim() === '') continue;
-      if (messages.length === MAX_MESSAGES) {
-        left += 1;
-        continue;
+export class CallLog {
+  readonly #wish: LogWish;
+  readonly #logger: string;
+  readonly #floor: number;
+  readonly #held: Record<Stream, string> = { stdout: '', stderr: '' };
+  #sent = 0;
+  #left = 0;
+  #droppedBytes = 0;
+  #ended = false;
+
+  constructor(wish: LogWish, toolName: string) {
+    this.#wish = wish;
+    this.#logger = toolName;
+    this.#floor = LEVELS.indexOf(wish.level);
+  }
+
+  /** A piece of the call's output: its whole lines are sent now. */
+  take(event: ToolOutputEvent): void {
+    if (this.#ended) return;
+    this.#droppedBytes += event.droppedBytes;
+    for (const log of event.logs) {
+      const text = this.#held[log.stream] + log.text;
+      const end = text.lastIndexOf('\n');
+      let rest = end === -1 ? text : text.slice(end + 1);
+      if (end !== -1) this.#lines(log.stream, text.slice(0, end));
+      if (rest.length > MAX_HELD_CHARACTERS) {
+        this.#lines(log.stream, rest);
+        rest = '';
       }
-      messages.push({ level, logger: event.toolName, data: escapeControl(truncate(line.trimEnd())) });
+      this.#held[log.stream] = rest;
     }
   }
-  if ((event.droppedBytes > 0 || left > 0) && LEVELS.indexOf('warning') >= floor) {
+
+  /** The call answered: what is held is sent, then what was not; later output is dropped. */
+  end(): void {
+    if (this.#ended) return;
+    for (const stream of ['stdout', 'stderr'] as const) this.#lines(stream, this.#held[stream]);
+    this.#ended = true;
+    if ((this.#droppedBytes === 0 && this.#left === 0) || LEVELS.indexOf('warning') < this.#floor) return;
     const lost = [
-      ...(left > 0 ? [`${left} more lines`] : []),
-      ...(event.droppedBytes > 0 ? [`${event.droppedBytes} bytes the host dropped`] : []),
+      ...(this.#left > 0 ? [`${this.#left} more lines`] : []),
+      ...(this.#droppedBytes > 0 ? [`${this.#droppedBytes} bytes the host dropped`] : []),
     ];
-    messages.push({
-      level: 'warning',
-      logger: event.toolName,
-      data: `output not sent: ${lost.join(' and ')}`,
-    });
+    this.#send('warning', `output not sent: ${lost.join(' and ')}`);
   }
-  return messages;
+
+  #lines(stream: Stream, text: string): void {
+    const level: LoggingLevel = stream === 'stderr' ? 'warning' : 'info';
+    if (LEVELS.indexOf(level) < this.#floor) return;
+    // A client shows a message per line.
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      if (this.#sent === MAX_MESSAGES) {
+        this.#left += 1;
+        continue;
+      }
+      this.#sent += 1;
+      this.#send(level, escapeControl(truncate(line.trimEnd())));
+    }
+  }
+
+  #send(level: LoggingLevel, data: string): void {
+    void this.#wish.send({ method: 'notifications/message', params: { level, logger: this.#logger, data } });
+  }
 }

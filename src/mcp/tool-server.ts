@@ -3,7 +3,7 @@
  * while it runs and the schemas are plain JSON Schema, which the high-level `McpServer` would want
  * as zod) whose `tools/list` is `host.list()` and whose `tools/call` is `host.call`. The SDK's
  * serving entries make one per connection (stdio) or per request (HTTP), for either protocol era;
- * all of them share this object's progress and log routing and offered-set tracking.
+ * all of them share this object's progress routing and offered-set tracking.
  */
 import { randomUUID } from 'node:crypto';
 import {
@@ -19,7 +19,7 @@ import type { CallOptions } from '../host/options.js';
 import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
-import { isLoggingLevel, LogRouter, type LogWish, logMessages } from './logging.js';
+import { CallLog, isLoggingLevel, type LogWish } from './logging.js';
 import { ProgressRouter } from './progress.js';
 
 /** The part of a ToolHost the MCP server uses. */
@@ -59,7 +59,6 @@ export class ToolServer {
   readonly #host: ServedHost;
   readonly #options: ToolServerOptions;
   readonly #progress: ProgressRouter;
-  readonly #logs: LogRouter;
   /**
    * One for every server made here: a Server builds a validator of its own otherwise (for
    * elicitation, which toolhost never asks for), and that was most of the cost of an HTTP request.
@@ -81,7 +80,6 @@ export class ToolServer {
     this.#host = host;
     this.#options = options;
     this.#progress = new ProgressRouter(host);
-    this.#logs = new LogRouter(host);
     this.#offered = offeredKey(host.list());
     host.on('module', this.#onModule);
   }
@@ -177,7 +175,6 @@ export class ToolServer {
   close(): void {
     this.#host.off('module', this.#onModule);
     this.#progress.close();
-    this.#logs.close();
     this.#listeners.clear();
     this.#changeListeners.clear();
   }
@@ -207,25 +204,20 @@ export class ToolServer {
     const callId = `mcp_${randomUUID()}`;
     const unrouteProgress =
       route.sendProgress === undefined ? () => {} : this.#progress.route(callId, route.sendProgress);
-    const unrouteLogs =
-      route.logs === undefined
-        ? () => {}
-        : this.#logs.route(callId, (event) => {
-            const wish = route.logs as LogWish;
-            for (const params of logMessages(event, wish.level)) {
-              void wish.send({ method: 'notifications/message', params });
-            }
-          });
+    // Only a client that asked gets the call's output, and then as it is printed: on the request's
+    // own stream (its SSE stream over HTTP, the connection over stdio), before the answer.
+    const log = route.logs === undefined ? undefined : new CallLog(route.logs, name);
     this.#running += 1;
     try {
       const options: CallOptions = { callId, signal };
       if (this.#options.callTimeoutMs !== undefined) options.timeoutMs = this.#options.callTimeoutMs;
+      if (log !== undefined) options.onOutput = (event) => log.take(event);
       const outcome = await this.#host.call(name, args, options);
+      log?.end();
       await Promise.all(pending);
       return toCallToolResult(outcome);
     } finally {
       unrouteProgress();
-      unrouteLogs();
       this.#running -= 1;
       if (this.#running === 0) for (const resolve of this.#idle.splice(0)) resolve();
     }

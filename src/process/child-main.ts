@@ -69,11 +69,13 @@ function run(task: Extract<HostMessage, { type: 'run' }>['task']): void {
       signal: controller.signal,
       onStarted: () => send({ type: 'started', taskId }),
       onProgress: (data) => send({ type: 'progress', taskId, data }),
+      onLogs: (logs) => send({ type: 'log', taskId, logs }),
     })
     .then((reply) => {
       // A cancelled call's reply too: it tells the host the call's thread is free again. The pool
-      // delivered the call's progress before its reply; nothing is left to wait for.
-      send({ type: 'reply', taskId, reply: { progressSent: 0, ...reply } });
+      // delivered the call's progress and output before its reply, and one channel keeps them in
+      // order: nothing is left to wait for.
+      send({ type: 'reply', taskId, reply: { ...reply, progressSent: 0, logNotesSent: 0 } });
     })
     .catch(() => {})
     .finally(() => running.delete(taskId));

@@ -10,11 +10,18 @@ import type { LeftOutCode, ToolErrorCode } from '../boundary/errors.js';
 import {
   type Parsed,
   parseCallReply,
+  parseLogs,
   parseProgressData,
   type ReplyLimits,
 } from '../boundary/parse-call-reply.js';
 import { parseLocation, parseReadReply } from '../boundary/parse-read-reply.js';
-import { type CallReply, type CallTask, FAULT_CODES, REPLY_ERROR_CODES } from '../boundary/protocol.js';
+import {
+  type CallReply,
+  type CallTask,
+  type CapturedLog,
+  FAULT_CODES,
+  REPLY_ERROR_CODES,
+} from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
 import { count, own, record } from '../boundary/untrusted.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
@@ -39,6 +46,7 @@ export type ChildMessage =
   | { type: 'ready' }
   | { type: 'started'; taskId: string }
   | { type: 'progress'; taskId: string; data: JsonValue }
+  | { type: 'log'; taskId: string; logs: CapturedLog[] }
   | { type: 'reply'; taskId: string; reply: CallReply }
   | { type: 'fault'; message: string }
   | { type: 'read'; readId: number; outcome: ReadOutcome };
@@ -73,6 +81,7 @@ export type ChildNote =
   | { type: 'ready' }
   | { type: 'started'; taskId: string }
   | { type: 'progress'; taskId: string; data: JsonValue | undefined }
+  | { type: 'log'; taskId: string; logs: CapturedLog[] | undefined }
   | { type: 'reply'; taskId: string; reply: Parsed<CallReply> }
   | { type: 'fault'; message: string }
   | { type: 'read'; readId: number; outcome: ReadOutcome };
@@ -104,6 +113,10 @@ export function parseChildMessage(value: unknown, limits: ReplyLimits): ChildNot
   if (type === 'progress') {
     const data = parseProgressData(own(message, 'data'));
     return { type, taskId, data: data.ok ? data.value : undefined };
+  }
+  if (type === 'log') {
+    const logs = parseLogs(own(message, 'logs'), limits.maxLogBytes);
+    return { type, taskId, logs: logs.ok ? logs.value : undefined };
   }
   if (type === 'reply') {
     return { type, taskId, reply: parseCallReply(own(message, 'reply'), limits, CHILD_REPLY_CODES) };

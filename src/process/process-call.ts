@@ -3,9 +3,11 @@
  * host's clock. The deadline is armed when the package's process says the call was handed to a
  * worker; a process that never says so (a broken or hostile one) still can't hold the call, since a
  * call sent to it must start within an allowance or it answers as timed out. Progress is delivered
- * only while the call waits for its answer, up to the protocol's cap (see AnswerOnce).
+ * only while the call waits for its answer, up to the protocol's cap, and so is forwarded output
+ * (see AnswerOnce).
  */
 
+import type { CapturedLog } from '../boundary/protocol.js';
 import { AnswerOnce } from '../calls/answer-once.js';
 import type { JsonValue } from '../tool-module.js';
 
@@ -38,5 +40,10 @@ export class ProcessCall extends AnswerOnce {
   /** A progress message for this call (`undefined`: one whose data was not plain, dropped). */
   override progress(data: JsonValue | undefined): void {
     super.progress(data);
+  }
+
+  /** What the call printed, forwarded while it runs (`undefined`: malformed, dropped). */
+  override logs(logs: CapturedLog[] | undefined): void {
+    super.logs(logs);
   }
 }

@@ -77,6 +77,8 @@ export class ProcessDomainPool implements CallPool {
       const call: ProcessCall = new ProcessCall({
         task,
         onProgress: hooks.onProgress,
+        onLogs: hooks.onLogs,
+        maxLogBytes: this.#options.limits.call.maxLogBytes,
         resolve,
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
@@ -243,13 +245,15 @@ export class ProcessDomainPool implements CallPool {
       if (live.faults <= MAX_FAULTS) this.#options.onFault(note.message);
       return;
     }
-    if (note.type !== 'started' && note.type !== 'progress' && note.type !== 'reply') return;
+    if (note.type === 'hello' || note.type === 'ready' || note.type === 'read') return;
     const call = live.holding.get(note.taskId);
     if (call === undefined) return;
     if (note.type === 'started') {
       call.started();
     } else if (note.type === 'progress') {
       call.progress(note.data);
+    } else if (note.type === 'log') {
+      call.logs(note.logs);
     } else if (call.answered) {
       // A call the host answered itself (timed out, aborted): its reply only gives its thread back.
       this.#release(live, note.taskId);

@@ -19,6 +19,12 @@ export function expectBoolean(name: string, value: unknown): void {
   throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a boolean, got ${show(value)}`);
 }
 
+/** A listener option: absent, or a function. */
+export function expectFunction(name: string, value: unknown): void {
+  if (value === undefined || typeof value === 'function') return;
+  throw new ToolHostError('INVALID_OPTION', `Expected \`${name}\` to be a function, got ${show(value)}`);
+}
+
 export function expectNonNegativeInteger(name: string, value: unknown): void {
   if (value === undefined) return;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {

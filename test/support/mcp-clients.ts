@@ -14,6 +14,36 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { CLI, REPO } from './cli-run.js';
 import { StderrLog, serveEnv } from './mcp-serve.js';
 
+/** One `notifications/message`'s params. */
+export interface LogEntry {
+  level: string;
+  logger?: string | undefined;
+  data: unknown;
+}
+
+/** The messages a client received, and waiters for one yet to come. */
+class LogBook {
+  readonly logs: LogEntry[] = [];
+  readonly #waiters = new Set<(entry: LogEntry) => boolean>();
+
+  add(entry: LogEntry): void {
+    this.logs.push(entry);
+    for (const waiter of this.#waiters) if (waiter(entry)) this.#waiters.delete(waiter);
+  }
+
+  waitFor(accept: (entry: LogEntry) => boolean): Promise<LogEntry> {
+    const seen = this.logs.find(accept);
+    if (seen !== undefined) return Promise.resolve(seen);
+    return new Promise((resolve) => {
+      this.#waiters.add((entry) => {
+        if (!accept(entry)) return false;
+        resolve(entry);
+        return true;
+      });
+    });
+  }
+}
+
 /** Which client, speaking which revision. */
 export type Revision = '2026-07-28' | '2025-11-25' | '2025-06-18';
 export const REVISIONS: readonly Revision[] = ['2026-07-28', '2025-11-25', '2025-06-18'];
@@ -34,7 +64,9 @@ export interface McpClient {
     },
   ): Promise<{ content: Array<{ type: string; text?: string }>; isError?: boolean }>;
   /** Every `notifications/message` received so far, in order. */
-  logs: Array<{ level: string; logger?: string | undefined; data: unknown }>;
+  logs: LogEntry[];
+  /** Resolves with the first message, received or yet to come, that `accept` takes. */
+  waitForLog(accept: (entry: LogEntry) => boolean): Promise<LogEntry>;
   /** The raw v2 client, for what only it has (`listen`). */
   v2?: ClientV2;
   close(): Promise<void>;
@@ -75,9 +107,9 @@ async function wrapV2(revision: Revision, transport: StdioV2 | HttpV2): Promise<
       ? { versionNegotiation: { mode: { pin: '2026-07-28' } } }
       : { supportedProtocolVersions: [revision] },
   );
-  const logs: McpClient['logs'] = [];
+  const book = new LogBook();
   client.setNotificationHandler('notifications/message', (notification) => {
-    logs.push(notification.params as McpClient['logs'][number]);
+    book.add(notification.params as LogEntry);
   });
   await client.connect(transport);
   let levelSet = false;
@@ -102,7 +134,8 @@ async function wrapV2(revision: Revision, transport: StdioV2 | HttpV2): Promise<
       );
       return result as Awaited<ReturnType<McpClient['call']>>;
     },
-    logs,
+    logs: book.logs,
+    waitForLog: (accept) => book.waitFor(accept),
     v2: client,
     close: () => client.close(),
   };
@@ -110,9 +143,9 @@ async function wrapV2(revision: Revision, transport: StdioV2 | HttpV2): Promise<
 
 async function wrapV1(transport: StdioV1 | HttpV1): Promise<McpClient> {
   const client = new ClientV1({ name: 'toolhost-tests', version: '1.0.0' });
-  const logs: McpClient['logs'] = [];
+  const book = new LogBook();
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-    logs.push(notification.params);
+    book.add(notification.params);
   });
   // The v1 client keeps no record of the version the server answered; the answer itself says it.
   let negotiated: string | undefined;
@@ -148,7 +181,8 @@ async function wrapV1(transport: StdioV1 | HttpV1): Promise<McpClient> {
       );
       return result as Awaited<ReturnType<McpClient['call']>>;
     },
-    logs,
+    logs: book.logs,
+    waitForLog: (accept) => book.waitFor(accept),
     close: () => client.close(),
   };
 }

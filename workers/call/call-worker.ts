@@ -32,6 +32,7 @@ import { lockdown, takePrivateChannel } from '../guard/lockdown.js';
 import { toolSource } from '../tool-exports.js';
 import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-call.js';
 import { installCapture } from './capture.js';
+import { logNotesOf, setLogChannel } from './forward-logs.js';
 import { clearCallTimers, installTimerTracking, original, trackTimeout } from './timers.js';
 
 /** `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals. */
@@ -68,6 +69,7 @@ const progressOf = (call: ActiveCall): number => (apply(weakGet, posted, [call])
 const channel = takePrivateChannel();
 const post = (message: WorkerMessage) => channel.post(message);
 post({ tag: WORKER_MESSAGE_TAG, type: 'hello', threadId, osThreadId: channel.osThreadId });
+setLogChannel(post);
 
 const given = workerData as CallWorkerData;
 const settings: Readonly<CallWorkerData> = Object.freeze({
@@ -258,6 +260,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
     progressSent: progressOf(call),
+    logNotesSent: logNotesOf(call),
   };
   if (encoded.details !== undefined) reply.details = encoded.details;
   if (encoded.structuredContent !== undefined) reply.structuredContent = encoded.structuredContent;
@@ -302,5 +305,6 @@ function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: u
     logs: call.logs,
     droppedLogBytes: call.droppedLogBytes,
     progressSent: progressOf(call),
+    logNotesSent: logNotesOf(call),
   };
 }

@@ -1,14 +1,16 @@
 /**
  * A tool's printing never reaches the host's stdout (which may be a protocol channel): what it
  * writes through `process.stdout`/`process.stderr`, `console`, `process._rawDebug` or `node:fs`
- * (`write`, `writev`, `writeFile` and their sync forms) on file descriptors 1 and 2 is kept, up to `maxLogBytes` characters per call, and handed to the host
- * with the call's reply. Writes that get around this (`Writable.prototype.write.call(process.stdout)`)
+ * (`write`, `writev`, `writeFile` and their sync forms) on file descriptors 1 and 2 is kept, up to
+ * `maxLogBytes` characters per call, and handed to the host with the call's reply, or while the call
+ * runs when the host listens (forward-logs.ts). Writes that get around this (`Writable.prototype.write.call(process.stdout)`)
  * reach the worker's own stdio stream, which the host reads and drops: it is not piped to the host's.
  */
 import fs from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { format } from 'node:util';
 import { activeCall } from './active-call.js';
+import { forwardSoon } from './forward-logs.js';
 
 type Stream = 'stdout' | 'stderr';
 
@@ -33,6 +35,7 @@ function keep(stream: Stream, value: string, maxLogChars: number): void {
   const last = call.logs[call.logs.length - 1];
   if (last !== undefined && last.stream === stream) last.text += kept;
   else call.logs.push({ stream, text: kept });
+  forwardSoon(call);
 }
 
 export function installCapture(maxLogChars: number): void {
