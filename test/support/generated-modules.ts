@@ -17,6 +17,8 @@ interface Variant {
   declaration: string;
   /** The body of `run`. */
   run: string;
+  /** The expression `name` is declared as; by default the file's name in snake case. */
+  name?: string;
 }
 
 const OBJECT_PARAMETERS = "export const parameterSchema = { type: 'object' };";
@@ -51,6 +53,15 @@ const richField = (why: string, declaration: string, parameters = OBJECT_PARAMET
   description: 'A tool with richer declaration fields',
   declaration: parameters === '' ? declaration : `${parameters}\n${declaration}`,
   run: "  return 'ran';",
+});
+
+/** A declaration the host must refuse (its name or its parameterSchema): the tool is never offered. */
+const refused = (why: string, description: string, declaration: string, name?: string): Variant => ({
+  why,
+  description,
+  declaration,
+  run: "  return 'never offered';",
+  ...(name === undefined ? {} : { name }),
 });
 
 const VARIANTS: Record<string, Variant> = {
@@ -135,11 +146,11 @@ const VARIANTS: Record<string, Variant> = {
     'export const annotations = { readOnlyHint: true, trustMeHint: true };',
   ),
   'output-schema-array-root.js': richField(
-    'An outputSchema whose root is an array.',
+    'An outputSchema whose root is not an object schema.',
     "export const outputSchema = { type: 'array' };",
   ),
   'output-schema-async.js': richField(
-    'An outputSchema that asks for an async check.',
+    'An outputSchema marked $async (its validator would return a promise).',
     "export const outputSchema = { type: 'object', $async: true };",
   ),
   'output-schema-invalid.js': richField(
@@ -147,14 +158,51 @@ const VARIANTS: Record<string, Variant> = {
     "export const outputSchema = { type: 'object', properties: { a: { type: 'bogus' } } };",
   ),
   'input-schema-camel.js': richField(
-    "Its schema under another API's name (inputSchema).",
+    'Declares inputSchema (the MCP name) instead of parameterSchema.',
     "export const inputSchema = { type: 'object' };",
     '',
   ),
   'input-schema-snake.js': richField(
-    "Its schema under another API's name (input_schema).",
+    'Declares input_schema (the Messages API name) instead of parameterSchema.',
     "export const input_schema = { type: 'object' };",
     '',
+  ),
+  'decl-schema-string.js': refused(
+    'Its parameterSchema is a string, not a schema object.',
+    'A schema that is a string',
+    "export const parameterSchema = 'object';",
+  ),
+  'decl-schema-root-objekt.js': refused(
+    'Its parameterSchema has a misspelt root type ("objekt").',
+    'A schema whose root type is not "object"',
+    "export const parameterSchema = { type: 'objekt' };",
+  ),
+  'decl-schema-invalid.js': refused(
+    'Its parameterSchema has the right root but does not compile (a property of type "objekt").',
+    'A schema that does not compile',
+    "export const parameterSchema = { type: 'object', properties: { where: { type: 'objekt' } } };",
+  ),
+  'decl-schema-function.js': refused(
+    'Its parameterSchema contains a function (not plain data).',
+    'A schema with a function inside',
+    "export const parameterSchema = {\n  type: 'object',\n  properties: { when: { type: 'string', default: () => new Date().toISOString() } },\n};",
+  ),
+  'decl-schema-proxy.js': refused(
+    'Its parameterSchema is a Proxy (not plain data).',
+    'A schema that is a Proxy',
+    "export const parameterSchema = new Proxy({ type: 'object' }, {});",
+  ),
+  'decl-name-bad-chars.js': refused(
+    'Its name has characters the API does not accept (a space and a "!").',
+    'A tool with an invalid name',
+    OBJECT_PARAMETERS,
+    "'get weather!'",
+  ),
+  'decl-name-65-chars.js': refused(
+    "Its name is 65 characters long, one over the API's limit.",
+    'A tool whose name is too long',
+    OBJECT_PARAMETERS,
+    "'n'.repeat(65)",
   ),
 };
 
@@ -164,10 +212,10 @@ export const GENERATED_MODULES: readonly string[] = Object.keys(VARIANTS);
 let folder: string | undefined;
 
 function sourceOf(file: string, variant: Variant): string {
-  const name = file.replace(/\.js$/, '').replaceAll('-', '_');
+  const name = variant.name ?? `'${file.replace(/\.js$/, '').replaceAll('-', '_')}'`;
   return [
     `// ${variant.why}`,
-    `export const name = '${name}';`,
+    `export const name = ${name};`,
     `export const description = '${variant.description}';`,
     variant.declaration,
     'export function run() {',
