@@ -8,7 +8,12 @@ import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
-import { ToolHost, type ToolHostEvents, type ToolHostOptions } from '../../dist/src/index.js';
+import {
+  type LoadReport,
+  ToolHost,
+  type ToolHostEvents,
+  type ToolHostOptions,
+} from '../../dist/src/index.js';
 import { fixtureModule, type LogLine, type RecordingLogger, recordingLogger } from './host-harness.js';
 
 export interface SharedHost {
@@ -20,6 +25,8 @@ export interface SharedHost {
    * before it, so that only echo and the tool under attack hold workers or processes.
    */
   use(path: string): Promise<void>;
+  /** {@link SharedHost.use} without the check that everything loaded is offered: the load's report. */
+  load(path: string): Promise<LoadReport>;
   /** What reached the logger from now on (earlier attacks logged their own lines). */
   linesFromNow(): () => LogLine[];
   /** Collects every event of `type` from now until the next `use` (the next case). */
@@ -31,6 +38,7 @@ export function useSharedHost(options: Omit<ToolHostOptions, 'dataDir' | 'logger
   let made: { host: ToolHost; dataDir: string } | undefined;
   const logger = recordingLogger();
   let current: string | undefined;
+  let last: LoadReport | undefined;
   const listeners: Array<() => void> = [];
 
   beforeAll(async () => {
@@ -52,14 +60,18 @@ export function useSharedHost(options: Omit<ToolHostOptions, 'dataDir' | 'logger
     },
     logger,
     async use(path) {
+      const report = await shared.load(path);
+      expect(report.modules.map((module) => module.state).every((state) => state === 'offered')).toBe(true);
+    },
+    async load(path) {
       // The listeners of the case before are gone: a later case's events never reach its arrays.
       for (const off of listeners.splice(0)) off();
-      if (current === path) return;
+      if (current === path && last !== undefined) return last;
       if (current !== undefined) shared.host.unload(current);
       current = undefined;
-      const report = await shared.host.load(path);
-      expect(report.modules.map((module) => module.state).every((state) => state === 'offered')).toBe(true);
+      last = await shared.host.load(path);
       current = path;
+      return last;
     },
     linesFromNow() {
       const mark = logger.lines.length;
