@@ -29,7 +29,7 @@ export interface SharedHost {
   load(path: string): Promise<LoadReport>;
   /** What reached the logger from now on (earlier attacks logged their own lines). */
   linesFromNow(): () => LogLine[];
-  /** Collects every event of `type` from now until the next `use` (the next case). */
+  /** Collects every event of `type` from now until the next `use` or `load` (the next case). */
   collect<K extends keyof ToolHostEvents>(type: K): Array<ToolHostEvents[K][0]>;
 }
 
