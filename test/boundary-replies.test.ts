@@ -2,14 +2,16 @@
  * Replies a tool forges or changes: it takes over piscina's handler lookup so that its own
  * function answers a call in toolhost's place, or changes its reply after the worker checked it. What
  * piscina then posts is whatever the tool made; the host parses it (or the worker's guard on piscina's
- * port replaces a reply that is not plain data) and every call answers exactly once.
+ * port replaces a reply that is not plain data) and every call answers exactly once. Each tier's
+ * catalogue runs on one host, one forgery after another.
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ToolOutcome } from '../dist/src/index.js';
 import { boundaryFixture, TIERS } from './support/boundary.js';
-import { answered, collect, expectHostFine, jsonOf, loadEcho, useHosts } from './support/host-harness.js';
+import { answered, expectHostFine, jsonOf, loadEcho, useHosts } from './support/host-harness.js';
+import { useSharedHost } from './support/shared-host.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const makeHost = useHosts();
@@ -110,82 +112,75 @@ function expectAnswer(outcome: ToolOutcome, code: string, message: string): void
   expect(outcome.content).toStrictEqual([{ type: 'text', text: outcome.error?.message }]);
 }
 
-for (const isolation of TIERS) {
-  describe(`isolation: '${isolation}'`, () => {
-    async function hostWith(file: string) {
-      const made = await makeHost({ isolation, maxThreadsPerPool: 1, maxResultBytes: CAP });
-      await loadEcho(made.host);
-      const report = await made.host.load(boundaryFixture(file));
-      expect(report.modules.map((module) => module.state)).toEqual(['offered']);
-      return made;
-    }
+describe.each(TIERS)("isolation: '%s', one host through every forged reply", (isolation) => {
+  const shared = useSharedHost({ isolation, maxThreadsPerPool: 1, maxResultBytes: CAP });
+  async function hostWith(file: string) {
+    await shared.use(boundaryFixture(file));
+    return shared;
+  }
 
-    it.each(FORGERIES)(
-      "a reply forged through piscina's handler cache (%s) answers %s, once, and the pool recovers",
-      async (forge, code, message) => {
-        const { host } = await hostWith('call-hijacks-piscina-handler.js');
-        const tool = 'call_hijacks_piscina_handler';
-
-        expect(await host.call(tool, { forge })).toStrictEqual(answered('armed'));
-        expectAnswer(await host.call(tool, {}), code, message);
-
-        expect(await host.call(tool, {})).toStrictEqual(answered('not armed'));
-        await expectHostFine(host);
-      },
-    );
-
-    it('a forged error message is data: control characters escaped, lines kept, cut to 2000 characters', async () => {
+  it.each(FORGERIES)(
+    "a reply forged through piscina's handler cache (%s) answers %s, once, and the pool recovers",
+    async (forge, code, message) => {
       const { host } = await hostWith('call-hijacks-piscina-handler.js');
       const tool = 'call_hijacks_piscina_handler';
 
-      await host.call(tool, { forge: 'a TOOL_THREW with control characters' });
-      const outcome = await host.call(tool, {});
+      expect(await host.call(tool, { forge })).toStrictEqual(answered('armed'));
+      expectAnswer(await host.call(tool, {}), code, message);
 
-      expect(outcome.error).toStrictEqual({
-        code: 'TOOL_THREW',
-        message: '\\u001b[2J\\u001b[31mred\\rover\nline two\\u0007',
-      });
+      expect(await host.call(tool, {})).toStrictEqual(answered('not armed'));
       await expectHostFine(host);
+    },
+  );
+
+  it('a forged error message is data: control characters escaped, lines kept, cut to 2000 characters', async () => {
+    const { host } = await hostWith('call-hijacks-piscina-handler.js');
+    const tool = 'call_hijacks_piscina_handler';
+
+    await host.call(tool, { forge: 'a TOOL_THREW with control characters' });
+    const outcome = await host.call(tool, {});
+
+    expect(outcome.error).toStrictEqual({
+      code: 'TOOL_THREW',
+      message: '\\u001b[2J\\u001b[31mred\\rover\nline two\\u0007',
     });
-
-    it('a forged __proto__ key in a reply or its details pollutes no prototype on the host', async () => {
-      const { host } = await hostWith('call-hijacks-piscina-handler.js');
-      const tool = 'call_hijacks_piscina_handler';
-
-      for (const forge of ['a reply with a __proto__ key', 'details with a __proto__ key']) {
-        expect(await host.call(tool, { forge })).toStrictEqual(answered('armed'));
-        const outcome = await host.call(tool, {});
-        expect(outcome.isError).toBe(false);
-        expect(outcome.content).toStrictEqual([{ type: 'text', text: 'forged' }]);
-      }
-      expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
-      expect(Object.prototype).not.toHaveProperty('polluted');
-      await expectHostFine(host);
-    });
-
-    it.each([
-      ['grow details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
-      ['grow logs', `${MALFORMED}its logs are over the 65536-character cap`],
-      ['nest details', `${CHANGED}$.result.details.note`],
-      // A walk with `for...of` would have seen no key of the details, and passed them on.
-      ['nest details past a blinded walk', `${CHANGED}$.result.details.note`],
-      // Measured as the JSON it would be, each shared reference again.
-      ['share details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
-    ])(
-      'a reply changed after the worker checked it (%s) answers TOOL_BAD_RESULT',
-      async (change, message) => {
-        const { host } = await hostWith('call-changes-reply-after-check.js');
-        const outputs = collect(host, 'output');
-
-        const outcome = await host.call('call_changes_reply_after_check', { change, cap: CAP });
-
-        expectAnswer(outcome, 'TOOL_BAD_RESULT', message);
-        expect(outputs).toEqual([]);
-        await expectHostFine(host);
-      },
-    );
+    await expectHostFine(host);
   });
-}
+
+  it('a forged __proto__ key in a reply or its details pollutes no prototype on the host', async () => {
+    const { host } = await hostWith('call-hijacks-piscina-handler.js');
+    const tool = 'call_hijacks_piscina_handler';
+
+    for (const forge of ['a reply with a __proto__ key', 'details with a __proto__ key']) {
+      expect(await host.call(tool, { forge })).toStrictEqual(answered('armed'));
+      const outcome = await host.call(tool, {});
+      expect(outcome.isError).toBe(false);
+      expect(outcome.content).toStrictEqual([{ type: 'text', text: 'forged' }]);
+    }
+    expect(({} as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(Object.prototype).not.toHaveProperty('polluted');
+    await expectHostFine(host);
+  });
+
+  it.each([
+    ['grow details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
+    ['grow logs', `${MALFORMED}its logs are over the 65536-character cap`],
+    ['nest details', `${CHANGED}$.result.details.note`],
+    // A walk with `for...of` would have seen no key of the details, and passed them on.
+    ['nest details past a blinded walk', `${CHANGED}$.result.details.note`],
+    // Measured as the JSON it would be, each shared reference again.
+    ['share details', `${MALFORMED}its details are not plain data: details is larger than ${CAP} bytes`],
+  ])('a reply changed after the worker checked it (%s) answers TOOL_BAD_RESULT', async (change, message) => {
+    const { host } = await hostWith('call-changes-reply-after-check.js');
+    const outputs = shared.collect('output');
+
+    const outcome = await host.call('call_changes_reply_after_check', { change, cap: CAP });
+
+    expectAnswer(outcome, 'TOOL_BAD_RESULT', message);
+    expect(outputs).toEqual([]);
+    await expectHostFine(host);
+  });
+});
 
 describe("two replies on the host at once, one it can't deserialize (isolation: 'worker')", () => {
   let dir: string;

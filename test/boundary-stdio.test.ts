@@ -8,7 +8,7 @@
  */
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { boundaryFixture, runHostInChild, TIERS } from './support/boundary.js';
+import { ALL_TIERS, boundaryFixture, runHostInChild, TIERS } from './support/boundary.js';
 import { answered, failed } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
@@ -39,7 +39,7 @@ afterEach(async () => {
   await removeDir(root);
 });
 
-for (const isolation of TIERS) {
+for (const isolation of ALL_TIERS) {
   describe(`isolation: '${isolation}'`, () => {
     it("markers written around the output capture, by every route, never reach the host's stdout or stderr", async () => {
       const run = await runHostInChild({
@@ -101,6 +101,7 @@ for (const isolation of TIERS) {
   });
 }
 
+// The process tier's descriptor 1 is a null device of its own process (process-stdio.test.ts).
 describe('descriptors the process already has open: a tool may use only its own', () => {
   it.each(TIERS)(
     "in isolation '%s', a socket a tool opens on file descriptor 1 is refused with EBADF and writes nothing to the host's stdout",

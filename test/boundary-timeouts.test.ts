@@ -8,74 +8,70 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { boundaryFixture, runHostInChild, TIERS } from './support/boundary.js';
-import { answered, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
+import { answered, expectHostFine, failed } from './support/host-harness.js';
+import { useSharedHost } from './support/shared-host.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
-const makeHost = useHosts();
 const TIMED_OUT = failed('TOOL_TIMEOUT', 'tool timed out after 500 ms');
 
-for (const isolation of TIERS) {
-  describe(`isolation: '${isolation}'`, () => {
-    async function hostWith(file: string) {
-      const made = await makeHost({ isolation, maxThreadsPerPool: 1 });
-      await loadEcho(made.host);
-      const report = await made.host.load(boundaryFixture(file));
-      expect(report.modules.map((module) => module.state)).toEqual(['offered']);
-      return made;
+describe.each(TIERS)("isolation: '%s', one host through every attack", (isolation) => {
+  const shared = useSharedHost({ isolation, maxThreadsPerPool: 1 });
+  async function hostWith(file: string) {
+    await shared.use(boundaryFixture(file));
+    return shared;
+  }
+
+  it('a timeoutMs of 2 ** 40 means the default 30000, and a call raises no timer overflow warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const { host } = await hostWith('decl-timeout-2-pow-40.js');
+
+      expect(host.list().find((tool) => tool.name === 'decl_timeout_2_pow_40')?.timeoutMs).toBe(30_000);
+      expect(await host.call('decl_timeout_2_pow_40', {})).toStrictEqual(answered('ran'));
+      await expectHostFine(host);
+    } finally {
+      process.off('warning', onWarning);
     }
-
-    it('a timeoutMs of 2 ** 40 means the default 30000, and a call raises no timer overflow warning', async () => {
-      const warnings: string[] = [];
-      const onWarning = (warning: Error) => warnings.push(warning.name);
-      process.on('warning', onWarning);
-      try {
-        const { host } = await hostWith('decl-timeout-2-pow-40.js');
-
-        expect(host.list().find((tool) => tool.name === 'decl_timeout_2_pow_40')?.timeoutMs).toBe(30_000);
-        expect(await host.call('decl_timeout_2_pow_40', {})).toStrictEqual(answered('ran'));
-        await expectHostFine(host);
-      } finally {
-        process.off('warning', onWarning);
-      }
-      expect(warnings).not.toContain('TimeoutOverflowWarning');
-    });
-
-    it('a tool that moves every clock and deadline in its worker, then loops, still times out', async () => {
-      const { host } = await hostWith('call-tampers-with-clocks.js');
-
-      expect(await host.call('call_tampers_with_clocks', {})).toStrictEqual(TIMED_OUT);
-      expect(await host.call('call_tampers_with_clocks', {})).toStrictEqual(TIMED_OUT);
-      await expectHostFine(host);
-    });
-
-    it('a tool that keeps piscina from posting its reply times out', async () => {
-      const { host } = await hostWith('call-stalls-piscina-after-reply.js');
-
-      expect(await host.call('call_stalls_piscina_after_reply', {})).toStrictEqual(TIMED_OUT);
-      expect(await host.call('call_stalls_piscina_after_reply', {})).toStrictEqual(TIMED_OUT);
-      await expectHostFine(host);
-    });
-
-    it('a tool that wedges its worker between calls: the next call times out, the one after runs on a new worker', async () => {
-      const { host } = await hostWith('call-wedges-piscina-between-calls.js');
-
-      expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(answered('wedged'));
-      expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(TIMED_OUT);
-      expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(answered('wedged'));
-      await expectHostFine(host);
-    });
-
-    it("a handler of its own that never settles, put in place of toolhost's, times out", async () => {
-      const { host } = await hostWith('call-hijacks-handler-that-never-settles.js');
-      const tool = 'call_hijacks_handler_that_never_settles';
-
-      expect(await host.call(tool, { arm: true })).toStrictEqual(answered('armed'));
-      expect(await host.call(tool, {})).toStrictEqual(TIMED_OUT);
-      expect(await host.call(tool, {})).toStrictEqual(answered('not armed'));
-      await expectHostFine(host);
-    });
+    expect(warnings).not.toContain('TimeoutOverflowWarning');
   });
-}
+
+  it('a tool that moves every clock and deadline in its worker, then loops, still times out', async () => {
+    const { host } = await hostWith('call-tampers-with-clocks.js');
+
+    expect(await host.call('call_tampers_with_clocks', {})).toStrictEqual(TIMED_OUT);
+    expect(await host.call('call_tampers_with_clocks', {})).toStrictEqual(TIMED_OUT);
+    await expectHostFine(host);
+  });
+
+  it('a tool that keeps piscina from posting its reply times out', async () => {
+    const { host } = await hostWith('call-stalls-piscina-after-reply.js');
+
+    expect(await host.call('call_stalls_piscina_after_reply', {})).toStrictEqual(TIMED_OUT);
+    expect(await host.call('call_stalls_piscina_after_reply', {})).toStrictEqual(TIMED_OUT);
+    await expectHostFine(host);
+  });
+
+  it('a tool that wedges its worker between calls: the next call times out, the one after runs on a new worker', async () => {
+    const { host } = await hostWith('call-wedges-piscina-between-calls.js');
+
+    expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(answered('wedged'));
+    expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(TIMED_OUT);
+    expect(await host.call('call_wedges_piscina_between_calls', {})).toStrictEqual(answered('wedged'));
+    await expectHostFine(host);
+  });
+
+  it("a handler of its own that never settles, put in place of toolhost's, times out", async () => {
+    const { host } = await hostWith('call-hijacks-handler-that-never-settles.js');
+    const tool = 'call_hijacks_handler_that_never_settles';
+
+    expect(await host.call(tool, { arm: true })).toStrictEqual(answered('armed'));
+    expect(await host.call(tool, {})).toStrictEqual(TIMED_OUT);
+    expect(await host.call(tool, {})).toStrictEqual(answered('not armed'));
+    await expectHostFine(host);
+  });
+});
 
 describe("a call blocked in a child process (isolation: 'worker'; strict refuses child processes)", () => {
   let dir: string;

@@ -6,6 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { freshDir, runCli } from './support/cli-run.js';
+import { generatedModule } from './support/generated-modules.js';
 
 const fixture = (path: string) => fileURLToPath(new URL(`../fixtures/${path}`, import.meta.url));
 
@@ -36,7 +37,7 @@ describe('toolhost list and call with richer tools', () => {
   });
 
   it('list shows a misnamed schema as left out with the did-you-mean reason', async () => {
-    const result = await run(['list', fixture('declarations/input-schema-camel.js')]);
+    const result = await run(['list', generatedModule('input-schema-camel.js')]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain(
       'DECLARATION_INVALID: input-schema-camel.js:4:14: parameterSchema is missing and the module declares `inputSchema`: did you mean `parameterSchema`?',

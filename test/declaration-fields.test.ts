@@ -7,6 +7,7 @@
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { generatedModule } from './support/generated-modules.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
 
 const makeHost = useHosts();
@@ -66,7 +67,7 @@ describe('a malformed richer field leaves the tool out with its reason', () => {
     const { host } = await makeHost();
     await loadEcho(host);
 
-    const report = await host.load(declaration(file));
+    const report = await host.load(generatedModule(file));
 
     const [status] = report.modules;
     expect(status?.state).toBe('left-out');

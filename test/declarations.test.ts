@@ -1,11 +1,12 @@
 /**
  * Reading declarations of untrusted modules: what is offered, what is left out and why (logged once),
  * what falls back to a default, and name clashes. Every test also shows the host still serves calls.
- * Reads that run over their time bound are in declaration-timeouts.test.ts.
+ * Reads that run over their time bound are in declaration-timeouts.test.ts; the catalogue of bad
+ * declarations, in every tier, is declarations-left-out.test.ts.
  */
 import { realpathSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_TOOL_TIMEOUT_MS, type ModuleStatus, outcomeText } from '../dist/src/index.js';
+import { DEFAULT_TOOL_TIMEOUT_MS, outcomeText } from '../dist/src/index.js';
 import {
   answered,
   expectHostFine,
@@ -17,32 +18,8 @@ import {
   statusOf,
   useHosts,
 } from './support/host-harness.js';
-import { LEFT_OUT } from './support/left-out-catalogue.js';
 
 const makeHost = useHosts();
-
-describe('a module whose declaration is bad is left out with its reason', () => {
-  it.each(LEFT_OUT)(
-    '$behaviour: left out as $code, logged once, and the host still serves calls',
-    async ({ file, at, code, reason: what }) => {
-      const reason = `${at}: ${what}`;
-      const { host, logger } = await makeHost();
-      await loadEcho(host);
-      const path = fixtureModule(file);
-
-      const report = await host.load(path);
-
-      const expected: ModuleStatus = { path, source: path, state: 'left-out', code: code as never, reason };
-      expect(report.source).toBe(path);
-      expect(report.kind).toBe('module');
-      expect(statusesOf(report.modules)).toStrictEqual([expected]);
-      expect(statusOf(host.status().find((status) => status.path === path))).toStrictEqual(expected);
-      expect(host.list().map((tool) => tool.name)).toEqual(['echo']);
-      expect(logger.matching('warn', path)).toEqual([`left out ${path}: ${reason}`]);
-      await expectHostFine(host);
-    },
-  );
-});
 
 describe('declaration fields', () => {
   it('every field may be a zero-argument function, and the tool is offered with what they return', async () => {

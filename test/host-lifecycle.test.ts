@@ -10,13 +10,14 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ToolHostError } from '../dist/src/index.js';
+import { ALL_TIERS } from './support/boundary.js';
 import { failed, fixtureModule, loadEcho, nextEvent, statusesOf, useHosts } from './support/host-harness.js';
 
 const makeHost = useHosts();
 
-describe('close', () => {
+describe.each(ALL_TIERS)("isolation: '%s', close", (isolation) => {
   it('a running call and a queued one both answer HOST_CLOSED, and close does not wait for a looping tool', async () => {
-    const { host } = await makeHost({ maxThreadsPerPool: 1 });
+    const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });
     await host.load(fixtureModule('call-progress-then-loop.js'));
     const looping = nextEvent(host, 'progress');
 
@@ -31,7 +32,7 @@ describe('close', () => {
   });
 
   it('calls after close answer HOST_CLOSED; load and register throw HOST_CLOSED; close again is fine', async () => {
-    const { host } = await makeHost();
+    const { host } = await makeHost({ isolation });
     await loadEcho(host);
     await host.close();
 
@@ -55,7 +56,7 @@ describe('close', () => {
   });
 
   it('a declaration being read when the host closes ends the read without blaming the module', async () => {
-    const { host, logger } = await makeHost({ readTimeoutMs: 60_000 });
+    const { host, logger } = await makeHost({ isolation, readTimeoutMs: 60_000 });
     const path = fixtureModule('decl-top-level-loop.js');
 
     const loading = host.load(path);
@@ -75,24 +76,6 @@ describe('close', () => {
     expect(logger.matching('warn', 'exited (code')).toEqual([]);
   });
 
-  // Skipped until src/host/tool-host.ts answers in-process calls at close(): today runInProcess is not
-  // tracked, so such a call runs on until its own timeout (and its timer keeps the process alive).
-  it("a pending call of the host's own tool answers HOST_CLOSED at close", async () => {
-    const { host } = await makeHost();
-    host.register({
-      name: 'host_waits',
-      description: 'Waits for its signal',
-      parameterSchema: { type: 'object' },
-      timeoutMs: 600_000,
-      run: (_args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)),
-    });
-
-    const pending = host.call('host_waits', {});
-    await host.close();
-
-    expect(await pending).toStrictEqual(failed('HOST_CLOSED', 'the tool host closed during the call'));
-  });
-
   it('the process exits on its own right after close, with workers, a looping call and a re-read pending', async () => {
     const directory = await mkdtemp(join(tmpdir(), 'toolhost-exit-'));
     try {
@@ -101,7 +84,7 @@ describe('close', () => {
       await writeFile(
         script,
         `import { ToolHost } from ${JSON.stringify(index)};
-const host = new ToolHost({ dataDir: ${JSON.stringify(directory)}, readTimeoutMs: 1000, logger: { info() {}, warn() {}, error() {} } });
+const host = new ToolHost({ isolation: ${JSON.stringify(isolation)}, dataDir: ${JSON.stringify(directory)}, readTimeoutMs: 1000, logger: { info() {}, warn() {}, error() {} } });
 await host.load(${JSON.stringify(fixtureModule('echo.js'))});
 await host.load(${JSON.stringify(fixtureModule('call-progress-then-loop.js'))});
 await host.load(${JSON.stringify(fixtureModule('decl-top-level-await.js'))});
@@ -122,5 +105,23 @@ console.log(JSON.stringify([echoed.isError, (await looping).error.code, host.sta
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
+  });
+});
+
+describe("close, with a call of the host's own tool pending", () => {
+  it("a pending call of the host's own tool answers HOST_CLOSED at close", async () => {
+    const { host } = await makeHost();
+    host.register({
+      name: 'host_waits',
+      description: 'Waits for its signal',
+      parameterSchema: { type: 'object' },
+      timeoutMs: 600_000,
+      run: (_args, ctx) => new Promise((resolve) => ctx.signal.addEventListener('abort', resolve)),
+    });
+
+    const pending = host.call('host_waits', {});
+    await host.close();
+
+    expect(await pending).toStrictEqual(failed('HOST_CLOSED', 'the tool host closed during the call'));
   });
 });

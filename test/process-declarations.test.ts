@@ -1,9 +1,9 @@
 /**
  * Declarations of process-tier packages are read outside the host: in a throwaway process of the
  * package's own (sandboxed and memory-limited like its calls), each module still in a throwaway worker
- * there. Every bad declaration is left out exactly as in the worker tier, a read over its time bound
- * is re-read later (in a process again), and what only a process boundary contains (memory outside
- * the reader's heap) leaves the module out while the host stays flat.
+ * there. Every bad declaration is left out exactly as in the worker tier (declarations-left-out.test.ts);
+ * here, a read over its time bound is re-read later (in a process again), and what only a process
+ * boundary contains (memory outside the reader's heap) leaves the module out while the host stays flat.
  */
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -18,33 +18,13 @@ import {
   statusOf,
   useHosts,
 } from './support/host-harness.js';
-import { LEFT_OUT } from './support/left-out-catalogue.js';
 
 const READS = fileURLToPath(new URL('../fixtures/process/reads/tools/', import.meta.url));
 const MB = 1024 * 1024;
 
 const makeHost = useHosts();
 
-describe("isolation: 'process', a module whose declaration is bad", () => {
-  it.each(LEFT_OUT)(
-    '$behaviour: left out as $code, and the host still serves calls',
-    async ({ file, at, code, reason: what }) => {
-      const reason = `${at}: ${what}`;
-      const { host, logger } = await makeHost({ isolation: 'process' });
-      await loadEcho(host);
-      const path = fixtureModule(file);
-
-      const report = await host.load(path);
-
-      expect(statusesOf(report.modules)).toStrictEqual([
-        { path, source: path, state: 'left-out', code, reason },
-      ]);
-      expect(host.list().map((tool) => tool.name)).toEqual(['echo']);
-      expect(logger.matching('warn', path)).toEqual([`left out ${path}: ${reason}`]);
-      await expectHostFine(host);
-    },
-  );
-
+describe("isolation: 'process', a declaration read over its time bound", () => {
   it('a read over its time bound is left out for now, and re-read later in a process again', async () => {
     const clock = new FakeClock();
     const { host } = await makeHost({ isolation: 'process', readTimeoutMs: 1_000, clock });

@@ -13,6 +13,9 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 export const TIERS = ['worker', 'strict'] as const;
 
+/** Every isolation tier: the worker-boundary tiers and the process tier, which answers the same way. */
+export const ALL_TIERS = ['worker', 'strict', 'process'] as const;
+
 /** A hostile fixture under fixtures/boundary. */
 export function boundaryFixture(file: string): string {
   return join(repoRoot, 'fixtures', 'boundary', file);

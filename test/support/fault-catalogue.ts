@@ -1,7 +1,7 @@
 /**
- * Every way a tool module can fail a call (fixtures/modules/call-*.js), with the outcome it gets: one
- * catalogue, run against the worker tier (call-faults.test.ts) and the process tier
- * (process-faults.test.ts), which must answer each the same way.
+ * Every way a tool module can fail a call (fixtures/modules/call-*.js, or generated ones of the same
+ * names), with the outcome it gets: one catalogue, run against every tier (call-faults.test.ts),
+ * which must answer each the same way.
  */
 
 export const FAULTS: Array<{ behaviour: string; file: string; name: string; code: string; message: string }> =

@@ -18,11 +18,16 @@ import {
   type ToolHostOptions,
   type ToolOutcome,
 } from '../../dist/src/index.js';
+import { generatedModule, isGeneratedModule } from './generated-modules.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The real path of a module under fixtures/modules (what `host.status()` reports). */
+/**
+ * The real path of a module under fixtures/modules (what `host.status()` reports), or of the
+ * generated module of that name (test/support/generated-modules.ts) for a family of near-copies.
+ */
 export function fixtureModule(file: string): string {
+  if (isGeneratedModule(file)) return generatedModule(file);
   return join(repoRoot, 'fixtures', 'modules', file);
 }
 

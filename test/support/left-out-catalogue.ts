@@ -1,7 +1,7 @@
 /**
  * Modules whose declarations are bad in one way each (fixtures/modules/decl-*.js), with the code and
- * reason they are left out for: one catalogue, read in the worker tier (declarations.test.ts) and in
- * the process tier (process-declarations.test.ts), which must leave each out the same way.
+ * reason they are left out for: one catalogue, read in every tier (declarations-left-out.test.ts),
+ * which must leave each out the same way.
  */
 
 /**
