@@ -156,7 +156,7 @@ function roundTripSection(result) {
   return [
     '## 1. Round trip of a trivial tool, one call at a time',
     '',
-    `The echo tool, ${result.cycles} cycles; every cycle runs each variant once in a fresh random order (the fresh Worker every ${Math.round(result.cycles / result.stats.freshWorker.n)}th cycle). Pools: $result.threadsthreads, started before measuring.`,
+    `The echo tool, ${result.cycles} cycles; every cycle runs each variant once in a fresh random order (the fresh Worker every ${Math.round(result.cycles / result.stats.freshWorker.n)}th cycle). Pools: ${result.threads} threads, started before measuring.`,
     '',
     table(['Variant', 'Median', 'p99', 'Median vs raw piscina', 'p99 vs raw piscina', 'n'], rows),
   ].join('\n');
@@ -170,7 +170,7 @@ function throughputSection(result) {
   ].map(([label, stats]) => [
     label,
     calls(stats.callsPerSecond.median),
-    `$calls(stats.callsPerSecond.min)– $calls(stats.callsPerSecond.max)`,
+    `${calls(stats.callsPerSecond.min)} – ${calls(stats.callsPerSecond.max)}`,
     formatRatio(stats.callsPerSecond.median / raw.callsPerSecond.median),
     formatMs(stats.latency.median),
     formatMs(stats.latency.p99),
@@ -182,7 +182,7 @@ function throughputSection(result) {
   return [
     '## 2. Throughput of parallel trivial calls',
     '',
-    `$result.batchesbatches of $result.callsPerBatchecho calls per variant with ${result.window} in flight, batches alternating; $result.threadsthreads each.`,
+    `${result.batches} batches of ${result.callsPerBatch} echo calls per variant with ${result.window} in flight, batches alternating; ${result.threads} threads each.`,
     '',
     table(columns, rows),
     '',
@@ -196,23 +196,27 @@ function loadSection(result) {
   const row = (label, stats, cpu, divisor = 1) => [
     label,
     formatMs(stats.median / divisor),
-    `$formatMs(stats.min / divisor)– $formatMs(stats.max / divisor)`,
+    `${formatMs(stats.min / divisor)} – ${formatMs(stats.max / divisor)}`,
     formatRatio(load.median / (stats.median / divisor)),
     cpu === undefined ? '' : formatMs(cpu.median),
   ];
   const count = result.moduleCount;
   const lines = [
-    `## 3. Loading $countgenerated tool modules`,
+    `## 3. Loading ${count} generated tool modules`,
     '',
-    `**Spawn bound** = (wall time to start and end $countbare workers one after another) / cores ($result.cores). A bare worker imports nothing, posts one message and exits; the time runs from \`new Worker\` to its \`exit\` event. $plural(result.rounds, 'round'), alternating with the loads; one unmeasured load and spawn run first.`,
+    `**Spawn bound** = (wall time to start and end ${count} bare workers one after another) / cores (${result.cores}). A bare worker imports nothing, posts one message and exits; the time runs from \`new Worker\` to its \`exit\` event. ${result.rounds} round${result.rounds === 1 ? '' : 's'}, alternating with the loads; one unmeasured load and spawn run first.`,
     '',
     table(
       ['Measure', 'Median', 'Range', 'host.load vs this', 'CPU (all threads)'],
       [
-        row(`host.load of a $count-module package (fresh host each time)`, load, result.cpu.load),
+        row(`host.load of a ${count}-module package (fresh host each time)`, load, result.cpu.load),
         row(`spawn bound (${count} serial spawns / ${result.cores})`, spawnSerial, undefined, result.cores),
-        row(`$countbare spawns, $result.coresat a time (measured)`, spawnParallel, result.cpu.spawnParallel),
-        row(`$countbare spawns, one at a time`, spawnSerial, result.cpu.spawnSerial),
+        row(
+          `${count} bare spawns, ${result.cores} at a time (measured)`,
+          spawnParallel,
+          result.cpu.spawnParallel,
+        ),
+        row(`${count} bare spawns, one at a time`, spawnSerial, result.cpu.spawnSerial),
       ],
     ),
   ];

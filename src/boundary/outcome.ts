@@ -51,17 +51,38 @@ export interface BudgetOptions {
   artifactName: string;
 }
 
+/** What a successful encoding gives an outcome. */
+export interface EncodedOutput {
+  content: ToolContentBlock[];
+  isError: boolean;
+  details?: JsonValue;
+  structuredContent?: JsonObject;
+  cutBytes: number;
+}
+
+/**
+ * The outcome of a successful encoding whose text is clearly within the budget (at most a third of
+ * it in UTF-16 units, so at most the budget in UTF-8), built at once; undefined when the text may be
+ * over and {@link successOutcome} has to measure it. Most results are small: they skip the joined
+ * copy of their text, the artifact's name and a promise.
+ */
+export function outcomeWithinBudget(
+  encoded: EncodedOutput,
+  outputBudgetBytes: number,
+): ToolOutcome | undefined {
+  const { content } = encoded;
+  let units = 0;
+  for (let index = 0; index < content.length; index++) {
+    const block = content[index] as ToolContentBlock;
+    // Joined with a newline between texts, as successOutcome joins them.
+    if (block.type === 'text') units += block.text.length + 1;
+  }
+  if (units > outputBudgetBytes / 3) return undefined;
+  return outcomeOf(encoded, content, undefined);
+}
+
 /** Builds the outcome of a successful encoding, cutting text over the budget. */
-export async function successOutcome(
-  encoded: {
-    content: ToolContentBlock[];
-    isError: boolean;
-    details?: JsonValue;
-    structuredContent?: JsonObject;
-    cutBytes: number;
-  },
-  budget: BudgetOptions,
-): Promise<ToolOutcome> {
+export async function successOutcome(encoded: EncodedOutput, budget: BudgetOptions): Promise<ToolOutcome> {
   let content = encoded.content;
   let fullOutputPath: string | undefined;
   const texts = content.filter((block) => block.type === 'text').map((block) => block.text);
@@ -74,6 +95,14 @@ export async function successOutcome(
     const cut = cutHeadTail(joined, budget.outputBudgetBytes, fullOutputPath);
     content = [text(cut.text), ...content.filter((block) => block.type !== 'text')];
   }
+  return outcomeOf(encoded, content, fullOutputPath);
+}
+
+function outcomeOf(
+  encoded: EncodedOutput,
+  content: ToolContentBlock[],
+  fullOutputPath: string | undefined,
+): ToolOutcome {
   const outcome: ToolOutcome = { content, isError: encoded.isError };
   if (encoded.details !== undefined) outcome.details = encoded.details;
   if (encoded.structuredContent !== undefined) outcome.structuredContent = encoded.structuredContent;

@@ -3,7 +3,7 @@
  * in-process for the host's own tools), what it printed, and its outcome.
  */
 
-import { errorOutcome, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
+import { errorOutcome, outcomeWithinBudget, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.js';
 import { relativeTo } from '../boundary/stack-frames.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
@@ -116,10 +116,12 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     if (settings.errorStacksToModel) outcome.content = [text(`${message}\n${located}`)];
     return outcome;
   }
-  const outcome = await successOutcome(reply, {
-    outputBudgetBytes: settings.outputBudgetBytes,
-    dataDir: settings.dataDir,
-    artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
-  });
+  const outcome =
+    outcomeWithinBudget(reply, settings.outputBudgetBytes) ??
+    (await successOutcome(reply, {
+      outputBudgetBytes: settings.outputBudgetBytes,
+      dataDir: settings.dataDir,
+      artifactName: `${tool.info.name}-${Date.now()}-${sequence}`,
+    }));
   return invocation.kind === 'run' ? checkStructured(outcome, tool.validateOutput) : outcome;
 }

@@ -5,7 +5,6 @@
  * that arrives before the progress and output sent ahead of it waits for them, but never past the
  * deadline.
  */
-import { EventEmitter } from 'node:events';
 import {
   parseCallReply,
   parseLogs,
@@ -27,16 +26,37 @@ export interface PoolCallLimits extends ReplyLimits {
 
 /**
  * Ends one task's worker (piscina terminates the worker of an aborted task). piscina takes an
- * emitter as well as an AbortSignal; an AbortController per call costs more than the rest of the
- * host's bookkeeping, and this one is aborted only on a timeout or a caller's abort.
+ * emitter as well as an AbortSignal, and of an emitter it uses `once('abort')` and
+ * `removeListener('abort')` for its one listener: an AbortController per call costs more than the
+ * rest of the host's bookkeeping, and an EventEmitter (its listener table and `once` wrapper) is
+ * still a good part of it. This one holds that one listener, and is aborted only on a timeout or a
+ * caller's abort.
  */
-export class KillSwitch extends EventEmitter<{ abort: [] }> {
+export class KillSwitch {
   aborted = false;
+  #listener: (() => void) | undefined;
+
+  once(_event: 'abort', listener: () => void): this {
+    this.#listener = listener;
+    return this;
+  }
+
+  removeListener(_event: 'abort', listener: () => void): this {
+    if (this.#listener === listener) this.#listener = undefined;
+    return this;
+  }
+
+  /** piscina's type for an emitter names `off`; its code calls `removeListener`. */
+  off(event: 'abort', listener: () => void): this {
+    return this.removeListener(event, listener);
+  }
 
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.emit('abort');
+    const listener = this.#listener;
+    this.#listener = undefined;
+    listener?.();
   }
 }
 

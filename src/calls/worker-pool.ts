@@ -69,6 +69,15 @@ const WAKE_TASK: CallTask = {
   timeoutMs: 1,
 };
 
+/** The host's own failure while it handled a call's end: that call answers it (never a throw). */
+function failedToHandle(call: PoolCall, error: unknown): void {
+  try {
+    call.answer(failure('TOOL_CRASHED', `toolhost failed to handle the reply: ${String(error)}`));
+  } catch {
+    // Answering is all this can do; it must not become an unhandled rejection of the host.
+  }
+}
+
 export class TrustDomainPool implements CallPool {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
@@ -186,39 +195,52 @@ export class TrustDomainPool implements CallPool {
       return;
     }
     this.#threads.expect(call);
-    let lost = false;
     let running: Promise<unknown>;
     try {
       running = this.#piscina.run(tagTask(call.task), { signal: call.kill });
     } catch (error) {
       running = Promise.reject(error);
     }
-    running
-      .then(
-        (value) => call.replied(value),
-        (error: unknown) => {
-          lost = true;
+    // One `then` per call, not a chain of four promises: both handlers are total (nothing they call
+    // can reject the promise `then` makes), and each ends the call's time in piscina.
+    running.then(
+      (value) => {
+        try {
+          call.replied(value);
+        } catch (error) {
+          failedToHandle(call, error);
+        }
+        this.#left(call, false);
+      },
+      (error: unknown) => {
+        try {
           call.rejected(error);
           this.#unstrand();
-        },
-      )
-      .catch((error: unknown) =>
-        call.answer(failure('TOOL_CRASHED', `toolhost failed to handle the reply: ${String(error)}`)),
-      )
-      .finally(() => {
-        call.settled();
-        // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
-        // temp dir itself.
-        if (lost || call.kill.aborted) {
-          void rm(callTmpDir(this.#limits.call, call.task), {
-            recursive: true,
-            force: true,
-            maxRetries: 2,
-          }).catch(() => {});
+        } catch (caught) {
+          failedToHandle(call, caught);
         }
-        this.#release();
-      })
-      .catch(() => {});
+        this.#left(call, true);
+      },
+    );
+  }
+
+  /** A call left piscina (`lost`: its task was rejected): its grace, temp dir and place are let go. */
+  #left(call: PoolCall, lost: boolean): void {
+    try {
+      call.settled();
+      // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
+      // temp dir itself.
+      if (lost || call.kill.aborted) {
+        void rm(callTmpDir(this.#limits.call, call.task), {
+          recursive: true,
+          force: true,
+          maxRetries: 2,
+        }).catch(() => {});
+      }
+      this.#release();
+    } catch {
+      // Nothing here throws by design; a throw must still not become an unhandled rejection.
+    }
   }
 
   #whenDispatchable(dispatch: () => void): void {

@@ -162,13 +162,16 @@ function signalFor(call: ActiveCall): AbortSignal {
   return controller.signal;
 }
 
+/** Most loops withhold nothing: one frozen empty list serves every such call. */
+const NONE_WITHHELD: readonly string[] = Object.freeze([]);
+
 function contextFor(call: ActiveCall): ToolContext {
   const { task } = call;
   return {
     sessionId: task.sessionId,
     callId: task.callId,
     dataDir: settings.dataDir,
-    withheld: Object.freeze([...task.withheld]),
+    withheld: task.withheld.length === 0 ? NONE_WITHHELD : Object.freeze([...task.withheld]),
     get signal() {
       return signalFor(call);
     },
@@ -208,13 +211,18 @@ function thrownFailure(error: unknown): { code: ToolErrorCode; message: string }
 
 type Entry = (...args: unknown[]) => unknown;
 
-/** Entries already imported by this worker: the URL carries the module's version. */
-const entries = new Map<string, Entry>();
+/**
+ * Entries already imported by this worker, by kind and module URL (the URL carries the module's
+ * version): looked up without building a key string on every call.
+ */
+const entries = { run: new Map<string, Entry>(), selftest: new Map<string, Entry>() };
 
+/** A wake task never gets here (callTool answers it first). */
+const entryKind = (task: CallTask) => (task.kind === 'selftest' ? 'selftest' : 'run');
+
+/** The module's entry, imported on its first call in this worker. */
 async function loadEntry(task: CallTask): Promise<Entry | string> {
-  const key = `${task.kind} ${task.moduleUrl}`;
-  const known = entries.get(key);
-  if (known !== undefined) return known;
+  const kind = entryKind(task);
   let namespace: Record<string, unknown>;
   try {
     namespace = (await import(task.moduleUrl)) as Record<string, unknown>;
@@ -225,13 +233,14 @@ async function loadEntry(task: CallTask): Promise<Entry | string> {
   const entry = source[task.kind];
   if (typeof entry !== 'function') return `the tool module has no ${task.kind} function`;
   const bound = (entry as Entry).bind(source);
-  entries.set(key, bound);
+  entries[kind].set(task.moduleUrl, bound);
   return bound;
 }
 
 async function runCall(call: ActiveCall): Promise<CallReply> {
   const { task } = call;
-  const entry = await loadEntry(task);
+  // Known entries are taken at once: an async lookup would cost every call a promise and a turn.
+  const entry = entries[entryKind(task)].get(task.moduleUrl) ?? (await loadEntry(task));
   if (typeof entry === 'string') return failure(call, 'TOOL_LOAD_FAILED', entry);
   const ctx = contextFor(call);
   let value: unknown;
