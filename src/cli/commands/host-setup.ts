@@ -11,7 +11,9 @@ import { ToolHost } from '../../host/tool-host.js';
 import { PROCESS_TIER_NOTICE } from '../../process/process-tier.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import type { Logger } from '../../shared/logger.js';
-import type { DataDirArgs, HostArgs } from '../args/args.js';
+import type { DataDirArgs, HostArgs } from '../args/command-line.js';
+import type { CommandName } from '../args/command-names.js';
+import { optionsSetBy } from '../args/flags.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import type { OutputStream } from '../ui/terminal.js';
 
@@ -30,34 +32,38 @@ export function commandLogger(stderr: OutputStream): Logger {
   };
 }
 
+/** What a command adds to the options its flags give. */
+export interface HostSetup extends ToolHostOptions {
+  /**
+   * A server runs for hours, so a declaration read that ran over its time bound is tried again on
+   * the host's schedule; a command ends long before a re-read 1 minute later could run, so there
+   * such a read simply leaves the module out.
+   * @default false
+   */
+  longRunning?: boolean;
+}
+
+/** The host's options: each flag that sets one (see `hostOption` in flags.ts), then `setup`'s. */
 export function hostOptions(
-  args: HostArgs & Partial<DataDirArgs>,
+  args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
   stderr: OutputStream,
-  extra: ToolHostOptions = {},
+  setup: HostSetup = {},
 ): ToolHostOptions {
-  const options: ToolHostOptions = {
+  const { longRunning = false, ...extra } = setup;
+  return {
     logger: commandLogger(stderr),
-    envAllowList: args.allowEnv,
-    // A command ends long before a re-read 1 minute later could run: a read over its time bound
-    // simply leaves the module out.
-    rereadDelaysMs: [],
+    ...(longRunning ? {} : { rereadDelaysMs: [] }),
+    ...(optionsSetBy(args.command, args, 'hostOption') as ToolHostOptions),
     ...extra,
   };
-  if (args.dataDir !== undefined) options.dataDir = args.dataDir;
-  if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
-  if (args.isolation !== undefined) options.isolation = args.isolation;
-  if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
-  if (args.lock !== undefined) options.lockFile = args.lock;
-  if (Object.keys(args.allowNetwork).length > 0) options.allowNetwork = args.allowNetwork;
-  return options;
 }
 
 export function createHost(
-  args: HostArgs & Partial<DataDirArgs>,
+  args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
   stderr: OutputStream,
-  extra: ToolHostOptions = {},
+  setup: HostSetup = {},
 ): ToolHost {
-  return new ToolHost(hostOptions(args, stderr, extra));
+  return new ToolHost(hostOptions(args, stderr, setup));
 }
 
 /** A path as the user typed it, and the path to load (the same, or made absolute before a chdir). */

@@ -9,7 +9,7 @@ import type { LockDifference } from '../../lock/difference.js';
 import { grantedRules, networkGrant } from '../../process/network/grant.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../../sources/resolve-path.js';
-import type { ListArgs } from '../args/args.js';
+import type { ListArgs } from '../args/command-line.js';
 import { ExitCode } from '../exit-codes.js';
 import { differenceLines } from '../ui/difference.js';
 import { pathInPackage, pathIsJustName } from '../ui/package-paths.js';
@@ -68,7 +68,7 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
         packageName: own[0]?.packageName ?? manifests[index]?.packageName ?? null,
         permissions: manifests[index]?.permissions ?? NO_PERMISSIONS,
         network: gets(
-          args.allowNetwork,
+          args.allowNetwork ?? {},
           manifests[index]?.packageName,
           manifests[index]?.permissions ?? NO_PERMISSIONS,
         ),
