@@ -8,7 +8,7 @@ import { ToolHostError } from '../../boundary/errors.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
-import { PROCESS_TIER_NOTICE } from '../../process/process-tier.js';
+import { isProcessTierNotice } from '../../process/process-tier.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DataDirArgs, HostArgs } from '../args/command-line.js';
@@ -26,7 +26,7 @@ export function commandLogger(stderr: OutputStream): Logger {
   return {
     info: () => {},
     warn: (message) => {
-      if (message.startsWith(PROCESS_TIER_NOTICE)) writeMessage(stderr, messages.isolationNotice(message));
+      if (isProcessTierNotice(message)) writeMessage(stderr, messages.isolationNotice(message));
     },
     error: (message) => writeMessage(stderr, messages.hostError(message)),
   };
