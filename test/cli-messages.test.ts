@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CHAT_MODEL } from '../dist/src/cli/args/args.js';
+import { DEFAULT_CHAT_MODEL } from '../dist/src/cli/args/flags.js';
 import { messages } from '../dist/src/cli/ui/messages.js';
 import { REPO, runCli } from './support/cli-run.js';
 
@@ -22,9 +22,10 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   unknownOption: ['list', '--Frob'],
   missingValue: ['call', '--timeout'],
   optionLikeValue: ['-m', '--json', 'model'],
+  renamedOption: ['--concurrency', '--jobs'],
   unexpectedValue: ['--json', 'Yes'],
   badNetworkGrant: ['Weather=Evil host', '"Evil host" is not a host name'],
-  notPositiveInteger: ['--concurrency', '0'],
+  notPositiveInteger: ['--jobs', '0'],
   unknownTier: ['--isolation', ['worker', 'strict', 'process'], 'Iron'],
   tierUnsupported: ['--isolation', 'v20.10.0'],
   missingPaths: ['selftest'],

@@ -89,7 +89,7 @@ describe.each(['worker', 'strict', 'process'])('with --isolation %s', (tier) => 
     });
     const other = writePackage(work.path, 'other', { 'tidy.js': tidy });
 
-    const { code, verdict } = await selftest(['--isolation', tier, '--concurrency', '2', folder, other]);
+    const { code, verdict } = await selftest(['--isolation', tier, '--jobs', '2', folder, other]);
 
     expect(code).toBe(1);
     expect(verdict.isolation).toMatchObject({ tier, chosen: true });

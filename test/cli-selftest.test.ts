@@ -151,7 +151,7 @@ export async function selftest(ctx) {
       ),
       'f-loops.js': tmpDirUser('loops', 'for (;;) {}'),
     });
-    const result = await run(['--json', '--concurrency', '3', folder]);
+    const result = await run(['--json', '--jobs', '3', folder]);
     expect(result.code).toBe(1);
     const document = JSON.parse(result.stdout);
     expect(verdicts(document.results)).toEqual([
@@ -217,7 +217,7 @@ export async function selftest(ctx) {
 }
 `,
     });
-    const child = startCli(['selftest', '--concurrency', '2', folder], { tmpDir: tmp.path, cwd: work.path });
+    const child = startCli(['selftest', '--jobs', '2', folder], { tmpDir: tmp.path, cwd: work.path });
     let stdout = '';
     let stderr = '';
     child.stderr?.on('data', (chunk) => {
@@ -260,7 +260,7 @@ export function selftest(ctx) { return import('node:fs').then((fs) => fs.writeFi
 
   it('are detected in the package, the working directory and the dataDir, and fail the selftest that made them', async () => {
     const folder = writePackage(work.path, 'careless', { 'litter.js': litter, 'tidy.js': tidy });
-    const result = await run(['--json', '--isolation', 'worker', '--concurrency', '1', folder]);
+    const result = await run(['--json', '--isolation', 'worker', '--jobs', '1', folder]);
     expect(result.code).toBe(1);
     const document = JSON.parse(result.stdout);
     expect(verdicts(document.results)).toEqual([
@@ -297,7 +297,7 @@ export function selftest(ctx) { return import('node:fs').then((fs) => fs.writeFi
 
   it('show in the summary table and fail the run in text mode too', async () => {
     const folder = writePackage(work.path, 'careless', { 'litter.js': litter });
-    const result = await run(['--isolation', 'worker', '--concurrency', '1', folder]);
+    const result = await run(['--isolation', 'worker', '--jobs', '1', folder]);
     expect(result.code).toBe(1);
     expect(result.stdout).toMatch(/^litter +careless +FAILED +\S+ m?s +WROTE_OUTSIDE_TMPDIR: created /m);
   });

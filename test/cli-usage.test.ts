@@ -128,8 +128,8 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
 
   it('an option value that is not a positive integer', async () => {
     expectUsageError(
-      await run('selftest', '--concurrency', '0', join(PACKAGES, 'notes')),
-      'expected --concurrency to be a positive integer, got "0"',
+      await run('selftest', '--jobs', '0', join(PACKAGES, 'notes')),
+      'expected --jobs to be a positive integer, got "0"',
     );
     expectUsageError(
       await run('call', '--heap-mb=lots', join(PACKAGES, 'notes'), 'notes_add'),

@@ -170,7 +170,7 @@ describe('cancelling a call over stateless HTTP', () => {
 
   beforeAll(async () => {
     // One thread for the package: the next call runs only once the first one's worker is gone.
-    serve = await startHttp(['--concurrency', '1', GOOD], tmp.path);
+    serve = await startHttp(['--threads', '1', GOOD], tmp.path);
   });
   afterAll(async () => {
     serve?.child.kill('SIGTERM');

@@ -15,7 +15,7 @@ describe('toolhost serve over stdio', () => {
 
   beforeAll(async () => {
     // One thread per package: a call can only run once the one before it has left the worker.
-    serve = await startStdio(['--concurrency', '1', GOOD], tmp.path);
+    serve = await startStdio(['--threads', '1', GOOD], tmp.path);
   });
   afterAll(async () => {
     await serve?.client.close();

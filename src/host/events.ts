@@ -4,12 +4,20 @@
 import type { CapturedLog } from '../boundary/protocol.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ModuleStatus } from '../registry/registry.js';
+import type { PackagePermissions } from '../sources/resolve-path.js';
 import type { JsonValue } from '../tool-module.js';
 
 export interface LoadReport {
   /** The package folder or module file that was loaded. */
   source: string;
   kind: 'package' | 'module';
+  /** The package's `name`, as the loaded version's manifest gives it (a module file has none). */
+  packageName?: string;
+  /**
+   * What the loaded version's manifest asks for (`toolhost.permissions`): asking is not having,
+   * the host grants it per its `allowNetwork`. A module file asks for nothing.
+   */
+  permissions: PackagePermissions;
   modules: ModuleStatus[];
   /**
    * Set when the path is a module file that an already loaded package serves: nothing new was

@@ -2,7 +2,6 @@
  * The host's options: their types, defaults and checks. Options are checked when the host is built,
  * with messages in p-retry's style.
  */
-import { randomBytes } from 'node:crypto';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ToolHostError } from '../boundary/errors.js';
@@ -14,6 +13,7 @@ import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/r
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
 import { expectBoolean, expectNonNegativeInteger, expectPositiveInteger, show } from '../shared/expect.js';
 import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js';
+import { tempRootName } from '../snapshot/layout.js';
 import type { StoreSettings } from '../snapshot/snapshot.js';
 import { storeSettings } from '../snapshot/store-location.js';
 import type { ToolOutputEvent } from './events.js';
@@ -249,7 +249,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
   const cores = availableParallelism();
   return {
     dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
-    tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+    tmpRoot: join(options.tmpDir ?? tmpdir(), tempRootName()),
     callHeapMb: options.callHeapMb ?? 128,
     callStackMb: options.callStackMb ?? 4,
     timeoutGraceMs: options.timeoutGraceMs ?? 100,

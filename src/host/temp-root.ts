@@ -8,10 +8,8 @@
 import { rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { tempRootPid } from '../snapshot/layout.js';
 import { isAlive } from './pid-alive.js';
-
-/** `toolhost-<pid>-<8 hex>`: what {@link resolveSettings} names a host's folder. */
-const TEMP_ROOT_NAME = /^toolhost-(\d+)-[0-9a-f]{8}$/;
 
 const held = new Set<string>();
 let exitHookInstalled = false;
@@ -61,8 +59,8 @@ async function sweepOnce(parent: string): Promise<void> {
   const names = await readdir(parent).catch(() => [] as string[]);
   await Promise.all(
     names.map(async (name) => {
-      const pid = Number(TEMP_ROOT_NAME.exec(name)?.[1]);
-      if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || isAlive(pid)) return;
+      const pid = tempRootPid(name);
+      if (pid === undefined || pid === process.pid || isAlive(pid)) return;
       await rm(join(parent, name), { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
     }),
   );

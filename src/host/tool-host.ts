@@ -9,7 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { ToolHostError } from '../boundary/errors.js';
@@ -33,6 +33,7 @@ import { ModuleReporter } from '../registry/module-events.js';
 import { type HostTool, type ModuleStatus, Registry } from '../registry/registry.js';
 import { validateInput } from '../schema/json-schema.js';
 import { expectFunction, expectPositiveInteger } from '../shared/expect.js';
+import { snapshotsFolder } from '../snapshot/layout.js';
 import { Snapshots } from '../snapshot/snapshot.js';
 import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
 import { rereadModule } from '../sources/read-version.js';
@@ -97,7 +98,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       },
       settings.cores,
     );
-    this.#snapshots = new Snapshots(join(settings.tmpRoot, 'snapshots'), settings.store);
+    this.#snapshots = new Snapshots(snapshotsFolder(settings.tmpRoot), settings.store);
     this.#pools = new DomainPools(
       settings,
       new WorkerFlags(settings),

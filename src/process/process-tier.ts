@@ -5,7 +5,7 @@
  * that asks for the network without being granted it, that it has none.
  */
 
-import { PERMISSION_MODEL_USABLE, strictTierGaps } from '../calls/isolation.js';
+import { type IsolationTier, PERMISSION_MODEL_USABLE, strictTierGaps } from '../calls/isolation.js';
 import type { DomainManifest } from '../calls/worker-flags.js';
 import type { Logger } from '../shared/logger.js';
 import type { ChildEnvironment } from './domain-child.js';
@@ -20,8 +20,30 @@ import {
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
 import { sandboxSupport } from './sandbox.js';
 
-/** How the host's notice of what the tier lacks begins (the CLI shows that line). */
-export const PROCESS_TIER_NOTICE = 'process isolation here runs without';
+/** How the host's notice of what the tier lacks begins. */
+const PROCESS_TIER_NOTICE = 'process isolation here runs without';
+
+/**
+ * Whether `message`, a host's warning, is its notice of what the process tier lacks on this machine
+ * (a caller that hides the host's other warnings still shows this one: nothing else would tell).
+ */
+export function isProcessTierNotice(message: string): boolean {
+  return message.startsWith(PROCESS_TIER_NOTICE);
+}
+
+/** Whether the process tier runs in a bubblewrap sandbox here (the first ask starts a trial sandbox). */
+export async function processTierSandboxed(): Promise<boolean> {
+  return (await processEnvironment()).sandbox.available;
+}
+
+/**
+ * The strongest isolation tier this machine runs: the process tier where bubblewrap sandboxes it,
+ * else strict where Node's permission model covers what strict needs, else the worker tier.
+ */
+export async function strongestTier(): Promise<{ tier: IsolationTier; sandboxed: boolean }> {
+  if (await processTierSandboxed()) return { tier: 'process', sandboxed: true };
+  return { tier: PERMISSION_MODEL_USABLE ? 'strict' : 'worker', sandboxed: false };
+}
 
 let environment: Promise<ChildEnvironment> | undefined;
 

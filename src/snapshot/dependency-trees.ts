@@ -5,12 +5,11 @@
  * store remembers, by the files' identities, which copy each file was: a later run (another process)
  * with the same `node_modules` links the copies without reading a file.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { listDependencyClosure } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
-import { linkTarget, slug } from './layout.js';
+import { buildingFolder, linkTarget, treeFolder } from './layout.js';
 import { forEachLimit, makeFolders, settled, type TreeEntry } from './package-scan.js';
 
 /** A package's installed dependencies as listed for a snapshot. */
@@ -69,7 +68,7 @@ export class DependencyTrees {
     let ready: () => void = () => {};
     let failed: (error: unknown) => void = () => {};
     const tree: DependencyTree = {
-      folder: join(this.#folder, slug(root), `nm-${print.slice(0, 16)}-${++this.#counter}`),
+      folder: treeFolder(this.#folder, root, print, ++this.#counter),
       key,
       refs: 1,
       ready: new Promise<void>((resolve, reject) => {
@@ -108,7 +107,7 @@ export class DependencyTrees {
     signal: AbortSignal,
   ): Promise<void> {
     // Built aside and renamed into place: a tree appears whole or not at all.
-    const building = `${tree.folder}.tmp-${randomBytes(4).toString('hex')}`;
+    const building = buildingFolder(tree.folder);
     await mkdir(building, { recursive: true });
     const installed = dependencies?.entries.some((entry) => entry.rel === 'toolhost') ?? false;
     if (!installed) await writeAuthorHelpers(join(building, 'node_modules', 'toolhost'));

@@ -1,8 +1,17 @@
 /**
- * Where things are in a snapshot: the URL a worker imports, the package's paths in messages, and
- * where a link of the package points in the copy.
+ * Where things are in a snapshot: every folder name a host makes for one (its temp root, the
+ * snapshots folder, a trust domain's trees and versions, a folder still being built), the URL a
+ * worker imports, the package's paths in messages, and where a link of the package points in the
+ * copy. Whoever makes or reads those folders takes their names from here.
+ *
+ *   <tmpDir>/toolhost-<pid>-<8 hex>/                      a host's temp root
+ *     snapshots/store/                                    the host's records of the file store
+ *     snapshots/<slug of the package root>/               a trust domain
+ *       nm-<fingerprint>-<n>/                             one per state of what the package can import
+ *         v-<version>-<n>/                                one per version of its own files
+ *   <any of these>.tmp-<hex>                              one still being built (renamed when whole)
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -81,6 +90,49 @@ export function slug(root: string): string {
   return createHash('sha256').update(root).digest('hex').slice(0, 12);
 }
 
+/** `toolhost-<pid>-<8 hex>`: a host's temp root, under its `tmpDir` option. */
+const TEMP_ROOT_NAME = /^toolhost-(\d+)-[0-9a-f]{8}$/;
+const SNAPSHOTS = 'snapshots';
+const TREE_PREFIX = 'nm-';
+const VERSION_PREFIX = 'v-';
+const BUILDING = '.tmp-';
+
+/** A new host temp root's name, for this process. */
+export function tempRootName(): string {
+  return `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+/** The pid of the process whose host made the temp root `name`; undefined for any other name. */
+export function tempRootPid(name: string): number | undefined {
+  const pid = Number(TEMP_ROOT_NAME.exec(name)?.[1]);
+  return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** Where a host keeps its snapshots, in its temp root. */
+export function snapshotsFolder(tempRoot: string): string {
+  return join(tempRoot, SNAPSHOTS);
+}
+
+/** The host's own records of the file store, beside its trust domains. */
+export function hostStoreFolder(snapshots: string): string {
+  return join(snapshots, 'store');
+}
+
+/** A dependency tree's folder: in the package's trust domain, by its fingerprint and a counter. */
+export function treeFolder(snapshots: string, root: string, fingerprint: string, counter: number): string {
+  return join(snapshots, slug(root), `${TREE_PREFIX}${fingerprint.slice(0, 16)}-${counter}`);
+}
+
+/** A version's folder, inside its dependency tree's. */
+export function versionFolder(tree: string, version: string, counter: number): string {
+  return join(tree, `${VERSION_PREFIX}${version}-${counter}`);
+}
+
+/** Where `folder` is built before it is renamed into place, whole. */
+export function buildingFolder(folder: string): string {
+  return `${folder}${BUILDING}${randomBytes(4).toString('hex')}`;
+}
+
 /**
  * The version folders of `root`'s snapshots at `version` that hosts made under `tmpDir` (their
  * `tmpDir` option): where a tool writing beside its own module file writes. For tools that watch
@@ -88,13 +140,14 @@ export function slug(root: string): string {
  */
 export async function snapshotFoldersOf(tmpDir: string, root: string, version: string): Promise<string[]> {
   const found: string[] = [];
-  for (const host of await readdir(tmpDir).catch(() => [] as string[])) {
-    if (!/^toolhost-\d+-[0-9a-f]{8}$/.test(host)) continue;
-    const domain = join(tmpDir, host, 'snapshots', slug(root));
-    for (const tree of await readdir(domain).catch(() => [] as string[])) {
-      if (!tree.startsWith('nm-') || tree.includes('.tmp-')) continue;
-      for (const entry of await readdir(join(domain, tree)).catch(() => [] as string[])) {
-        if (entry.startsWith(`v-${version}-`) && !entry.includes('.tmp-'))
+  const names = (folder: string) => readdir(folder).catch(() => [] as string[]);
+  for (const host of await names(tmpDir)) {
+    if (tempRootPid(host) === undefined) continue;
+    const domain = join(snapshotsFolder(join(tmpDir, host)), slug(root));
+    for (const tree of await names(domain)) {
+      if (!tree.startsWith(TREE_PREFIX) || tree.includes(BUILDING)) continue;
+      for (const entry of await names(join(domain, tree))) {
+        if (entry.startsWith(`${VERSION_PREFIX}${version}-`) && !entry.includes(BUILDING))
           found.push(join(domain, tree, entry));
       }
     }

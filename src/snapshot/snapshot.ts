@@ -20,7 +20,7 @@
  * follows links). The folder names carry a counter: a version released and taken again gets a new
  * folder, never one that is still being removed.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
 import {
@@ -30,7 +30,7 @@ import {
   listDependencies,
 } from './dependency-trees.js';
 import { FileStore } from './file-store.js';
-import { linkTarget, nearestPackageScope } from './layout.js';
+import { buildingFolder, hostStoreFolder, linkTarget, nearestPackageScope, versionFolder } from './layout.js';
 import {
   dependencyFingerprint,
   forEachLimit,
@@ -95,7 +95,7 @@ export class Snapshots {
 
   constructor(folder: string, store: StoreSettings) {
     this.#folder = folder;
-    this.#store = new FileStore(store.folder, join(folder, 'store'));
+    this.#store = new FileStore(store.folder, hostStoreFolder(folder));
     this.#maxStoreBytes = store.maxBytes;
     this.#trees = new DependencyTrees(folder, this.#store, (work) => this.#track(work));
   }
@@ -183,8 +183,8 @@ export class Snapshots {
     signal.throwIfAborted();
     const tree = await this.#trees.take(root, plan.dependencyPrint, plan.dependencies, signal);
     try {
-      const folder = join(tree.folder, `v-${id}-${++this.#counter}`);
-      const building = `${folder}.tmp-${randomBytes(4).toString('hex')}`;
+      const folder = versionFolder(tree.folder, id, ++this.#counter);
+      const building = buildingFolder(folder);
       await mkdir(building);
       const layout = { root, version: building, dependencies: join(tree.folder, 'node_modules') };
       await makeFolders(building, own);

@@ -10,7 +10,7 @@ import { buildGeneration, type SourceVersion } from '../registry/generation.js';
 import type { Registry } from '../registry/registry.js';
 import type { Snapshots } from '../snapshot/snapshot.js';
 import { readSource, type SourceReaderParts } from './read-version.js';
-import { resolveSource } from './resolve-path.js';
+import { NO_PERMISSIONS, resolveSource } from './resolve-path.js';
 
 export interface LoadingParts extends SourceReaderParts {
   registry: Registry;
@@ -48,6 +48,7 @@ export async function loadSource(
   return {
     source: source.root,
     kind: source.kind,
+    ...manifestOf(next),
     modules: [...buildGeneration(0, new Map(), [next]).statuses],
   };
 }
@@ -76,7 +77,20 @@ function reportOf(registry: Registry, root: string, kind: 'package' | 'module', 
   const modules = registry.generation.statuses.filter(
     (status) => status.source === root || (path !== undefined && status.path === path),
   );
-  return { source: root, kind, modules: modules.map((status) => ({ ...status })) };
+  const loaded = registry.source(root);
+  return {
+    source: root,
+    kind,
+    ...(loaded === undefined ? { permissions: NO_PERMISSIONS } : manifestOf(loaded)),
+    modules: modules.map((status) => ({ ...status })),
+  };
+}
+
+/** What a loaded version's manifest says of the package: its name, and what it asks for. */
+function manifestOf(version: SourceVersion): Pick<LoadReport, 'packageName' | 'permissions'> {
+  return version.packageName === undefined
+    ? { permissions: version.permissions }
+    : { packageName: version.packageName, permissions: version.permissions };
 }
 
 function realPathOr(absolute: string): string {

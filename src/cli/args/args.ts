@@ -1,220 +1,32 @@
 /**
- * The command line, parsed with `node:util` parseArgs into one typed command. Every mistake is a
- * {@link UsageError} with one sentence (from {@link messages}) that names the option as it was typed.
+ * The command line, parsed with `node:util` parseArgs into one typed command, with the flags of
+ * `flags.ts`. Every mistake is a {@link UsageError} with one sentence (from {@link messages}) that
+ * names the option as it was typed.
  */
 import { resolve } from 'node:path';
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import type { IsolationTier } from '../../calls/isolation.js';
 import { DEFAULT_LOCK_FILE_NAME } from '../../lock/lock-file.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
-import {
-  atLeastOnePath,
-  isolationTier,
-  lockPath,
-  networkAllowance,
-  nonEmpty,
-  positiveIntegerOption,
-  stringList,
-  stringOption,
-  type Values,
-} from './option-values.js';
-import { httpAddress, serveArgs } from './serve-args.js';
-
-/**
- * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README
- * and the JSDoc examples use the same id (a test keeps them in step).
- */
-export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';
-
-export const COMMANDS = ['list', 'call', 'selftest', 'chat', 'serve', 'mcp-config', 'init', 'pin'] as const;
-export type CommandName = (typeof COMMANDS)[number];
-
-/** Options every command that hosts tools takes. */
-export interface HostArgs {
-  json: boolean;
-  /** `--allow-env NAME`: environment variables passed to tools. */
-  allowEnv: string[];
-  /** `--heap-mb`: heap limit of each tool worker. */
-  heapMb: number | undefined;
-  /** `--isolation`: the isolation tier (checked here, so a mistake names the flag). */
-  isolation: IsolationTier | undefined;
-  /** `--process-memory-mb`: the memory limit of each package's process (the process tier). */
-  processMemoryMb: number | undefined;
-  /** `--lock FILE`: offer only what this lock file pins (an absolute path). */
-  lock: string | undefined;
-  /** `--allow-network PACKAGE[=HOST,...]`: the host's `allowNetwork`, per package (none given: none). */
-  allowNetwork: Record<string, true | string[]>;
-}
-
-export interface ListArgs extends HostArgs {
-  command: 'list';
-  paths: string[];
-}
-
-/** Commands that run tools for real keep what tools save (and cut outputs) in a dataDir. */
-export interface DataDirArgs {
-  /** `--data-dir`, else `TOOLHOST_DATA_DIR`, else the library's default (`<os tmpdir>/toolhost-data`). */
-  dataDir: string | undefined;
-}
-
-export interface CallArgs extends HostArgs, DataDirArgs {
-  command: 'call';
-  path: string;
-  tool: string;
-  /** The JSON arguments as typed; `-` reads them from stdin. @default '{}' */
-  argsJson: string;
-  timeoutMs: number | undefined;
-  sessionId: string | undefined;
-}
-
-export interface SelftestArgs extends HostArgs {
-  command: 'selftest';
-  paths: string[];
-  timeoutMs: number | undefined;
-  concurrency: number | undefined;
-  requireSelftests: boolean;
-}
-
-export interface ChatArgs extends HostArgs, DataDirArgs {
-  command: 'chat';
-  toolPaths: string[];
-  model: string | undefined;
-  prompt: string;
-  maxIterations: number | undefined;
-  maxTokens: number | undefined;
-  timeoutMs: number | undefined;
-}
-
-/** Where `serve --http` listens. */
-export interface HttpAddress {
-  /** As typed, without brackets around an IPv6 address. @default '127.0.0.1' */
-  host: string;
-  /** 0 asks the system for a free port (the bound address is printed on stderr). */
-  port: number;
-}
-
-export interface ServeArgs extends HostArgs, DataDirArgs {
-  command: 'serve';
-  /** Packages or modules to serve, as typed. */
-  paths: string[];
-  /** `--watch DIR` (repeatable): folders of packages, served and watched. */
-  watch: string[];
-  /** `--http [host:]port`; stdio without it. */
-  http: HttpAddress | undefined;
-  /** The bearer token every HTTP request must carry, read from the variable `--token-env` names. */
-  token: string | undefined;
-  /** `--allow-origin ORIGIN` (repeatable): browser origins allowed to call the HTTP endpoint. */
-  allowOrigins: string[];
-  timeoutMs: number | undefined;
-  /** `--concurrency N`: calls of one package running at once (its worker threads). */
-  concurrency: number | undefined;
-}
-
-/** `toolhost pin`: the host options (its `lock` is the file written, never one enforced). */
-export interface PinArgs extends HostArgs {
-  command: 'pin';
-  paths: string[];
-  /** The lock file to write, absolute. @default toolhost.lock.json in the working directory */
-  lock: string;
-}
-
-export interface McpConfigArgs {
-  command: 'mcp-config';
-  json: boolean;
-  /** Packages or modules to serve, as typed (made absolute when printed). */
-  paths: string[];
-  /** `--name`: the server's name in the client's list. @default 'toolhost' */
-  name: string;
-  /** `--http`: the address of the HTTP configurations. @default 127.0.0.1:8765 */
-  http: HttpAddress;
-}
-
-export interface InitArgs {
-  command: 'init';
-  json: boolean;
-  /** The folder to create the package in, as typed. @default '.' */
-  dir: string;
-}
-
-export type ParsedCommandLine =
-  | ListArgs
-  | CallArgs
-  | SelftestArgs
-  | ChatArgs
-  | ServeArgs
-  | McpConfigArgs
-  | InitArgs
-  | PinArgs
-  | { command: 'help'; topic: CommandName | undefined }
-  | { command: 'version' };
+import type {
+  CallArgs,
+  ChatArgs,
+  InitArgs,
+  ListArgs,
+  McpConfigArgs,
+  ParsedCommandLine,
+  PinArgs,
+  SelftestArgs,
+  ServeArgs,
+} from './command-line.js';
+import { COMMANDS, type CommandName } from './command-names.js';
+import { FLAGS, findFlag, flagsOf } from './flags.js';
+import { atLeastOnePath, flagValue, type Parsed } from './option-values.js';
+import { serveArgs } from './serve-args.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-const HOST_OPTIONS = {
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-  'allow-env': { type: 'string', multiple: true },
-  'allow-network': { type: 'string', multiple: true },
-  'heap-mb': { type: 'string' },
-  isolation: { type: 'string' },
-  'process-memory-mb': { type: 'string' },
-  lock: { type: 'string' },
-} satisfies Options;
-
-const COMMAND_OPTIONS = {
-  list: HOST_OPTIONS,
-  call: {
-    ...HOST_OPTIONS,
-    'data-dir': { type: 'string' },
-    timeout: { type: 'string' },
-    session: { type: 'string' },
-  },
-  selftest: {
-    ...HOST_OPTIONS,
-    timeout: { type: 'string' },
-    concurrency: { type: 'string' },
-    'require-selftests': { type: 'boolean' },
-  },
-  chat: {
-    ...HOST_OPTIONS,
-    'data-dir': { type: 'string' },
-    tools: { type: 'string', short: 't', multiple: true },
-    model: { type: 'string', short: 'm' },
-    'max-iterations': { type: 'string' },
-    'max-tokens': { type: 'string' },
-    timeout: { type: 'string' },
-  },
-  serve: {
-    help: { type: 'boolean', short: 'h' },
-    'allow-env': { type: 'string', multiple: true },
-    'allow-network': { type: 'string', multiple: true },
-    'heap-mb': { type: 'string' },
-    isolation: { type: 'string' },
-    'process-memory-mb': { type: 'string' },
-    'data-dir': { type: 'string' },
-    timeout: { type: 'string' },
-    concurrency: { type: 'string' },
-    watch: { type: 'string', multiple: true },
-    http: { type: 'string' },
-    'token-env': { type: 'string' },
-    'allow-origin': { type: 'string', multiple: true },
-    lock: { type: 'string' },
-  },
-  'mcp-config': {
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-    name: { type: 'string' },
-    http: { type: 'string' },
-  },
-  init: {
-    json: { type: 'boolean' },
-    help: { type: 'boolean', short: 'h' },
-  },
-  pin: HOST_OPTIONS,
-} satisfies Record<CommandName, Options>;
-
-/** Parses `argv` (without node and the script). `env` supplies `TOOLHOST_DATA_DIR`. */
+/** Parses `argv` (without node and the script). `env` supplies what flags fall back on (`TOOLHOST_DATA_DIR`). */
 export function parseCommandLine(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
@@ -229,87 +41,55 @@ export function parseCommandLine(
     return { command: 'help', topic: commandName(topic) };
   }
   const command = commandName(first);
-  const { values, positionals, typed } = parseFor(command, rest);
-  if (values['help'] === true) return { command: 'help', topic: command };
-  const positiveInteger = (name: string) => positiveIntegerOption(values, name, typed(name));
-  if (command === 'init') {
-    const [dir, ...extra] = positionals;
-    if (extra.length > 0) throw new UsageError(messages.initExtraArguments(extra));
-    return { command, json: values['json'] === true, dir: dir ?? '.' };
-  }
-  if (command === 'mcp-config') {
-    const httpValue = stringOption(values, 'http');
-    return {
-      command,
-      json: values['json'] === true,
-      paths: atLeastOnePath(command, positionals),
-      name: stringOption(values, 'name') ?? 'toolhost',
-      http:
-        httpValue === undefined ? { host: '127.0.0.1', port: 8765 } : httpAddress(httpValue, typed('http')),
-    };
-  }
+  const parsed = parseFor(command, rest);
+  if (parsed.values['help'] === true) return { command: 'help', topic: command };
+  const { positionals } = parsed;
+  // Positional mistakes first: what the command is for, before how it was asked to do it.
+  if (command === 'call' && (positionals[0] === undefined || positionals[1] === undefined))
+    throw new UsageError(messages.callArguments());
+  if (command === 'call' && positionals.length > 3)
+    throw new UsageError(messages.callExtraArguments(positionals.slice(3)));
+  if (command === 'init' && positionals.length > 1)
+    throw new UsageError(messages.initExtraArguments(positionals.slice(1)));
+  const prompt = positionals.join(' ').trim();
+  if (command === 'chat' && prompt === '') throw new UsageError(messages.chatPrompt());
+  const paths =
+    command === 'serve' || command === 'call' || command === 'init' || command === 'chat'
+      ? positionals
+      : atLeastOnePath(command, positionals);
 
-  const host: HostArgs = {
-    json: values['json'] === true,
-    allowEnv: stringList(values, 'allow-env'),
-    heapMb: positiveInteger('heap-mb'),
-    isolation: isolationTier(stringOption(values, 'isolation'), typed('isolation')),
-    processMemoryMb: positiveInteger('process-memory-mb'),
-    lock: lockPath(stringOption(values, 'lock')),
-    allowNetwork: networkAllowance(stringList(values, 'allow-network')),
-  };
-
-  const dataDir = stringOption(values, 'data-dir') ?? nonEmpty(env['TOOLHOST_DATA_DIR']);
+  // Each command's fields are its flags' (see command-line.ts); the casts below name which.
+  const fields: Record<string, unknown> = {};
+  for (const flag of flagsOf(command)) {
+    if (flag.field !== undefined) fields[flag.field] = flagValue(flag, command, parsed, env);
+  }
   switch (command) {
-    case 'list':
-      return { command, ...host, paths: atLeastOnePath(command, positionals) };
-    case 'pin':
-      return {
-        command,
-        ...host,
-        paths: atLeastOnePath(command, positionals),
-        lock: host.lock ?? resolve(DEFAULT_LOCK_FILE_NAME),
-      };
+    case 'init':
+      return { command, ...(fields as Omit<InitArgs, 'command' | 'dir'>), dir: paths[0] ?? '.' };
     case 'call': {
-      const [path, tool, argsJson, ...extra] = positionals;
-      if (path === undefined || tool === undefined) throw new UsageError(messages.callArguments());
-      if (extra.length > 0) throw new UsageError(messages.callExtraArguments(extra));
+      const [path = '', tool = '', argsJson = '{}'] = paths;
       return {
         command,
-        ...host,
-        dataDir,
+        ...(fields as Omit<CallArgs, 'command' | 'path' | 'tool' | 'argsJson'>),
         path,
         tool,
-        argsJson: argsJson ?? '{}',
-        timeoutMs: positiveInteger('timeout'),
-        sessionId: stringOption(values, 'session'),
+        argsJson,
       };
     }
-    case 'selftest':
-      return {
-        command,
-        ...host,
-        paths: atLeastOnePath(command, positionals),
-        timeoutMs: positiveInteger('timeout'),
-        concurrency: positiveInteger('concurrency'),
-        requireSelftests: values['require-selftests'] === true,
-      };
+    case 'chat':
+      return { command, ...(fields as Omit<ChatArgs, 'command' | 'prompt'>), prompt };
     case 'serve':
-      return serveArgs(host, dataDir, positionals, values, typed, env);
-    case 'chat': {
-      const prompt = positionals.join(' ').trim();
-      if (prompt === '') throw new UsageError(messages.chatPrompt());
-      return {
-        command,
-        ...host,
-        dataDir,
-        toolPaths: stringList(values, 'tools'),
-        model: stringOption(values, 'model'),
-        prompt,
-        maxIterations: positiveInteger('max-iterations'),
-        maxTokens: positiveInteger('max-tokens'),
-        timeoutMs: positiveInteger('timeout'),
-      };
+      return serveArgs(fields as Omit<ServeArgs, 'command' | 'paths' | 'token'>, parsed, env);
+    case 'selftest':
+      return { command, ...(fields as Omit<SelftestArgs, 'command' | 'paths'>), paths };
+    case 'list':
+      return { command, ...(fields as Omit<ListArgs, 'command' | 'paths'>), paths };
+    case 'mcp-config':
+      return { command, ...(fields as Omit<McpConfigArgs, 'command' | 'paths'>), paths };
+    case 'pin': {
+      // Its --lock is the file it writes: there is always one.
+      const lock = (fields['lock'] as string | undefined) ?? resolve(DEFAULT_LOCK_FILE_NAME);
+      return { command, ...(fields as Omit<PinArgs, 'command' | 'paths' | 'lock'>), paths, lock };
     }
   }
 }
@@ -320,11 +100,17 @@ function commandName(word: string): CommandName {
   throw new UsageError(messages.unknownCommand(word));
 }
 
-export interface Parsed {
-  values: Values;
-  positionals: string[];
-  /** How the user typed an option (`-m` or `--model`), for messages that name it. */
-  typed(name: string): string;
+/** The parseArgs options of `command`: its declared flags. */
+function optionsOf(command: CommandName): Options {
+  const options: Options = {};
+  for (const flag of flagsOf(command)) {
+    options[flag.name] = {
+      type: flag.kind === 'switch' ? 'boolean' : 'string',
+      multiple: flag.kind === 'texts' || flag.kind === 'grants',
+      ...(flag.short === undefined ? {} : { short: flag.short }),
+    };
+  }
+  return options;
 }
 
 /**
@@ -332,7 +118,7 @@ export interface Parsed {
  * checks, but in sentences of its own style ("Unknown option '--frob'. To specify ...").
  */
 function parseFor(command: CommandName, args: string[]): Parsed {
-  const options: Options = COMMAND_OPTIONS[command];
+  const options = optionsOf(command);
   const { values, positionals, tokens } = parseArgs({
     args,
     options,
@@ -343,12 +129,19 @@ function parseFor(command: CommandName, args: string[]): Parsed {
   const typedAs = new Map<string, string>();
   for (const token of tokens) {
     if (token.kind !== 'option') continue;
-    const option = Object.hasOwn(options, token.name) ? options[token.name] : undefined;
-    if (option === undefined) throw new UsageError(messages.unknownOption(command, token.rawName));
-    if (option.type === 'boolean' && token.value !== undefined) {
+    const flag = findFlag(command, token.name);
+    if (flag === undefined) {
+      const renamed = FLAGS.find(
+        (known) => known.renamedFrom === token.name && known.commands.includes(command),
+      );
+      if (renamed !== undefined)
+        throw new UsageError(messages.renamedOption(token.rawName, `--${renamed.name}`));
+      throw new UsageError(messages.unknownOption(command, token.rawName));
+    }
+    if (flag.kind === 'switch' && token.value !== undefined) {
       throw new UsageError(messages.unexpectedValue(token.rawName, token.value));
     }
-    if (option.type === 'string') {
+    if (flag.kind !== 'switch') {
       if (token.value === undefined) throw new UsageError(messages.missingValue(command, token.rawName));
       // `--model --json`: the next word is taken as the value only when it can't be an option.
       if (!token.inlineValue && /^-./.test(token.value)) {

@@ -1,19 +1,13 @@
-/** The text of `toolhost --help` and `toolhost <command> --help`. */
-import { type CommandName, DEFAULT_CHAT_MODEL } from './args.js';
+/**
+ * The text of `toolhost --help` and `toolhost <command> --help`: each command's usage and what it
+ * does, written here, and its options, read off the flag declaration.
+ */
+import type { CommandName } from './command-names.js';
+import { type Flag, flagsOf, helpFor, shownDefault } from './flags.js';
 
-const HOST_OPTIONS = `  --json                 print one JSON document on stdout instead of text
-  --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
-  --heap-mb N            heap limit of each tool worker, in MB (default 128)
-  --isolation TIER       isolation tier: worker (default), strict or process
-  --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
-  --lock FILE            offer only the tools this lock file pins (see toolhost pin)
-  --allow-network PKG[=HOST,...]
-                         grant package PKG the network its manifest asks for, or only these hosts of it
-                         (repeatable; held to its hosts with --isolation process in bubblewrap)
-  -h, --help             show this help`;
-
-const DATA_DIR_OPTION = `  --data-dir DIR         where tools keep data and cut outputs are saved
-                         (default $TOOLHOST_DATA_DIR, else <os tmpdir>/toolhost-data)`;
+/** Where an option's help starts, and how wide a help line may get. */
+const HELP_COLUMN = 25;
+const HELP_WIDTH = 104;
 
 const OVERVIEW = `toolhost: host untrusted LLM tools in worker threads with time and memory bounds
 
@@ -52,23 +46,11 @@ Entries of other packages stay; pinning again replaces the entries and prints wh
 file is plain sorted JSON, meant to be committed and reviewed in a diff. With --lock FILE, list,
 call, selftest, chat and serve offer only what the lock pins. Exit 1 if a module is left out (it
 is not pinned); 2 for a lock file that exists but is not one.
-
-Options:
-  --lock FILE            the lock file to write (default toolhost.lock.json in the current folder)
-  --json                 print one JSON document on stdout instead of text
-  --allow-env NAME       pass this environment variable to tools (repeatable)
-  --heap-mb N            heap limit of each tool worker, in MB (default 128)
-  --isolation TIER       isolation tier: worker (default), strict or process
-  --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
-  -h, --help             show this help
 `,
   list: `Usage: toolhost list <package-or-module>... [options]
 
 Reads each tool module's declaration in a throwaway worker and shows the offered tools (name,
 parameters, description) and the modules left out, with the reason. Exit 1 if a module is left out.
-
-Options:
-${HOST_OPTIONS}
 `,
   call: `Usage: toolhost call <package-or-module> <tool> [json-args] [options]
 
@@ -76,12 +58,6 @@ Calls one tool in a worker, as the model would. json-args is a JSON object (defa
 it from stdin. The tool's output goes to stdout; what it printed, its progress and its details go
 to stderr. Exit 1 if the call ends in an error result; 2 for bad JSON or arguments that don't
 match the tool's parameterSchema.
-
-Options:
-  --timeout MS           cap the tool's own timeoutMs
-  --session ID           the ctx.sessionId the tool sees (default "default")
-${DATA_DIR_OPTION}
-${HOST_OPTIONS}
 `,
   selftest: `Usage: toolhost selftest <package-or-module>... [options]
 
@@ -93,27 +69,12 @@ A tool without a selftest shows as "no selftest", which is not a pass.
 
 Exit 1 if a selftest failed, a module was left out, something was written outside the tmpDirs
 or a tmpDir was left behind.
-
-Options:
-  --timeout MS           cap each selftest's time (the tool's own timeoutMs applies too)
-  --concurrency N        selftests running at once (default: the number of CPUs)
-  --require-selftests    also fail for a tool without a selftest
-${HOST_OPTIONS}
 `,
   chat: `Usage: toolhost chat [--tools <package-or-module>]... [options] <prompt>
 
 Sends the prompt to Claude with the tools of the given packages, runs the tools the model calls
 (each in a worker) and streams the model's text as it arrives, with each tool call and its outcome.
 Needs ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL is honoured. Exit 1 if the conversation fails.
-
-Options:
-  -t, --tools PATH       a tool package or module (repeatable)
-  -m, --model M          the model (default $ANTHROPIC_MODEL, else ${DEFAULT_CHAT_MODEL})
-  --max-iterations N     requests at most (default 10)
-  --max-tokens N         max_tokens of each request (default 4096)
-  --timeout MS           cap each tool call's time
-${DATA_DIR_OPTION}
-${HOST_OPTIONS}
 `,
   serve: `Usage: toolhost serve [options] <package-or-module>...
        toolhost serve [options] --watch DIR [<package-or-module>...]
@@ -125,27 +86,6 @@ print go to stderr. --watch serves a folder of packages and tells the client whe
 change (notifications/tools/list_changed). SIGINT, SIGTERM or stdin closing shut it down: running
 calls are answered, workers end, temp folders are removed. Exit 0 after a clean shut-down, 2 for a
 usage error, 1 if the tool host process ended unexpectedly.
-
-Options:
-  --http [HOST:]PORT     serve Streamable HTTP at http://HOST:PORT/mcp instead (stateless; HOST
-                         default 127.0.0.1; port 0 picks a free one; the address goes to stderr)
-  --token-env NAME       with --http: every request must carry Authorization: Bearer <$NAME>
-  --allow-origin ORIGIN  with --http: a browser origin allowed to call (repeatable; requests with
-                         any other Origin header are refused)
-  --watch DIR            serve and watch a folder of tool packages (repeatable)
-  --timeout MS           cap each call's time (the tool's own timeoutMs applies too)
-  --concurrency N        calls of one package running at once (default: the number of CPUs)
-${DATA_DIR_OPTION}
-  --allow-env NAME       pass this environment variable to tools (repeatable; tools get an empty environment otherwise)
-  --heap-mb N            heap limit of each tool worker, in MB (default 128)
-  --isolation TIER       isolation tier: worker (default), strict or process
-  --process-memory-mb N  memory limit of each package's process with --isolation process (default 1024)
-  --lock FILE            serve only the tools this lock file pins; a changed package is withheld (with
-                         --watch too) until it is pinned again, and stderr says why
-  --allow-network PKG[=HOST,...]
-                         grant package PKG the network its manifest asks for, or only these hosts of it
-                         (repeatable; held to its hosts with --isolation process in bubblewrap)
-  -h, --help             show this help
 `,
   'mcp-config': `Usage: toolhost mcp-config [options] <package-or-module>...
 
@@ -153,12 +93,6 @@ Prints MCP client configurations that start this installation's toolhost serve f
 node's own path, the absolute path of the toolhost CLI and absolute package paths. For Claude
 Desktop (mcpServers JSON), Claude Code (claude mcp add ...) and VS Code (.vscode/mcp.json), over
 stdio (the client starts the server) and over HTTP (you start it; the command is printed).
-
-Options:
-  --name NAME            the server's name in the client (default toolhost)
-  --http [HOST:]PORT     the address of the HTTP configurations (default 127.0.0.1:8765)
-  --json                 print one JSON document on stdout instead of text
-  -h, --help             show this help
 `,
   init: `Usage: toolhost init [dir] [options]
 
@@ -166,13 +100,45 @@ Creates a tool package in dir (default: the current folder; created if missing):
 listing the tool, tools/count-words.js (one tool typed with defineTool, with a selftest),
 jsconfig.json and a README. The tool imports nothing, so "toolhost selftest dir" passes at once,
 with no npm install. init never overwrites a file: if one exists, it writes nothing and exits 2.
-
-Options:
-  --json                 print one JSON document on stdout instead of text
-  -h, --help             show this help
 `,
 };
 
+/** The overview (no topic), or one command's usage, description and options. */
 export function helpText(topic: CommandName | undefined): string {
-  return topic === undefined ? OVERVIEW : COMMAND_HELP[topic];
+  if (topic === undefined) return OVERVIEW;
+  const options = flagsOf(topic).map((flag) => optionHelp(flag, topic));
+  return `${COMMAND_HELP[topic]}\nOptions:\n${options.join('\n')}\n`;
+}
+
+/** `-t, --tools PATH`, `--heap-mb N`, `--json`: a flag as it is typed. */
+export function flagSyntax(flag: Flag): string {
+  const long = flag.value === undefined ? `--${flag.name}` : `--${flag.name} ${flag.value}`;
+  return flag.short === undefined ? long : `-${flag.short}, ${long}`;
+}
+
+/** One option's lines: its syntax, then its help (with its default) wrapped at the help column. */
+function optionHelp(flag: Flag, command: CommandName): string {
+  const shown = shownDefault(flag, command);
+  const text = shown === undefined ? helpFor(flag, command) : `${helpFor(flag, command)} (default ${shown})`;
+  const syntax = `  ${flagSyntax(flag)}`;
+  const lines = wrap(text, HELP_WIDTH - HELP_COLUMN);
+  const indent = ' '.repeat(HELP_COLUMN);
+  // A syntax too long for its column gets a line of its own, as `--allow-network PKG[=HOST,...]` does.
+  const first = syntax.length < HELP_COLUMN - 1 ? syntax.padEnd(HELP_COLUMN) + lines.shift() : syntax;
+  return [first, ...lines.map((line) => indent + line)].join('\n');
+}
+
+function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    if (line !== '' && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line === '' ? word : `${line} ${word}`;
+    }
+  }
+  lines.push(line);
+  return lines;
 }

@@ -1,18 +1,61 @@
 /**
- * Reading parsed option values: strings, lists, positive integers and isolation tiers, each mistake
- * a {@link UsageError} naming the option as it was typed.
+ * Reading parsed option values by the kind their flag declares (strings, lists, positive integers,
+ * isolation tiers, paths, network grants, addresses), each mistake a {@link UsageError} naming the
+ * option as it was typed.
  */
 import { resolve } from 'node:path';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../../calls/isolation.js';
 import { parseNetRules } from '../../process/network/rules.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
-import type { CommandName } from './args.js';
+import type { HttpAddress } from './command-line.js';
+import type { CommandName } from './command-names.js';
+import type { Flag } from './flags.js';
 
 /** What parseArgs gives for each option. */
 export type Values = Record<string, string | boolean | Array<string | boolean> | undefined>;
 
-export function isolationTier(value: string | undefined, typed: string): IsolationTier | undefined {
+/** A command line as parseArgs split it, with the options checked against the declaration. */
+export interface Parsed {
+  values: Values;
+  positionals: string[];
+  /** How the user typed an option (`-m` or `--model`), for messages that name it. */
+  typed(name: string): string;
+}
+
+/** What `flag` holds on this command line; its fallback (or its variable) when it is absent. */
+export function flagValue(
+  flag: Flag,
+  command: CommandName,
+  parsed: Parsed,
+  env: Readonly<Record<string, string | undefined>>,
+): unknown {
+  const { values } = parsed;
+  const typed = parsed.typed(flag.name);
+  let text = stringOption(values, flag.name);
+  if (text === undefined && flag.env !== undefined) text = nonEmpty(env[flag.env]);
+  text ??= flag.fallbackIn?.[command];
+  switch (flag.kind) {
+    case 'switch':
+      return values[flag.name] === true;
+    case 'texts':
+      return stringList(values, flag.name);
+    case 'grants':
+      return networkAllowance(stringList(values, flag.name));
+    case 'text':
+      return text;
+    case 'count':
+      return positiveInteger(text, typed);
+    case 'tier':
+      return isolationTier(text, typed);
+    case 'file':
+      return lockPath(text);
+    case 'address':
+      return text === undefined ? undefined : httpAddress(text, typed);
+  }
+}
+
+function isolationTier(value: string | undefined, typed: string): IsolationTier | undefined {
   if (value === undefined) return undefined;
   if (!(ISOLATION_TIERS as readonly string[]).includes(value)) {
     throw new UsageError(messages.unknownTier(typed, ISOLATION_TIERS, value));
@@ -36,8 +79,7 @@ export function stringList(values: Values, name: string): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
-export function positiveIntegerOption(values: Values, name: string, typed: string): number | undefined {
-  const value = stringOption(values, name);
+function positiveInteger(value: string | undefined, typed: string): number | undefined {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(number) || number <= 0) {
@@ -50,7 +92,7 @@ export function positiveIntegerOption(values: Values, name: string, typed: strin
  * `--lock FILE` made absolute now: `serve` hands its arguments to a process of its own, and a path
  * means what it meant where it was typed.
  */
-export function lockPath(value: string | undefined): string | undefined {
+function lockPath(value: string | undefined): string | undefined {
   return value === undefined ? undefined : resolve(value);
 }
 
@@ -67,7 +109,8 @@ export function atLeastOnePath(command: CommandName, positionals: string[]): str
  * `--allow-network PACKAGE` (what it asks) or `--allow-network PACKAGE=HOST,HOST` (of what it asks,
  * only these), repeatable; a later one for the same package replaces an earlier one.
  */
-export function networkAllowance(entries: string[]): Record<string, true | string[]> {
+function networkAllowance(entries: string[]): Record<string, true | string[]> | undefined {
+  if (entries.length === 0) return undefined;
   const allowance: Record<string, true | string[]> = {};
   for (const entry of entries) {
     const equals = entry.indexOf('=');
@@ -86,4 +129,15 @@ export function networkAllowance(entries: string[]): Record<string, true | strin
     allowance[name] = hosts;
   }
   return allowance;
+}
+
+/** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */
+function httpAddress(value: string, typed: string): HttpAddress {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(value);
+  const port = Number(match?.[2]);
+  if (match === null || !Number.isInteger(port) || port > 65_535) {
+    throw new UsageError(messages.notHttpAddress(typed, value));
+  }
+  const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
+  return { host, port };
 }

@@ -1,30 +1,27 @@
 /**
- * `toolhost serve`'s arguments: what it serves, and for `--http` the address, the bearer token (from
- * the variable `--token-env` names) and the origins it accepts.
+ * What `toolhost serve` checks beyond its flags' own values: it serves something, `--token-env`
+ * and `--allow-origin` come with `--http`, the bearer token is read from the variable `--token-env`
+ * names, and every origin is one a browser sends.
  */
 
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
-import type { HostArgs, HttpAddress, Parsed, ServeArgs } from './args.js';
-import { nonEmpty, positiveIntegerOption, stringList, stringOption, type Values } from './option-values.js';
+import type { ServeArgs } from './command-line.js';
+import { nonEmpty, type Parsed, stringOption } from './option-values.js';
 
+/** `serve`'s arguments from its flags' values (`fields`): the token added, the rules checked. */
 export function serveArgs(
-  host: HostArgs,
-  dataDir: string | undefined,
-  positionals: string[],
-  values: Values,
-  typed: Parsed['typed'],
+  fields: Omit<ServeArgs, 'command' | 'paths' | 'token'>,
+  parsed: Parsed,
   env: Readonly<Record<string, string | undefined>>,
 ): ServeArgs {
-  const watch = stringList(values, 'watch');
-  if (positionals.length === 0 && watch.length === 0) throw new UsageError(messages.serveNeedsSource());
-  const httpValue = stringOption(values, 'http');
-  const http = httpValue === undefined ? undefined : httpAddress(httpValue, typed('http'));
-  const tokenEnv = stringOption(values, 'token-env');
-  const allowOrigins = stringList(values, 'allow-origin');
-  if (http === undefined && tokenEnv !== undefined)
+  const { positionals, typed } = parsed;
+  if (positionals.length === 0 && fields.watch.length === 0)
+    throw new UsageError(messages.serveNeedsSource());
+  const tokenEnv = stringOption(parsed.values, 'token-env');
+  if (fields.http === undefined && tokenEnv !== undefined)
     throw new UsageError(messages.needsHttp(typed('token-env')));
-  if (http === undefined && allowOrigins.length > 0) {
+  if (fields.http === undefined && fields.allowOrigins.length > 0) {
     throw new UsageError(messages.needsHttp(typed('allow-origin')));
   }
   let token: string | undefined;
@@ -32,33 +29,10 @@ export function serveArgs(
     token = nonEmpty(env[tokenEnv]);
     if (token === undefined) throw new UsageError(messages.tokenEnvUnset(typed('token-env'), tokenEnv));
   }
-  for (const origin of allowOrigins) {
+  for (const origin of fields.allowOrigins) {
     if (!isOrigin(origin)) throw new UsageError(messages.notAnOrigin(typed('allow-origin'), origin));
   }
-  const positiveInteger = (name: string) => positiveIntegerOption(values, name, typed(name));
-  return {
-    command: 'serve',
-    ...host,
-    dataDir,
-    paths: positionals,
-    watch,
-    http,
-    token,
-    allowOrigins,
-    timeoutMs: positiveInteger('timeout'),
-    concurrency: positiveInteger('concurrency'),
-  };
-}
-
-/** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */
-export function httpAddress(value: string, typed: string): HttpAddress {
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:[\]\s]+):)?(\d{1,5})$/.exec(value);
-  const port = Number(match?.[2]);
-  if (match === null || !Number.isInteger(port) || port > 65_535) {
-    throw new UsageError(messages.notHttpAddress(typed, value));
-  }
-  const host = match[1]?.replace(/^\[(.*)\]$/, '$1') ?? '127.0.0.1';
-  return { host, port };
+  return { command: 'serve', ...fields, paths: positionals, token };
 }
 
 /** `https://app.example` or `http://localhost:5173`: what a browser sends as `Origin`. */

@@ -8,10 +8,12 @@ import { ToolHostError } from '../../boundary/errors.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
-import { PROCESS_TIER_NOTICE } from '../../process/process-tier.js';
+import { isProcessTierNotice } from '../../process/process-tier.js';
 import type { ModuleStatus } from '../../registry/registry.js';
 import type { Logger } from '../../shared/logger.js';
-import type { DataDirArgs, HostArgs } from '../args/args.js';
+import type { DataDirArgs, HostArgs } from '../args/command-line.js';
+import type { CommandName } from '../args/command-names.js';
+import { optionsSetBy } from '../args/flags.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import type { OutputStream } from '../ui/terminal.js';
 
@@ -24,40 +26,44 @@ export function commandLogger(stderr: OutputStream): Logger {
   return {
     info: () => {},
     warn: (message) => {
-      if (message.startsWith(PROCESS_TIER_NOTICE)) writeMessage(stderr, messages.isolationNotice(message));
+      if (isProcessTierNotice(message)) writeMessage(stderr, messages.isolationNotice(message));
     },
     error: (message) => writeMessage(stderr, messages.hostError(message)),
   };
 }
 
+/** What a command adds to the options its flags give. */
+export interface HostSetup extends ToolHostOptions {
+  /**
+   * A server runs for hours, so a declaration read that ran over its time bound is tried again on
+   * the host's schedule; a command ends long before a re-read 1 minute later could run, so there
+   * such a read simply leaves the module out.
+   * @default false
+   */
+  longRunning?: boolean;
+}
+
+/** The host's options: each flag that sets one (see `hostOption` in flags.ts), then `setup`'s. */
 export function hostOptions(
-  args: HostArgs & Partial<DataDirArgs>,
+  args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
   stderr: OutputStream,
-  extra: ToolHostOptions = {},
+  setup: HostSetup = {},
 ): ToolHostOptions {
-  const options: ToolHostOptions = {
+  const { longRunning = false, ...extra } = setup;
+  return {
     logger: commandLogger(stderr),
-    envAllowList: args.allowEnv,
-    // A command ends long before a re-read 1 minute later could run: a read over its time bound
-    // simply leaves the module out.
-    rereadDelaysMs: [],
+    ...(longRunning ? {} : { rereadDelaysMs: [] }),
+    ...(optionsSetBy(args.command, args, 'hostOption') as ToolHostOptions),
     ...extra,
   };
-  if (args.dataDir !== undefined) options.dataDir = args.dataDir;
-  if (args.heapMb !== undefined) options.callHeapMb = args.heapMb;
-  if (args.isolation !== undefined) options.isolation = args.isolation;
-  if (args.processMemoryMb !== undefined) options.processMemoryMb = args.processMemoryMb;
-  if (args.lock !== undefined) options.lockFile = args.lock;
-  if (Object.keys(args.allowNetwork).length > 0) options.allowNetwork = args.allowNetwork;
-  return options;
 }
 
 export function createHost(
-  args: HostArgs & Partial<DataDirArgs>,
+  args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
   stderr: OutputStream,
-  extra: ToolHostOptions = {},
+  setup: HostSetup = {},
 ): ToolHost {
-  return new ToolHost(hostOptions(args, stderr, extra));
+  return new ToolHost(hostOptions(args, stderr, setup));
 }
 
 /** A path as the user typed it, and the path to load (the same, or made absolute before a chdir). */

@@ -5,7 +5,7 @@
  */
 import { lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import type { InitArgs } from '../args/args.js';
+import type { InitArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { packageRoot } from '../package-version.js';
 import { messages } from '../ui/messages.js';

@@ -8,8 +8,8 @@ import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
 import type { LockDifference } from '../../lock/difference.js';
 import { grantedRules, networkGrant } from '../../process/network/grant.js';
 import type { ModuleStatus } from '../../registry/registry.js';
-import { NO_PERMISSIONS, type PackagePermissions, resolveSource } from '../../sources/resolve-path.js';
-import type { ListArgs } from '../args/args.js';
+import type { PackagePermissions } from '../../sources/resolve-path.js';
+import type { ListArgs } from '../args/command-line.js';
 import { ExitCode } from '../exit-codes.js';
 import { differenceLines } from '../ui/difference.js';
 import { pathInPackage, pathIsJustName } from '../ui/package-paths.js';
@@ -57,21 +57,15 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
       host.status(),
       reports.map((report) => report.source),
     );
-    // The host grants permissions per its own options; what the manifest asks for is read here.
-    const manifests = await Promise.all(reports.map((report) => resolveSource(report.source)));
-    const sources: ListJson['sources'] = reports.map((report, index) => {
+    const sources: ListJson['sources'] = reports.map((report) => {
       const own = statuses.filter((status) => status.source === report.source);
       return {
         path: report.shown,
         source: report.source,
         kind: report.kind,
-        packageName: own[0]?.packageName ?? manifests[index]?.packageName ?? null,
-        permissions: manifests[index]?.permissions ?? NO_PERMISSIONS,
-        network: gets(
-          args.allowNetwork,
-          manifests[index]?.packageName,
-          manifests[index]?.permissions ?? NO_PERMISSIONS,
-        ),
+        packageName: own[0]?.packageName ?? report.packageName ?? null,
+        permissions: report.permissions,
+        network: gets(args.allowNetwork ?? {}, report.packageName, report.permissions),
         tools: own.flatMap((status) => {
           const info =
             status.state === 'offered' && status.name !== undefined ? offered.get(status.name) : undefined;

@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { McpConfigArgs } from '../args/args.js';
+import type { McpConfigArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';

@@ -6,7 +6,7 @@
  * not pinned), 2 for a lock file that exists but is not a lock.
  */
 import type { PinChange } from '../../lock/pin.js';
-import type { PinArgs } from '../args/args.js';
+import type { PinArgs } from '../args/command-line.js';
 import { ExitCode } from '../exit-codes.js';
 import { differenceLines } from '../ui/difference.js';
 import { pathInPackage } from '../ui/package-paths.js';

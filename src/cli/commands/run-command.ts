@@ -3,7 +3,7 @@
  * --version` or a usage error loads none of them, and only `chat` loads the API client, only `serve`
  * the MCP SDK.
  */
-import type { ParsedCommandLine } from '../args/args.js';
+import type { ParsedCommandLine } from '../args/command-line.js';
 import type { ExitCode } from '../exit-codes.js';
 import type { CliIo } from '../ui/terminal.js';
 

@@ -10,7 +10,7 @@
 import { Socket } from 'node:net';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { ChannelServerTransport, HEARS_SIGNALS_METHOD } from '../../mcp/channel-transport.js';
-import type { ServeArgs } from '../args/args.js';
+import type { ServeArgs } from '../args/command-line.js';
 import { describeCliError, ExitCode } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import { startServing } from './serve-host.js';

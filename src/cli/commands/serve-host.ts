@@ -6,10 +6,10 @@
 
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { ToolHost } from '../../host/tool-host.js';
-import { ToolServer } from '../../mcp/tool-server.js';
-import { DEFAULT_REREAD_DELAYS_MS } from '../../registry/reread-schedule.js';
+import { ToolServer, type ToolServerOptions } from '../../mcp/tool-server.js';
 import type { Logger } from '../../shared/logger.js';
-import type { ServeArgs } from '../args/args.js';
+import type { ServeArgs } from '../args/command-line.js';
+import { optionsSetBy } from '../args/flags.js';
 import { packageVersion } from '../package-version.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import type { OutputStream } from '../ui/terminal.js';
@@ -40,12 +40,7 @@ export async function startServing(
   stderr: OutputStream,
   options: { listChanged: boolean; legacyLogScope: 'connection' | 'endpoint' },
 ): Promise<ServedTools> {
-  const host = createHost(args, stderr, {
-    logger: serveLogger(stderr),
-    // A server runs for hours: a declaration read that ran over its time bound is tried again.
-    rereadDelaysMs: DEFAULT_REREAD_DELAYS_MS,
-    ...(args.concurrency === undefined ? {} : { maxThreadsPerPool: args.concurrency }),
-  });
+  const host = createHost(args, stderr, { logger: serveLogger(stderr), longRunning: true });
   host.on('output', (event) => {
     for (const log of event.logs) {
       writeMessage(stderr, messages.toolPrinted(event.toolName, escapeControl(truncate(log.text.trimEnd()))));
@@ -66,7 +61,7 @@ export async function startServing(
     version: packageVersion(),
     listChanged: options.listChanged,
     legacyLogScope: options.legacyLogScope,
-    callTimeoutMs: args.timeoutMs,
+    ...(optionsSetBy('serve', args, 'serveOption') as Partial<ToolServerOptions>),
   });
   return {
     host,

@@ -11,7 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { isLoopback } from '../../mcp/http-checks.js';
 import { listenHttp } from '../../mcp/http-server.js';
 import { StdioRelay } from '../../mcp/stdio-relay.js';
-import type { ServeArgs } from '../args/args.js';
+import type { ServeArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';

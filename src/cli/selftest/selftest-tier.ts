@@ -6,8 +6,8 @@
  * it); else strict (writes outside the tmpDir and child processes refused by Node's permission
  * model); else, on a Node too old for strict, the worker tier, where writes are only detected.
  */
-import { assertTierSupported, type IsolationTier } from '../../calls/isolation.js';
-import { processEnvironment } from '../../process/process-tier.js';
+import type { IsolationTier } from '../../calls/isolation.js';
+import { processTierSandboxed, strongestTier } from '../../process/process-tier.js';
 
 export interface SelftestTier {
   tier: IsolationTier;
@@ -24,21 +24,13 @@ export interface SelftestTier {
 }
 
 export async function selftestTier(requested: IsolationTier | undefined): Promise<SelftestTier> {
-  // Probing for bubblewrap starts a trial sandbox: only when the process tier may be the one.
-  const sandbox =
-    (requested === undefined || requested === 'process') && (await processEnvironment()).sandbox.available;
-  const tier = requested ?? (sandbox ? 'process' : strictRuns() ? 'strict' : 'worker');
-  const sandboxed = tier === 'process' && sandbox;
-  return { tier, sandboxed, chosen: requested !== undefined, watchWrites: !sandboxed };
-}
-
-function strictRuns(): boolean {
-  try {
-    assertTierSupported('strict');
-    return true;
-  } catch {
-    return false;
+  if (requested === undefined) {
+    const { tier, sandboxed } = await strongestTier();
+    return { tier, sandboxed, chosen: false, watchWrites: !sandboxed };
   }
+  // Probing for bubblewrap starts a trial sandbox: only when the process tier is the one.
+  const sandboxed = requested === 'process' && (await processTierSandboxed());
+  return { tier: requested, sandboxed, chosen: true, watchWrites: !sandboxed };
 }
 
 const WHAT_HOLDS: Record<string, string> = {

@@ -29,6 +29,8 @@ export const messages = {
   missingValue: (command: string, option: string) => `expected a value after ${option} ${seeHelp(command)}`,
   optionLikeValue: (option: string, value: string, longName: string) =>
     `expected a value after ${option}, got ${value} (write --${longName}=${value} for a value that starts with "-")`,
+  renamedOption: (option: string, renamed: string) =>
+    `expected ${renamed} instead of ${option}, its former name`,
   unexpectedValue: (option: string, value: string) =>
     `expected no value for ${option}, got ${JSON.stringify(value)}`,
   badNetworkGrant: (value: string, reason: string) =>
