@@ -10,6 +10,7 @@ export type { CapturedLog } from './boundary/protocol.js';
 export type { IsolationTier } from './calls/isolation.js';
 export type { ToolInfo } from './declaration/check.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration/check.js';
+export type { CallOptions } from './host/call-options.js';
 export type {
   LoadReport,
   ModuleEvent,
@@ -21,7 +22,6 @@ export type {
 } from './host/events.js';
 export type { NetworkTestingOptions } from './host/network-options.js';
 export type {
-  CallOptions,
   LoadOptions,
   PinOptions,
   SelftestOptions,

@@ -6,8 +6,8 @@
 import { errorOutcome, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import type { CallSettings, CallTask } from '../boundary/protocol.js';
 import { relativeTo } from '../boundary/stack-frames.js';
+import type { CallOptions } from '../host/call-options.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
-import type { CallOptions } from '../host/options.js';
 import type { OfferedTool } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { toOriginalPaths } from '../snapshot/layout.js';

@@ -129,19 +129,6 @@ export interface LoadOptions {
   isolation?: IsolationTier;
 }
 
-export interface CallOptions {
-  /** @default a fresh id */
-  callId?: string;
-  /** @default 'default' */
-  sessionId?: string;
-  /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
-  withheld?: readonly string[];
-  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
-  signal?: AbortSignal;
-  /** Caps the tool's own `timeoutMs`. */
-  timeoutMs?: number;
-}
-
 /** Options of {@link ToolHost.selftest}. */
 export interface SelftestOptions {
   /** Caps each selftest's time; the tool's own `timeoutMs` still applies when shorter. */

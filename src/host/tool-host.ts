@@ -46,9 +46,9 @@ import {
   type WatchOptions,
   watchFolder,
 } from '../sources/watched-sources.js';
+import type { CallOptions } from './call-options.js';
 import type { LoadReport, NetworkEvent, SelftestReport, ToolHostEvents } from './events.js';
 import {
-  type CallOptions,
   expectLockFile,
   expectTier,
   type LoadOptions,

@@ -10,7 +10,7 @@ import type { ToolInfo } from '../declaration/check.js';
 import type { LockDifference } from '../lock/difference.js';
 import type { PinVerdict } from '../lock/pins.js';
 import type { InputValidator } from '../schema/json-schema.js';
-import type { Snapshot } from '../snapshot/snapshot.js';
+import type { Snapshot } from '../snapshot/layout.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
 import type { JsonSchema, ToolAnnotations, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';

@@ -1,12 +1,30 @@
 /**
- * Where things are in a snapshot: the URL a worker imports, the package's paths in messages, and
- * where a link of the package points in the copy.
+ * Where things are in a snapshot: its folders, the URL a worker imports, the package's paths in
+ * messages, and where a link of the package points in the copy.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Snapshot } from './snapshot.js';
+import { isWithin } from '../shared/paths.js';
+
+/** One version of a package (or of a module loaded on its own), frozen. */
+export interface Snapshot {
+  /** The version: a hash of the package's own files and of its node_modules' identity. */
+  readonly id: string;
+  /**
+   * The whole hash `id` is the start of (`sha256:<hex>`): what a lock pins as the version's content,
+   * where 64 bits would leave a collision within reach of an author who makes both versions.
+   */
+  readonly digest: string;
+  /** The package folder or the module file it is a copy of. */
+  readonly root: string;
+  readonly kind: 'package' | 'module';
+  /** The version folder: modules are imported from here. */
+  readonly folder: string;
+  /** What a strict worker may read: this version and the dependency tree beside it. */
+  readonly grant: string;
+}
 
 /** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */
 export function snapshotUrl(snapshot: Snapshot, modulePath: string): string {
@@ -50,15 +68,11 @@ export function linkTarget(
   const pointsTo = isAbsolute(entry.target) ? entry.target : resolve(dirname(from), entry.target);
   const linkInCopy = join(part === 'own' ? layout.version : layout.dependencies, entry.rel);
   let inCopy: string | undefined;
-  if (within(dependencyBase, pointsTo))
+  if (isWithin(dependencyBase, pointsTo))
     inCopy = join(layout.dependencies, relative(dependencyBase, pointsTo));
-  else if (part === 'own' && within(ownBase, pointsTo))
+  else if (part === 'own' && isWithin(ownBase, pointsTo))
     inCopy = join(layout.version, relative(ownBase, pointsTo));
   return inCopy === undefined ? pointsTo : relative(dirname(linkInCopy), inCopy);
-}
-
-function within(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(`${folder}${sep}`);
 }
 
 /** The module-format part (`type`) of the nearest package.json above `folder`, if there is one. */
