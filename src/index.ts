@@ -51,7 +51,7 @@ export type {
 } from './loop/index.js';
 export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
 export type { NetworkAllowance } from './process/network/grant.js';
-export type { HostTool, ModuleStatus } from './registry/registry.js';
+export type { HostTool, ModuleStatus } from './registry/generation.js';
 export type { Clock } from './registry/reread-schedule.js';
 export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';
 export type { Logger } from './shared/logger.js';

@@ -3,7 +3,7 @@
  */
 import type { CapturedLog } from '../boundary/protocol.js';
 import type { NetworkEvent } from '../process/network/egress.js';
-import type { ModuleStatus } from '../registry/registry.js';
+import type { ModuleStatus } from '../registry/generation.js';
 import type { JsonValue } from '../tool-module.js';
 
 export interface LoadReport {

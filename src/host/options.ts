@@ -9,6 +9,7 @@ import { ToolHostError } from '../boundary/errors.js';
 import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
+import type { ReadLimits } from '../declaration/reader.js';
 import type { NetworkAllowance } from '../process/network/grant.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
@@ -143,7 +144,8 @@ export interface Settings extends PoolSettings, InvokeSettings {
   isolation: IsolationTier;
   cores: number;
   schemaLimits: SchemaLimits;
-  schemaCompileBudgetMs: number;
+  /** The declaration reader's slice. */
+  readLimits: ReadLimits;
   /** An absolute path, or undefined for no lock. */
   lockFile: string | undefined;
   store: StoreSettings;
@@ -216,6 +218,16 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     if (value !== undefined) env[name] = value;
   }
   const cores = availableParallelism();
+  const schemaLimits: SchemaLimits = {
+    maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
+    maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
+  };
+  const readLimits: ReadLimits = {
+    heapMb: options.readHeapMb ?? 64,
+    timeoutMs: options.readTimeoutMs ?? 5_000,
+    schema: schemaLimits,
+    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+  };
   return {
     dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
     tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
@@ -233,16 +245,13 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     clock: options.clock ?? systemClock,
     selftestConcurrency: options.selftestConcurrency ?? cores,
     isolation: options.isolation ?? 'worker',
-    readHeapMb: options.readHeapMb ?? 64,
-    readTimeoutMs: options.readTimeoutMs ?? 5_000,
+    readHeapMb: readLimits.heapMb,
+    readTimeoutMs: readLimits.timeoutMs,
     cores,
     // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
     logger: sanitizingLogger(options.logger ?? stderrLogger),
-    schemaLimits: {
-      maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
-      maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
-    },
-    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+    schemaLimits,
+    readLimits,
     errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: network.allowNetwork,
     network,

@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import type { CapturedLog } from '../../boundary/protocol.js';
 import type { ToolHost } from '../../host/tool-host.js';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import type { SelftestArgs } from '../args/args.js';
 import { ExitCode } from '../exit-codes.js';
 import { endLeftoverProcesses, type LeftoverProcess } from '../selftest/leftover-processes.js';
