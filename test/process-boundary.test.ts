@@ -15,8 +15,8 @@ import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/h
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const MB = 1024 * 1024;
 const makeHost = useHosts();
-/** The cap of a host with the default maxResultBytes and maxLogBytes. */
-const CAP = maxChildFrameBytes({ maxResultBytes: 10 * MB, maxLogBytes: 65_536 });
+/** The cap of a host with the default maxResultBytes and maxLogChars. */
+const CAP = maxChildFrameBytes({ maxResultBytes: 10 * MB, maxLogChars: 65_536 });
 
 async function hostWithHostile() {
   const made = await makeHost({ isolation: 'process' });

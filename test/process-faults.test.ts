@@ -125,8 +125,8 @@ describe("isolation: 'process', what crosses back", () => {
       const callId = `progress_${round}`;
       const outcome = await host.call('call_progress', {}, { callId });
       const expected: ToolProgressEvent[] = [
-        { toolName: 'call_progress', callId, data: { step: 1, of: 2 } },
-        { toolName: 'call_progress', callId, data: { step: 2, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 1, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 2, of: 2 } },
       ];
       expect(progress.splice(0)).toStrictEqual(expected);
       expect(outcome).toStrictEqual(answered('done'));
@@ -134,8 +134,8 @@ describe("isolation: 'process', what crosses back", () => {
   });
 
   it("a console.log flood is captured and capped, handed to the 'output' event", async () => {
-    const maxLogBytes = 1_000;
-    const { host, logger } = await makeHost({ isolation: 'process', maxLogBytes });
+    const maxLogChars = 1_000;
+    const { host, logger } = await makeHost({ isolation: 'process', maxLogChars });
     await host.load(fixtureModule('call-console-flood.js'));
     const outputs = collect(host, 'output');
 
@@ -145,8 +145,8 @@ describe("isolation: 'process', what crosses back", () => {
 
     expect(outputs).toHaveLength(1);
     expect(outputs[0]?.logs[0]).toStrictEqual({ stream: 'stderr', text: 'flood starts on stderr\n' });
-    expect(outputs[0]?.logs.map((log) => log.text).join('')).toHaveLength(maxLogBytes);
-    expect(outputs[0]?.droppedBytes).toBeGreaterThan(0);
+    expect(outputs[0]?.logs.map((log) => log.text).join('')).toHaveLength(maxLogChars);
+    expect(outputs[0]?.droppedChars).toBeGreaterThan(0);
     expect(logger.lines).toEqual([]);
   });
 

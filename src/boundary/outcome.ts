@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { type JsonObject, type JsonValue, type ToolContentBlock, text } from '../tool-module.js';
 import { cutHeadTail } from './encode-result.js';
 import type { ToolErrorCode } from './errors.js';
+import type { EncodedContent } from './protocol.js';
 
 /** The result of one call. A tool's fault is an outcome with `isError`, never a rejection. */
 export interface ToolOutcome {
@@ -53,13 +54,7 @@ export interface BudgetOptions {
 
 /** Builds the outcome of a successful encoding, cutting text over the budget. */
 export async function successOutcome(
-  encoded: {
-    content: ToolContentBlock[];
-    isError: boolean;
-    details?: JsonValue;
-    structuredContent?: JsonObject;
-    cutBytes: number;
-  },
+  encoded: Omit<EncodedContent, 'ok'>,
   budget: BudgetOptions,
 ): Promise<ToolOutcome> {
   let content = encoded.content;

@@ -21,7 +21,7 @@ export type PoolReply =
       ok: false;
       error: WorkerError;
       logs: CapturedLog[];
-      droppedLogBytes: number;
+      droppedLogChars: number;
     };
 
 export function failure(
@@ -34,7 +34,7 @@ export function failure(
     ok: false,
     error: stack === undefined ? { code, message } : { code, message, stack },
     logs,
-    droppedLogBytes: 0,
+    droppedLogChars: 0,
   };
 }
 

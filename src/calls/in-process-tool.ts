@@ -74,7 +74,7 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
         (value) =>
           answer({
             logs: [],
-            droppedLogBytes: 0,
+            droppedLogChars: 0,
             progressSent: 0,
             ...encodeResult(value, settings.maxResultBytes),
           }),
@@ -87,5 +87,5 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
 }
 
 function failure(code: ToolErrorCode, message: string): PoolReply {
-  return { ok: false, error: { code, message }, logs: [], droppedLogBytes: 0, progressSent: 0 };
+  return { ok: false, error: { code, message }, logs: [], droppedLogChars: 0, progressSent: 0 };
 }

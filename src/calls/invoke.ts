@@ -57,7 +57,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     withheld: options.withheld ?? [],
     timeoutMs,
   };
-  const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
+  const onProgress = (data: JsonValue) => emit.emit('progress', { name: tool.info.name, callId, data });
 
   let reply: PoolReply;
   if (origin.kind === 'host') {
@@ -73,12 +73,12 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     return errorOutcome('HOST_CLOSED', 'the tool host is closed');
   }
 
-  if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
+  if (reply.logs.length > 0 || reply.droppedLogChars > 0) {
     const event: ToolOutputEvent = {
-      toolName: tool.info.name,
+      name: tool.info.name,
       callId,
       logs: reply.logs,
-      droppedBytes: reply.droppedLogBytes,
+      droppedChars: reply.droppedLogChars,
     };
     if (emit.listenerCount('output') > 0) emit.emit('output', event);
     else

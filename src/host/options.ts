@@ -22,8 +22,11 @@ import { type NetworkTestingOptions, networkSettings } from './network-options.j
 /** Anything with these methods: `console` and pino both fit. */
 
 export interface ToolHostOptions {
-  /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
-  tmpDir?: string;
+  /**
+   * Where the host makes its own temp folder (`toolhost-<pid>-<hex>`: calls' `ctx.tmpDir`s and the
+   * package snapshots; removed on close). @default os.tmpdir()
+   */
+  tempRoot?: string;
   /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
   dataDir?: string;
   /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
@@ -52,12 +55,12 @@ export interface ToolHostOptions {
   outputBudgetBytes?: number;
   /** A hard cap applied inside the worker: larger output never crosses to the host. @default 10485760 */
   maxResultBytes?: number;
-  /** How much of a call's stdout/stderr is kept. @default 65536 */
-  maxLogBytes?: number;
+  /** How many characters (UTF-16 code units) of a call's stdout/stderr are kept. @default 65536 */
+  maxLogChars?: number;
   /** Let tools load native addons. @default false */
   allowAddons?: boolean;
-  /** Selftests run at once. @default os.availableParallelism() */
-  selftestConcurrency?: number;
+  /** How many selftests run at once. @default os.availableParallelism() */
+  maxConcurrentSelftests?: number;
   /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
   isolation?: IsolationTier;
   /**
@@ -140,7 +143,7 @@ export interface SelftestOptions {
 export interface Settings extends PoolSettings, InvokeSettings {
   rereadDelaysMs: readonly number[];
   clock: Clock;
-  selftestConcurrency: number;
+  maxConcurrentSelftests: number;
   isolation: IsolationTier;
   cores: number;
   schemaLimits: SchemaLimits;
@@ -162,8 +165,8 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'idleTimeoutMs',
     'outputBudgetBytes',
     'maxResultBytes',
-    'maxLogBytes',
-    'selftestConcurrency',
+    'maxLogChars',
+    'maxConcurrentSelftests',
     'maxSchemaBytes',
     'maxSchemaDepth',
     'schemaCompileBudgetMs',
@@ -230,7 +233,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
   };
   return {
     dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
-    tmpRoot: join(options.tmpDir ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
+    tmpRoot: join(options.tempRoot ?? tmpdir(), `toolhost-${process.pid}-${randomBytes(4).toString('hex')}`),
     callHeapMb: options.callHeapMb ?? 128,
     callStackMb: options.callStackMb ?? 4,
     timeoutGraceMs: options.timeoutGraceMs ?? 100,
@@ -238,12 +241,12 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
     maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,
-    maxLogBytes: options.maxLogBytes ?? 65_536,
+    maxLogChars: options.maxLogChars ?? 65_536,
     allowAddons: options.allowAddons ?? false,
     env,
     rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
     clock: options.clock ?? systemClock,
-    selftestConcurrency: options.selftestConcurrency ?? cores,
+    maxConcurrentSelftests: options.maxConcurrentSelftests ?? cores,
     isolation: options.isolation ?? 'worker',
     readHeapMb: readLimits.heapMb,
     readTimeoutMs: readLimits.timeoutMs,

@@ -240,7 +240,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     expectPositiveInteger('timeoutMs', options.timeoutMs);
     const callOptions: CallOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
     return runSelftests(names ?? [...this.#registry.generation.tools.keys()], {
-      concurrency: this.#settings.selftestConcurrency,
+      concurrency: this.#settings.maxConcurrentSelftests,
       // Looked up as each one starts: a package updated meanwhile runs its new version's selftest.
       lookup: (name) => this.#registry.generation.tools.get(name),
       run: (tool) => this.#invoke(tool, 'selftest', undefined, callOptions),

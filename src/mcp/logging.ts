@@ -80,17 +80,17 @@ export function logMessages(event: ToolOutputEvent, wanted: LoggingLevel): Array
         left += 1;
         continue;
       }
-      messages.push({ level, logger: event.toolName, data: escapeControl(truncate(line.trimEnd())) });
+      messages.push({ level, logger: event.name, data: escapeControl(truncate(line.trimEnd())) });
     }
   }
-  if ((event.droppedBytes > 0 || left > 0) && LEVELS.indexOf('warning') >= floor) {
+  if ((event.droppedChars > 0 || left > 0) && LEVELS.indexOf('warning') >= floor) {
     const lost = [
       ...(left > 0 ? [`${left} more lines`] : []),
-      ...(event.droppedBytes > 0 ? [`${event.droppedBytes} bytes the host dropped`] : []),
+      ...(event.droppedChars > 0 ? [`${event.droppedChars} bytes the host dropped`] : []),
     ];
     messages.push({
       level: 'warning',
-      logger: event.toolName,
+      logger: event.name,
       data: `output not sent: ${lost.join(' and ')}`,
     });
   }

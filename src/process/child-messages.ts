@@ -145,9 +145,9 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
 }
 
 /**
- * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogBytes` of output,
+ * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogChars` of output,
  * as JSON (where a control character takes six bytes), and some room for the rest.
  */
 export function maxChildFrameBytes(limits: ReplyLimits): number {
-  return 6 * (limits.maxResultBytes + limits.maxLogBytes) + 1024 * 1024;
+  return 6 * (limits.maxResultBytes + limits.maxLogChars) + 1024 * 1024;
 }

@@ -97,7 +97,7 @@ export function slug(root: string): string {
 
 /**
  * The version folders of `root`'s snapshots at `version` that hosts made under `tmpDir` (their
- * `tmpDir` option): where a tool writing beside its own module file writes. For tools that watch
+ * `tempRoot` option): where a tool writing beside its own module file writes. For tools that watch
  * what a selftest writes (the `toolhost selftest` command).
  */
 export async function snapshotFoldersOf(tmpDir: string, root: string, version: string): Promise<string[]> {

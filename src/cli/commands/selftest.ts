@@ -163,7 +163,7 @@ async function runInScratch(options: {
     hostWithTmpRoot(
       hostOptions({ ...args, isolation: tier.tier }, stderr, {
         dataDir: scratch.dataDir,
-        selftestConcurrency: concurrency,
+        maxConcurrentSelftests: concurrency,
         // One spare thread per lane, for a worker still ending after its selftest answered.
         maxThreadsPerPool: concurrency * 2,
       }),
@@ -180,9 +180,7 @@ async function runInScratch(options: {
     host = opened;
     const logs = new Map<string, CapturedLog[]>();
     const faults: Array<{ source: string; message: string }> = [];
-    opened.on('output', (event) =>
-      logs.set(event.toolName, [...(logs.get(event.toolName) ?? []), ...event.logs]),
-    );
+    opened.on('output', (event) => logs.set(event.name, [...(logs.get(event.name) ?? []), ...event.logs]));
     opened.on('fault', (fault) => faults.push(fault));
 
     const reports = await loadAll(opened, paths);

@@ -48,7 +48,7 @@ export async function startServing(
   });
   host.on('output', (event) => {
     for (const log of event.logs) {
-      writeMessage(stderr, messages.toolPrinted(event.toolName, escapeControl(truncate(log.text.trimEnd()))));
+      writeMessage(stderr, messages.toolPrinted(event.name, escapeControl(truncate(log.text.trimEnd()))));
     }
   });
   try {
