@@ -70,7 +70,7 @@ try {
   const load = async (folder, cacheDir, key, round) => {
     const tmp = join(work, `tmp-${key}-${round}`);
     await mkdir(tmp);
-    const host = new ToolHost({ tmpDir: tmp, dataDir: join(work, 'data'), cacheDir, maxThreadsPerPool: 1 });
+    const host = new ToolHost({ tempRoot: tmp, dataDir: join(work, 'data'), cacheDir, maxThreadsPerPool: 1 });
     const started = performance.now();
     const report = await host.load(folder);
     samples[key].push(performance.now() - started);

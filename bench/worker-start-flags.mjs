@@ -28,7 +28,7 @@ const NEW_ENTRY = fileURLToPath(new URL('../dist/workers/call/entry.cjs', import
 
 const median = (samples) => [...samples].sort((a, b) => a - b)[Math.floor(samples.length / 2)];
 const root = await mkdtemp(join(tmpdir(), 'toolhost-bench-start-flags-'));
-const call = { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogBytes: 1024 };
+const call = { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogChars: 1024 };
 const task = (taskId) => ({
   kind: 'run',
   taskId,

@@ -6,22 +6,19 @@ export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './boundary/error
 export { ToolHostError } from './boundary/errors.js';
 export type { ToolOutcome } from './boundary/outcome.js';
 export { outcomeText } from './boundary/outcome.js';
-export type { CapturedLog } from './boundary/protocol.js';
 export type { IsolationTier } from './calls/isolation.js';
 export type { ToolInfo } from './declaration/check.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration/check.js';
+export type { CallOptions } from './host/call-options.js';
 export type {
   LoadReport,
   ModuleEvent,
-  NetworkEvent,
   SelftestReport,
   ToolHostEvents,
   ToolOutputEvent,
   ToolProgressEvent,
 } from './host/events.js';
-export type { NetworkTestingOptions } from './host/network-options.js';
 export type {
-  CallOptions,
   LoadOptions,
   PinOptions,
   SelftestOptions,
@@ -32,28 +29,19 @@ export type { LockDifference } from './lock/difference.js';
 export type { LockEntry } from './lock/lock-file.js';
 export { DEFAULT_LOCK_FILE_NAME, LOCK_FORMAT } from './lock/lock-file.js';
 export type { PinChange, PinReport } from './lock/pin.js';
-export type {
-  BeforeToolCall,
-  LoopHost,
-  LoopHostCallOptions,
-  LoopTool,
-  LoopToolContext,
-  LoopToolResult,
-  MessagesClient,
-  RetryInfo,
-  RetryOptions,
-  RunToolsOptions,
-  ToolCallDecision,
-  ToolCallRequest,
-  ToolLoopBody,
-  ToolLoopErrorType,
-  ToolLoopResult,
-} from './loop/index.js';
-export { runTools, ToolLoopError, toRunnableTools } from './loop/index.js';
+export { ToolLoopError, type ToolLoopErrorType } from './loop/loop-error.js';
+export type { LoopHost, LoopHostCallOptions } from './loop/loop-host.js';
+export type { RunToolsOptions } from './loop/loop-options.js';
+export type { LoopTool, LoopToolContext, LoopToolResult } from './loop/loop-tool.js';
+export type { ToolLoopBody } from './loop/request-body.js';
+export type { RetryInfo, RetryOptions } from './loop/retry.js';
+export type { BeforeToolCall, ToolCallDecision, ToolCallRequest } from './loop/run-calls.js';
+export { runTools, type ToolLoopResult } from './loop/run-tools.js';
+export { toRunnableTools } from './loop/runnable-tools.js';
+export type { MessagesClient } from './loop/turn.js';
+export type { NetworkEvent } from './process/network/egress.js';
 export type { NetworkAllowance } from './process/network/grant.js';
-export type { HostTool, ModuleStatus } from './registry/registry.js';
-export type { Clock } from './registry/reread-schedule.js';
-export { DEFAULT_REREAD_DELAYS_MS, systemClock } from './registry/reread-schedule.js';
+export type { HostTool, ModuleState, ModuleStatus } from './registry/generation.js';
 export type { Logger } from './shared/logger.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
 export type {

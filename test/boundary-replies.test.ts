@@ -35,9 +35,9 @@ const FORGERIES: Array<[string, string, string]> = [
   ['logs as a string', 'TOOL_BAD_RESULT', `${MALFORMED}its logs are not an array`],
   // Far over what the host would take: replaced in the worker, before it crosses.
   ['a million log entries', 'TOOL_BAD_RESULT', `${CHANGED}$ is larger than 589824 bytes`],
-  ['logs over maxLogBytes', 'TOOL_BAD_RESULT', `${MALFORMED}its logs are over the 65536-character cap`],
+  ['logs over maxLogChars', 'TOOL_BAD_RESULT', `${MALFORMED}its logs are over the 65536-character cap`],
   ['a log entry for stdin', 'TOOL_BAD_RESULT', `${MALFORMED}a log entry is malformed`],
-  ['droppedLogBytes NaN', 'TOOL_BAD_RESULT', `${CHANGED}$.result.droppedLogBytes is NaN`],
+  ['droppedLogChars NaN', 'TOOL_BAD_RESULT', `${CHANGED}$.result.droppedLogChars is NaN`],
   ['progressSent 1e9', 'TOOL_BAD_RESULT', `${MALFORMED}its progressSent is not a count up to 1000`],
   ['progressSent -1', 'TOOL_BAD_RESULT', `${MALFORMED}its progressSent is not a count up to 1000`],
   ['content not an array', 'TOOL_BAD_RESULT', `${MALFORMED}its content is not an array`],

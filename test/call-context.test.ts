@@ -111,8 +111,8 @@ describe('ctx', () => {
       const callId = `progress_${round}`;
       const outcome = await host.call('call_progress', {}, { callId });
       const expected: ToolProgressEvent[] = [
-        { toolName: 'call_progress', callId, data: { step: 1, of: 2 } },
-        { toolName: 'call_progress', callId, data: { step: 2, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 1, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 2, of: 2 } },
       ];
       expect(progress.splice(0)).toStrictEqual(expected);
       expect(outcome).toStrictEqual(answered('done'));

@@ -19,8 +19,8 @@ describe.each(ALL_TIERS)("isolation: '%s', what crosses back", (isolation) => {
       const callId = `progress_${round}`;
       const outcome = await host.call('call_progress', {}, { callId });
       const expected: ToolProgressEvent[] = [
-        { toolName: 'call_progress', callId, data: { step: 1, of: 2 } },
-        { toolName: 'call_progress', callId, data: { step: 2, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 1, of: 2 } },
+        { name: 'call_progress', callId, data: { step: 2, of: 2 } },
       ];
       expect(progress.splice(0)).toStrictEqual(expected);
       expect(outcome).toStrictEqual(answered('done'));
@@ -28,8 +28,8 @@ describe.each(ALL_TIERS)("isolation: '%s', what crosses back", (isolation) => {
   });
 
   it("a console.log flood is captured and capped, handed to the 'output' event", async () => {
-    const maxLogBytes = 1_000;
-    const { host, logger } = await makeHost({ isolation, maxLogBytes });
+    const maxLogChars = 1_000;
+    const { host, logger } = await makeHost({ isolation, maxLogChars });
     await host.load(fixtureModule('call-console-flood.js'));
     const outputs = collect(host, 'output');
     const lines = logger.lines.length;
@@ -40,8 +40,8 @@ describe.each(ALL_TIERS)("isolation: '%s', what crosses back", (isolation) => {
 
     expect(outputs).toHaveLength(1);
     expect(outputs[0]?.logs[0]).toStrictEqual({ stream: 'stderr', text: 'flood starts on stderr\n' });
-    expect(outputs[0]?.logs.map((log) => log.text).join('')).toHaveLength(maxLogBytes);
-    expect(outputs[0]?.droppedBytes).toBeGreaterThan(0);
+    expect(outputs[0]?.logs.map((log) => log.text).join('')).toHaveLength(maxLogChars);
+    expect(outputs[0]?.droppedChars).toBeGreaterThan(0);
     expect(withoutTierNotice(logger.lines.slice(lines))).toEqual([]);
   });
 

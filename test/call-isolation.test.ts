@@ -78,9 +78,9 @@ describe("a tool's printing", () => {
   const wroteFlood = (spy: MockInstance) =>
     spy.mock.calls.filter((call) => String(call[0]).includes('flood'));
 
-  it("a console.log flood is captured, capped at maxLogBytes, handed to the 'output' event, and never written to the host's stdout", async () => {
-    const maxLogBytes = 65_536;
-    const { host, logger } = await makeHost({ maxLogBytes });
+  it("a console.log flood is captured, capped at maxLogChars, handed to the 'output' event, and never written to the host's stdout", async () => {
+    const maxLogChars = 65_536;
+    const { host, logger } = await makeHost({ maxLogChars });
     await loadEcho(host);
     await host.load(fixtureModule('call-console-flood.js'));
     const outputs = collect(host, 'output');
@@ -90,12 +90,12 @@ describe("a tool's printing", () => {
     expect(outcome).toStrictEqual(answered('printed'));
     expect(outputs).toHaveLength(1);
     const [output] = outputs;
-    expect(output?.toolName).toBe('call_console_flood');
+    expect(output?.name).toBe('call_console_flood');
     expect(output?.callId).toBe('noisy_1');
     expect(output?.logs[0]).toStrictEqual({ stream: 'stderr', text: 'flood starts on stderr\n' });
     expect(output?.logs.slice(1).every((log) => log.stream === 'stdout')).toBe(true);
-    expect(output?.logs.map((log) => log.text).join('')).toBe(printed.join('').slice(0, maxLogBytes));
-    expect(output?.droppedBytes).toBe(printedLength - maxLogBytes);
+    expect(output?.logs.map((log) => log.text).join('')).toBe(printed.join('').slice(0, maxLogChars));
+    expect(output?.droppedChars).toBe(printedLength - maxLogChars);
     expect(wroteFlood(stdoutWrite)).toEqual([]);
     expect(wroteFlood(stderrWrite)).toEqual([]);
     expect(logger.lines).toEqual([]);
@@ -103,7 +103,7 @@ describe("a tool's printing", () => {
   });
 
   it("without an 'output' listener the printing goes to the logger as one line, still never to the host's stdout", async () => {
-    const { host, logger } = await makeHost({ maxLogBytes: 1_000 });
+    const { host, logger } = await makeHost({ maxLogChars: 1_000 });
     await host.load(fixtureModule('call-console-flood.js'));
 
     expect(await host.call('call_console_flood', {})).toStrictEqual(answered('printed'));

@@ -59,7 +59,7 @@ describe.each(['worker', 'strict', 'process'] as const)('live output in the %s t
     expect(heardBeforeAnswer).toBe(true);
     expect(printed(heard, 'stdout')).toBe(`waiting for ${gate}\nreleased\n`);
     expect(printed(heard, 'stderr')).toBe('a line on stderr\n');
-    expect(heard.every((event) => event.toolName === 'print_then_wait')).toBe(true);
+    expect(heard.every((event) => event.name === 'print_then_wait')).toBe(true);
     expect(onHost).toStrictEqual(heard);
     await expectHostFine(host);
   });
@@ -74,8 +74,8 @@ describe.each(['worker', 'strict', 'process'] as const)('live output in the %s t
   });
 
   it('a tool printing in a tight loop, huge lines and control characters stays within its caps, and the host, the next call and another package are fine', async () => {
-    const maxLogBytes = 200_000;
-    const { host } = await makeHost({ isolation, maxThreadsPerPool: 1, maxLogBytes });
+    const maxLogChars = 200_000;
+    const { host } = await makeHost({ isolation, maxThreadsPerPool: 1, maxLogChars });
     await loadEcho(host);
     await host.load(LIVE_OUTPUT);
     const heard: ToolOutputEvent[] = [];
@@ -87,18 +87,18 @@ describe.each(['worker', 'strict', 'process'] as const)('live output in the %s t
       ),
     ).toStrictEqual(answered('flooded'));
     const text = printed(heard, 'stdout');
-    expect(text.length).toBe(maxLogBytes);
+    expect(text.length).toBe(maxLogChars);
     expect(text.startsWith('\u001b[31mred\u001b[0m\rover\u0007written\nburst 0 line 0\n')).toBe(true);
     // Forwarded while it ran, in gathered messages: at most 1000 of them, and the answer's rest.
     expect(heard.length).toBeGreaterThan(1);
     expect(heard.length).toBeLessThanOrEqual(1001);
-    expect(heard.reduce((sum, event) => sum + event.droppedBytes, 0)).toBeGreaterThan(0);
+    expect(heard.reduce((sum, event) => sum + event.droppedChars, 0)).toBeGreaterThan(0);
 
     // A line of a million characters: what fits the cap is heard, the rest is counted as dropped.
     const huge: ToolOutputEvent[] = [];
     await host.call('print_flood', { bursts: 1 }, { onOutput: (event) => huge.push(event) });
-    expect(printed(huge, 'stdout').length).toBe(maxLogBytes);
-    expect(huge.reduce((sum, event) => sum + event.droppedBytes, 0)).toBeGreaterThan(800_000);
+    expect(printed(huge, 'stdout').length).toBe(maxLogChars);
+    expect(huge.reduce((sum, event) => sum + event.droppedChars, 0)).toBeGreaterThan(800_000);
 
     // A listener that throws loses its lines, never the call.
     expect(

@@ -8,7 +8,7 @@ import { closeSync, constants, openSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REREAD_DELAYS_MS } from '../dist/src/index.js';
+import { DEFAULT_REREAD_DELAYS_MS } from '../dist/src/registry/reread-schedule.js';
 import {
   expectHostFine,
   FakeClock,
@@ -49,7 +49,7 @@ describe('a declaration read that runs over its time bound', () => {
     expect(DEFAULT_REREAD_DELAYS_MS).toEqual([60_000, 300_000, 1_800_000]);
     const start = clock.now();
 
-    let scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+    let scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
     const report = await host.load(path);
     expect(report.modules.map((module) => [module.state, module.code])).toEqual([
       ['reread-pending', 'DECLARATION_TIMEOUT'],
@@ -63,13 +63,13 @@ describe('a declaration read that runs over its time bound', () => {
     await expectHostFine(host);
 
     // After 1 minute: read again (it times out again), next re-read 5 minutes later.
-    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
     clock.advance(60_000);
     expect(statusOf((await scheduled).status)).toStrictEqual(pending(start + 60_000 + 300_000));
     expect(clock.pendingSleeps).toEqual([300_000]);
 
     // After 5 more minutes: read again, next re-read 30 minutes later.
-    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
     clock.advance(300_000);
     expect(statusOf((await scheduled).status)).toStrictEqual(pending(start + 360_000 + 1_800_000));
     expect(clock.pendingSleeps).toEqual([1_800_000]);
@@ -77,7 +77,7 @@ describe('a declaration read that runs over its time bound', () => {
     // After 30 more minutes: the last re-read also times out, and the module stays out for good.
     const gaveUp = nextModuleEvent(
       host,
-      (event) => event.status.path === path && event.type !== 'reread-scheduled',
+      (event) => event.status.path === path && event.type !== 'reread-pending',
     );
     clock.advance(1_800_000);
     const stayedOut = {
@@ -110,7 +110,7 @@ describe('a declaration read that runs over its time bound', () => {
       await loadEcho(host);
       const path = fixtureModule(file);
 
-      const scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+      const scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
       await host.load(path);
 
       const pending = {
@@ -145,7 +145,7 @@ describe('the first report of a timed-out read', () => {
 
     await host.load(path);
 
-    expect(events).toEqual(['reread-scheduled:reread-pending']);
+    expect(events).toEqual(['reread-pending:reread-pending']);
     expect(logger.matching('warn', path)).toEqual([
       `left out ${path}: ${TIMED_OUT_REASON}; it will be read again later`,
     ]);

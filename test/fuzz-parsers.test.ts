@@ -16,7 +16,7 @@ import { parseReadReply } from '../dist/src/boundary/parse-read-reply.js';
 import { checkPlainData } from '../dist/src/boundary/plain-data.js';
 import { FUZZ_RUNS, fuzzTimeout } from './support/hostile-arbitraries.js';
 
-const limits = { maxResultBytes: 65_536, maxLogBytes: 1_024 };
+const limits = { maxResultBytes: 65_536, maxLogChars: 1_024 };
 const numRuns = FUZZ_RUNS * 10;
 
 const anything = fc.anything({
@@ -62,7 +62,7 @@ const reply = fc.record(
       fc.array(fc.record({ stream: fc.constantFrom('stdout', 'stderr', 'x'), text: fc.string() })),
       anything,
     ),
-    droppedLogBytes: fc.oneof(fc.nat(), anything),
+    droppedLogChars: fc.oneof(fc.nat(), anything),
     progressSent: fc.oneof(fc.nat(2000), anything),
     error: fc.oneof(
       fc.record({ code: fc.constantFrom('TOOL_THREW', 'HOST_CLOSED', 'X'), message: anything }),
@@ -96,7 +96,7 @@ describe('the host parsers of worker messages', () => {
           const { value: accepted } = parsed;
           expect(Array.isArray(accepted.logs)).toBe(true);
           expect(accepted.logs.reduce((sum, log) => sum + log.text.length, 0)).toBeLessThanOrEqual(
-            limits.maxLogBytes,
+            limits.maxLogChars,
           );
           if (accepted.ok) {
             let bytes = 0;
@@ -146,7 +146,7 @@ describe('the host parsers of worker messages', () => {
       fc.assert(
         fc.property(message, (value) => {
           const clone = cloned(value);
-          parseWorkerMessage(clone, limits.maxLogBytes);
+          parseWorkerMessage(clone, limits.maxLogChars);
           parseProgressData(clone);
           const read = parseReadReply(clone);
           expect(typeof read.ok).toBe('boolean');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runTools } from '../dist/src/loop/index.js';
+import { runTools } from '../dist/src/index.js';
 import {
   body,
   deferred,

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import Anthropic from '@anthropic-ai/sdk';
 import Anthropic039 from 'anthropic-sdk-0.39';
 import { describe, expect, it } from 'vitest';
-import { type MessagesClient, runTools } from '../dist/src/loop/index.js';
+import { type MessagesClient, runTools } from '../dist/src/index.js';
 import {
   apiError,
   body,

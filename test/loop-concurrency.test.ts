@@ -1,7 +1,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { describe, expect, it } from 'vitest';
-import { runTools } from '../dist/src/loop/index.js';
+import { runTools } from '../dist/src/index.js';
 import { body, deferred, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runTools, ToolLoopError } from '../dist/src/loop/index.js';
+import { runTools, ToolLoopError } from '../dist/src/index.js';
 import { body, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

@@ -2,7 +2,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { describe, expect, it } from 'vitest';
 import type { ToolInfo, ToolOutcome } from '../dist/src/index.js';
-import { type LoopHost, type LoopHostCallOptions, runTools, ToolLoopError } from '../dist/src/loop/index.js';
+import { type LoopHost, type LoopHostCallOptions, runTools, ToolLoopError } from '../dist/src/index.js';
 import { body, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolHost } from '../dist/src/index.js';
-import { runTools, ToolLoopError, toRunnableTools } from '../dist/src/loop/index.js';
+import { runTools, ToolHost, ToolLoopError, toRunnableTools } from '../dist/src/index.js';
 import { body, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();
@@ -119,7 +118,7 @@ describe('runTools with a ToolHost', () => {
     fake.api.script(reply([toolUse('stall', {})]));
     const controller = new AbortController();
     host.on('progress', (event) => {
-      if (event.toolName === 'stall') controller.abort();
+      if (event.name === 'stall') controller.abort();
     });
 
     const error = await runTools(fake.client, body(), { host, signal: controller.signal }).catch(

@@ -11,8 +11,7 @@ import { fileURLToPath } from 'node:url';
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { imageProblem } from '../dist/src/boundary/media.js';
-import { type LoopHost, ToolHost, type ToolInfo } from '../dist/src/index.js';
-import { runTools, toRunnableTools } from '../dist/src/loop/index.js';
+import { type LoopHost, runTools, ToolHost, type ToolInfo, toRunnableTools } from '../dist/src/index.js';
 import { body, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type RunToolsOptions, runTools, type ToolLoopBody } from '../dist/src/loop/index.js';
+import { type RunToolsOptions, runTools, type ToolLoopBody } from '../dist/src/index.js';
 import { body, loopTool, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
-import { type RetryInfo, runTools } from '../dist/src/loop/index.js';
+import { type RetryInfo, runTools } from '../dist/src/index.js';
 import {
   apiError,
   body,

@@ -1,6 +1,6 @@
 import type { RawMessageStreamEvent, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { describe, expect, it } from 'vitest';
-import { runTools, ToolLoopError } from '../dist/src/loop/index.js';
+import { runTools, ToolLoopError } from '../dist/src/index.js';
 import {
   body,
   fastRetry,

@@ -1,7 +1,6 @@
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { describe, expect, it } from 'vitest';
-import { errorResult, toolResult } from '../dist/src/index.js';
-import { type LoopTool, type LoopToolContext, runTools } from '../dist/src/loop/index.js';
+import { errorResult, type LoopTool, type LoopToolContext, runTools, toolResult } from '../dist/src/index.js';
 import { body, loopTool, reply, text, toolUse, useFakeApi } from './support/fake-messages-api.js';
 
 const fake = useFakeApi();

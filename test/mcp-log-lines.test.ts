@@ -13,8 +13,8 @@ type Params = Record<string, unknown>;
 function callLog(level: 'debug' | 'info' | 'warning') {
   const sent: Params[] = [];
   const log = new CallLog({ level, send: async (notification) => sent.push(notification.params) }, 'printer');
-  const take = (logs: ToolOutputEvent['logs'], droppedBytes = 0) =>
-    log.take({ toolName: 'printer', callId: 'c1', logs, droppedBytes });
+  const take = (logs: ToolOutputEvent['logs'], droppedChars = 0) =>
+    log.take({ name: 'printer', callId: 'c1', logs, droppedChars });
   return { sent, log, take };
 }
 

@@ -30,7 +30,7 @@ it("a call whose pool can't start a worker answers TOOL_CRASHED with why, and so
       env: {},
       execArgv: ['--require', join(root, 'no-such-preload.cjs')],
       allowAddons: false,
-      call: { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogBytes: 1024 },
+      call: { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogChars: 1024 },
     },
     (message) => faults.push(message),
   );

@@ -15,8 +15,8 @@ import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/h
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const MB = 1024 * 1024;
 const makeHost = useHosts();
-/** The cap of a host with the default maxResultBytes and maxLogBytes. */
-const CAP = maxChildFrameBytes({ maxResultBytes: 10 * MB, maxLogBytes: 65_536 });
+/** The cap of a host with the default maxResultBytes and maxLogChars. */
+const CAP = maxChildFrameBytes({ maxResultBytes: 10 * MB, maxLogChars: 65_536 });
 
 async function hostWithHostile() {
   const made = await makeHost({ isolation: 'process' });
@@ -96,7 +96,7 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     const forwardedChars = forwarded.reduce((sum, log) => sum + log.text.length, 0);
     const last = heard.at(-1);
     expect(last?.logs).toEqual([{ stream: 'stdout', text: 'y'.repeat(65_536 - forwardedChars) }]);
-    expect(last?.droppedBytes).toBe(forwardedChars);
+    expect(last?.droppedChars).toBe(forwardedChars);
     expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
     await expectHostFine(host);
   });

@@ -39,12 +39,12 @@ describe("isolation: 'process', a declaration read over its time bound", () => {
       nextRereadAt,
     });
 
-    let scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+    let scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
     await host.load(path);
     expect(statusOf((await scheduled).status)).toStrictEqual(pending(start + 60_000));
 
     // After 1 minute: read again, in a new process (it times out again), next re-read 5 minutes later.
-    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-scheduled');
+    scheduled = nextModuleEvent(host, (event) => event.type === 'reread-pending');
     clock.advance(60_000);
     expect(statusOf((await scheduled).status)).toStrictEqual(pending(start + 360_000));
   });

@@ -91,7 +91,7 @@ describe('the RSS watchdog (where no memory cgroup can be made)', () => {
           env: {},
           execArgv: ['--no-addons'],
           allowAddons: false,
-          call: { dataDir: tmp, tmpDir: join(tmp, 'domain'), maxResultBytes: MB, maxLogBytes: 1000 },
+          call: { dataDir: tmp, tmpDir: join(tmp, 'domain'), maxResultBytes: MB, maxLogChars: 1000 },
         },
         paths: { readOnly: [HOSTILE], tmpDir: join(tmp, 'domain'), network: false },
         memoryMb: LIMIT_MB,

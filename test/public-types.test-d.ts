@@ -10,7 +10,9 @@ import {
   errorResult,
   image,
   type LoadReport,
+  type ModuleState,
   type ModuleStatus,
+  type RunToolsOptions,
   resource,
   resourceLink,
   runTools,
@@ -19,6 +21,7 @@ import {
   type TaggedResult,
   type ToolHost,
   type ToolHostError,
+  type ToolHostOptions,
   type ToolInfo,
   type ToolLoopError,
   type ToolLoopResult,
@@ -41,15 +44,36 @@ expectTypeOf(host.toAnthropicTools()).toEqualTypeOf<Tool[]>();
 expectTypeOf<ToolOutcome['error']>().toEqualTypeOf<
   { code: import('../dist/src/index.js').ToolErrorCode; message: string; stack?: string } | undefined
 >();
-expectTypeOf<ModuleStatus['state']>().toEqualTypeOf<'offered' | 'left-out' | 'reread-pending' | 'reading'>();
+expectTypeOf<ModuleStatus['state']>().toEqualTypeOf<ModuleState>();
+expectTypeOf<ModuleState>().toEqualTypeOf<'offered' | 'left-out' | 'reread-pending'>();
 
-// Events are typed by name.
-host.on('progress', (event) => expectTypeOf(event.toolName).toBeString());
-host.on('module', (event) =>
-  expectTypeOf(event.type).toEqualTypeOf<
-    'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result'
-  >(),
-);
+// Events are typed by name, and say a tool's name as reports do (`name`).
+host.on('progress', (event) => expectTypeOf(event.name).toBeString());
+host.on('output', (event) => {
+  expectTypeOf(event.name).toBeString();
+  expectTypeOf(event.droppedChars).toBeNumber();
+});
+expectTypeOf<SelftestReport['name']>().toBeString();
+// A module event's type is the state the module is now in (one union with status()), or `removed`.
+host.on('module', (event) => {
+  expectTypeOf(event.type).toEqualTypeOf<ModuleState | 'removed'>();
+  expectTypeOf(event.reread).toBeBoolean();
+});
+
+// Options: a count of things at once is `max…`; the tool's mode is `concurrency`.
+expectTypeOf<ToolHostOptions['maxConcurrentSelftests']>().toEqualTypeOf<number | undefined>();
+expectTypeOf<ToolInfo['concurrency']>().toEqualTypeOf<'parallel' | 'exclusive'>();
+expectTypeOf<RunToolsOptions['maxConcurrency']>().toEqualTypeOf<number | undefined>();
+expectTypeOf<ToolHostOptions['tempRoot']>().toEqualTypeOf<string | undefined>();
+expectTypeOf<ToolHostOptions['maxLogChars']>().toEqualTypeOf<number | undefined>();
+// @ts-expect-error: the host's temp folder option is not named like ctx.tmpDir
+expectTypeOf<ToolHostOptions['tmpDir']>();
+
+// Test seams and protocol types are not part of the root export.
+// @ts-expect-error: the re-read clock is imported by path in tests
+type _Clock = import('../dist/src/index.js').Clock;
+// @ts-expect-error: captured output's entry type is the protocol's
+type _CapturedLog = import('../dist/src/index.js').CapturedLog;
 
 // The loop: the conversation comes back as MessageParam[], and its error carries it too.
 expectTypeOf(runTools(client, 'hello', { host, model: 'claude-test' })).toEqualTypeOf<

@@ -110,7 +110,7 @@ describe.each(['worker', 'process'] as const)('the dependency closure (%s tier)'
     await mkdir(tmp);
     const host = new ToolHost({
       isolation,
-      tmpDir: tmp,
+      tempRoot: tmp,
       dataDir: join(root, 'data'),
       cacheDir: join(root, 'cache'),
       logger: recordingLogger(),

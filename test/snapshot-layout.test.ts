@@ -22,7 +22,7 @@ beforeEach(async () => {
   await mkdir(tmp);
   host = new ToolHost({
     dataDir: join(root, 'data'),
-    tmpDir: tmp,
+    tempRoot: tmp,
     cacheDir: join(root, 'cache'),
     logger: recordingLogger(),
   });

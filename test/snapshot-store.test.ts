@@ -33,7 +33,7 @@ afterEach(async () => {
 
 function makeHost(options: ToolHostOptions = {}): ToolHost {
   const host = new ToolHost({
-    tmpDir: join(root, 'tmp'),
+    tempRoot: join(root, 'tmp'),
     dataDir: join(root, 'data'),
     cacheDir: cache,
     logger: recordingLogger(),

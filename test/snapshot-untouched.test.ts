@@ -32,7 +32,7 @@ describe.each(TIERS)('loading a package with a node_modules (%s tier)', (isolati
     before = await fileStates(pkg);
     host = new ToolHost({
       isolation,
-      tmpDir: join(root, 'tmp'),
+      tempRoot: join(root, 'tmp'),
       dataDir: join(root, 'data'),
       cacheDir: join(root, 'cache'),
       logger: recordingLogger(),
@@ -74,7 +74,7 @@ describe.each(TIERS)('loading a package with a node_modules (%s tier)', (isolati
   it('changes no file of the package when it is loaded again by another host, and after both close', async () => {
     const second = new ToolHost({
       isolation,
-      tmpDir: join(root, 'tmp'),
+      tempRoot: join(root, 'tmp'),
       dataDir: join(root, 'data'),
       cacheDir: join(root, 'cache'),
       logger: recordingLogger(),

@@ -20,7 +20,7 @@ beforeEach(async () => {
   root = await tempDir('toolhost-snapshots-');
   host = new ToolHost({
     dataDir: join(root, 'data'),
-    tmpDir: join(root, 'tmp'),
+    tempRoot: join(root, 'tmp'),
     cacheDir: join(root, 'cache'),
     logger: recordingLogger(),
   });

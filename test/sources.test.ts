@@ -5,7 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type ModuleStatus, outcomeText, ToolHost, type ToolSourceHandle } from '../dist/src/index.js';
+import {
+  type ModuleEvent,
+  type ModuleStatus,
+  outcomeText,
+  ToolHost,
+  type ToolSourceHandle,
+} from '../dist/src/index.js';
 import { FakeClock, recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, whenStatus, writePackage } from './support/tool-packages.js';
 
@@ -281,15 +287,15 @@ export function run() { return 'worth the wait'; }
       await removeDir(busy);
       // Each re-read ends in a result or, if it ran over again, in the next schedule: never waits
       // on an event that may not come.
-      let outcome: { type: string; status: ModuleStatus } | undefined;
+      let outcome: ModuleEvent | undefined;
       for (
         let attempt = 1;
-        attempt <= rereadDelaysMs.length && outcome?.type !== 'reread-result';
+        attempt <= rereadDelaysMs.length && (outcome === undefined || outcome.type === 'reread-pending');
         attempt++
       ) {
-        const next = new Promise<{ type: string; status: ModuleStatus }>((resolve) => {
-          const listener = (event: { type: string; status: ModuleStatus }) => {
-            if (event.type !== 'reread-result' && event.type !== 'reread-scheduled') return;
+        const next = new Promise<ModuleEvent>((resolve) => {
+          const listener = (event: ModuleEvent) => {
+            if (!event.reread) return;
             local.off('module', listener);
             resolve(event);
           };
@@ -298,7 +304,11 @@ export function run() { return 'worth the wait'; }
         clock.advance(60_000);
         outcome = await next;
       }
-      expect(outcome).toMatchObject({ type: 'reread-result', status: { name: 'patient', state: 'offered' } });
+      expect(outcome).toMatchObject({
+        type: 'offered',
+        reread: true,
+        status: { name: 'patient', state: 'offered' },
+      });
       expect(outcomeText(await local.call('patient', {}))).toBe('worth the wait');
       expect(clock.pendingSleeps).toEqual([]);
     } finally {

@@ -61,7 +61,7 @@ function stagedPool(cells: Int32Array | undefined): TrustDomainPool {
     ...workerExecArgv('worker', { domain: root, tmpDir }, { allowAddons: false }),
     `--require=${STAGES_PRELOAD}`,
   ];
-  const call: CallSettings = { dataDir: root, tmpDir, maxResultBytes: 65_536, maxLogBytes: 1024 };
+  const call: CallSettings = { dataDir: root, tmpDir, maxResultBytes: 65_536, maxLogChars: 1024 };
   // Spread into the workers' workerData, where the preload finds it (not a field the host knows).
   const staged = cells === undefined ? call : Object.assign({ startStages: cells.buffer }, call);
   return new TrustDomainPool(

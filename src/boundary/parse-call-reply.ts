@@ -25,7 +25,7 @@ import { count, type Data, own, record } from './untrusted.js';
 
 export interface ReplyLimits {
   maxResultBytes: number;
-  maxLogBytes: number;
+  maxLogChars: number;
 }
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; reason: string };
@@ -34,10 +34,10 @@ function fail<T>(reason: string): Parsed<T> {
   return { ok: false, reason };
 }
 
-/** The captured output a worker sends with a reply or a fault: bounded by `maxLogBytes` characters. */
-export function parseLogs(value: unknown, maxLogBytes: number): Parsed<CapturedLog[]> {
+/** The captured output a worker sends with a reply or a fault: bounded by `maxLogChars` characters. */
+export function parseLogs(value: unknown, maxLogChars: number): Parsed<CapturedLog[]> {
   if (!Array.isArray(value)) return fail('its logs are not an array');
-  if (value.length > maxLogBytes + 1) return fail('it has more log entries than characters allowed');
+  if (value.length > maxLogChars + 1) return fail('it has more log entries than characters allowed');
   const logs: CapturedLog[] = [];
   let characters = 0;
   for (const entry of value) {
@@ -48,7 +48,7 @@ export function parseLogs(value: unknown, maxLogBytes: number): Parsed<CapturedL
       return fail('a log entry is malformed');
     }
     characters += text.length;
-    if (characters > maxLogBytes) return fail(`its logs are over the ${maxLogBytes}-character cap`);
+    if (characters > maxLogChars) return fail(`its logs are over the ${maxLogChars}-character cap`);
     logs.push({ stream, text });
   }
   return { ok: true, value: logs };
@@ -65,11 +65,11 @@ export function parseCallReply(
 ): Parsed<CallReply> {
   const reply = record(value);
   if (reply === undefined) return fail('the reply is not an object');
-  const logs = parseLogs(own(reply, 'logs'), limits.maxLogBytes);
+  const logs = parseLogs(own(reply, 'logs'), limits.maxLogChars);
   if (!logs.ok) return logs;
-  const droppedLogBytes = count(own(reply, 'droppedLogBytes'), Number.MAX_SAFE_INTEGER);
+  const droppedLogChars = count(own(reply, 'droppedLogChars'), Number.MAX_SAFE_INTEGER);
   const progressSent = count(own(reply, 'progressSent'), MAX_PROGRESS_MESSAGES);
-  if (droppedLogBytes === undefined) return fail('its droppedLogBytes is not a count');
+  if (droppedLogChars === undefined) return fail('its droppedLogChars is not a count');
   if (progressSent === undefined)
     return fail(`its progressSent is not a count up to ${MAX_PROGRESS_MESSAGES}`);
   const logNotesSent = Object.hasOwn(reply, 'logNotesSent')
@@ -93,7 +93,7 @@ export function parseCallReply(
     // Literals, not spreads: on Node 20 a spread with properties after it costs microseconds.
     return {
       ok: true,
-      value: { ok: false, error: parsed, logs: logs.value, droppedLogBytes, progressSent, logNotesSent },
+      value: { ok: false, error: parsed, logs: logs.value, droppedLogChars, progressSent, logNotesSent },
     };
   }
   if (ok !== true) return fail('its ok flag is not a boolean');
@@ -116,7 +116,7 @@ export function parseCallReply(
     isError,
     cutBytes,
     logs: logs.value,
-    droppedLogBytes,
+    droppedLogChars,
     progressSent,
     logNotesSent,
   };
@@ -178,7 +178,7 @@ export type WorkerNote =
  * separately (and only for a call that is still waiting for them). Anything else is not ours:
  * undefined.
  */
-export function parseWorkerMessage(value: unknown, maxLogBytes: number): WorkerNote | undefined {
+export function parseWorkerMessage(value: unknown, maxLogChars: number): WorkerNote | undefined {
   const message = record(value);
   if (message === undefined || own(message, 'tag') !== WORKER_MESSAGE_TAG) return undefined;
   const type = own(message, 'type');
@@ -198,7 +198,7 @@ export function parseWorkerMessage(value: unknown, maxLogBytes: number): WorkerN
   if (type !== 'fault' || (typeof taskId !== 'string' && taskId !== null)) return undefined;
   const error = record(own(message, 'error'));
   const code = error === undefined ? undefined : own(error, 'code');
-  const logs = parseLogs(own(message, 'logs'), maxLogBytes);
+  const logs = parseLogs(own(message, 'logs'), maxLogChars);
   return {
     type,
     taskId,

@@ -111,7 +111,7 @@ export interface CallSettings {
   /** A hard cap on the size of the encoded text; larger output is cut before it crosses. */
   maxResultBytes: number;
   /** How much of the tool's stdout/stderr to keep per call. */
-  maxLogBytes: number;
+  maxLogChars: number;
   /**
    * The process tier in its sandbox, for a package held to a list of hosts: its workers route
    * `fetch`, `http` and `https` through the package's egress proxy (`setup` is the module that does
@@ -139,7 +139,7 @@ export interface EncodedContent {
 /** A call's reply, encoded inside the worker. */
 export type CallReply = {
   logs: CapturedLog[];
-  droppedLogBytes: number;
+  droppedLogChars: number;
   /** How many progress messages the tool sent before this reply (the host delivers them first). */
   progressSent: number;
   /**

@@ -2,7 +2,7 @@
  * What every tier's call has in common on the host: it answers exactly once (whatever arrives later
  * is dropped), its deadline lives on the host's clock, and it delivers progress only while it waits
  * for its answer, at most {@link MAX_PROGRESS_MESSAGES} messages; the same holds for what the tool
- * printed, forwarded while it runs (at most {@link MAX_LOG_NOTES} messages, `maxLogBytes` characters
+ * printed, forwarded while it runs (at most {@link MAX_LOG_NOTES} messages, `maxLogChars` characters
  * in all). A listener that throws loses that message, never the call: the same in every tier.
  */
 import type { ToolErrorCode } from '../boundary/errors.js';
@@ -23,7 +23,7 @@ export type PoolReply =
       ok: false;
       error: WorkerError;
       logs: CapturedLog[];
-      droppedLogBytes: number;
+      droppedLogChars: number;
     };
 
 export function failure(
@@ -36,7 +36,7 @@ export function failure(
     ok: false,
     error: stack === undefined ? { code, message } : { code, message, stack },
     logs,
-    droppedLogBytes: 0,
+    droppedLogChars: 0,
   };
 }
 
@@ -46,7 +46,7 @@ export interface CallWaiters {
   /** What the tool printed, as it was forwarded (calls whose task has `forwardLogs`). */
   onLogs?: ((logs: CapturedLog[]) => void) | undefined;
   /** The most characters of forwarded output this call delivers. */
-  maxLogBytes: number;
+  maxLogChars: number;
   resolve: (reply: PoolReply) => void;
   onAnswered: () => void;
 }
@@ -55,7 +55,7 @@ export abstract class AnswerOnce {
   readonly task: CallTask;
   readonly #onProgress: ((data: JsonValue) => void) | undefined;
   readonly #onLogs: ((logs: CapturedLog[]) => void) | undefined;
-  readonly #maxLogBytes: number;
+  readonly #maxLogChars: number;
   readonly #resolve: (reply: PoolReply) => void;
   readonly #onAnswered: () => void;
   #answered = false;
@@ -68,7 +68,7 @@ export abstract class AnswerOnce {
     this.task = waiters.task;
     this.#onProgress = waiters.onProgress;
     this.#onLogs = waiters.onLogs;
-    this.#maxLogBytes = waiters.maxLogBytes;
+    this.#maxLogChars = waiters.maxLogChars;
     this.#resolve = waiters.resolve;
     this.#onAnswered = waiters.onAnswered;
   }
@@ -90,7 +90,7 @@ export abstract class AnswerOnce {
    * counts both against one cap, a forged reply must not get twice as much past it.
    */
   #withinLogCap(reply: PoolReply): PoolReply {
-    let room = this.#maxLogBytes - this.#logCharsDelivered;
+    let room = this.#maxLogChars - this.#logCharsDelivered;
     const logs: CapturedLog[] = [];
     let cut = 0;
     for (const log of reply.logs) {
@@ -99,7 +99,7 @@ export abstract class AnswerOnce {
       cut += log.text.length - kept.length;
       if (kept !== '') logs.push({ stream: log.stream, text: kept });
     }
-    return cut === 0 ? reply : { ...reply, logs, droppedLogBytes: reply.droppedLogBytes + cut };
+    return cut === 0 ? reply : { ...reply, logs, droppedLogChars: reply.droppedLogChars + cut };
   }
 
   /** Progress messages that reached the host for this call, delivered or not. */
@@ -130,7 +130,7 @@ export abstract class AnswerOnce {
 
   /**
    * Counts one `log` message and delivers its entries (`undefined`: malformed, dropped), as long as
-   * the call's forwarded output stays within `maxLogBytes` characters: the worker's cap, enforced
+   * the call's forwarded output stays within `maxLogChars` characters: the worker's cap, enforced
    * again here, since a worker's count is a claim.
    */
   protected logs(logs: CapturedLog[] | undefined): void {
@@ -139,7 +139,7 @@ export abstract class AnswerOnce {
     if (logs === undefined || this.#onLogs === undefined) return;
     let characters = 0;
     for (const log of logs) characters += log.text.length;
-    if (characters === 0 || this.#logCharsDelivered + characters > this.#maxLogBytes) return;
+    if (characters === 0 || this.#logCharsDelivered + characters > this.#maxLogChars) return;
     this.#logCharsDelivered += characters;
     try {
       this.#onLogs(logs);

@@ -25,7 +25,7 @@ export interface PoolSettings extends ProcessSettings {
   dataDir: string;
   tmpRoot: string;
   maxResultBytes: number;
-  maxLogBytes: number;
+  maxLogChars: number;
 }
 
 export class DomainPools {
@@ -141,7 +141,7 @@ export class DomainPools {
       dataDir: this.#settings.dataDir,
       tmpDir: this.#domainTmpDir(domain),
       maxResultBytes: this.#settings.maxResultBytes,
-      maxLogBytes: this.#settings.maxLogBytes,
+      maxLogChars: this.#settings.maxLogChars,
     };
   }
 

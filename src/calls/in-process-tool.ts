@@ -8,7 +8,7 @@ import { rm } from 'node:fs/promises';
 import { encodeResult } from '../boundary/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../boundary/errors.js';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
-import type { HostTool } from '../registry/registry.js';
+import type { HostTool } from '../registry/generation.js';
 import type { JsonValue, ToolContext } from '../tool-module.js';
 import type { PoolReply } from './worker-pool.js';
 
@@ -74,7 +74,7 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
         (value) =>
           answer({
             logs: [],
-            droppedLogBytes: 0,
+            droppedLogChars: 0,
             progressSent: 0,
             ...encodeResult(value, settings.maxResultBytes),
           }),
@@ -87,5 +87,5 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
 }
 
 function failure(code: ToolErrorCode, message: string): PoolReply {
-  return { ok: false, error: { code, message }, logs: [], droppedLogBytes: 0, progressSent: 0 };
+  return { ok: false, error: { code, message }, logs: [], droppedLogChars: 0, progressSent: 0 };
 }

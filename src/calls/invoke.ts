@@ -6,8 +6,8 @@
 import { errorOutcome, outcomeWithinBudget, successOutcome, type ToolOutcome } from '../boundary/outcome.js';
 import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.js';
 import { relativeTo } from '../boundary/stack-frames.js';
+import type { CallOptions } from '../host/call-options.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
-import type { CallOptions } from '../host/options.js';
 import type { OfferedTool } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { toOriginalPaths } from '../snapshot/layout.js';
@@ -57,7 +57,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     withheld: options.withheld ?? [],
     timeoutMs,
   };
-  const onProgress = (data: JsonValue) => emit.emit('progress', { toolName: tool.info.name, callId, data });
+  const onProgress = (data: JsonValue) => emit.emit('progress', { name: tool.info.name, callId, data });
   const { onOutput } = options;
   // Only a call someone listens to has its output forwarded while it runs: the rest cost nothing.
   const deliver = (event: ToolOutputEvent) => {
@@ -70,7 +70,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   let onLogs: ((logs: CapturedLog[]) => void) | undefined;
   if (onOutput !== undefined && origin.kind === 'module') {
     task.forwardLogs = true;
-    onLogs = (logs) => deliver({ toolName: tool.info.name, callId, logs, droppedBytes: 0 });
+    onLogs = (logs) => deliver({ name: tool.info.name, callId, logs, droppedChars: 0 });
   }
 
   let reply: PoolReply;
@@ -87,12 +87,12 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
     return errorOutcome('HOST_CLOSED', 'the tool host is closed');
   }
 
-  if (reply.logs.length > 0 || reply.droppedLogBytes > 0) {
+  if (reply.logs.length > 0 || reply.droppedLogChars > 0) {
     const event: ToolOutputEvent = {
-      toolName: tool.info.name,
+      name: tool.info.name,
       callId,
       logs: reply.logs,
-      droppedBytes: reply.droppedLogBytes,
+      droppedChars: reply.droppedLogChars,
     };
     if (onOutput !== undefined || emit.listenerCount('output') > 0) {
       try {

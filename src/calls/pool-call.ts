@@ -98,7 +98,7 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
       return;
     }
     if (note.type === 'log') {
-      const logs = this.wantsLogs ? parseLogs(note.logs, this.#limits.maxLogBytes) : undefined;
+      const logs = this.wantsLogs ? parseLogs(note.logs, this.#limits.maxLogChars) : undefined;
       this.logs(logs?.ok === true ? logs.value : undefined);
       this.#releaseHeld();
       return;

@@ -39,7 +39,7 @@ export function tagTask(task: CallTask): CallTask {
 }
 
 export class PoolThreads {
-  readonly #maxLogBytes: number;
+  readonly #maxLogChars: number;
   readonly #onFault: (message: string) => void;
   /** Calls waiting for a worker, by task id (until the balancer hands them out). */
   readonly #waiting = new Map<string, ThreadListener>();
@@ -52,11 +52,11 @@ export class PoolThreads {
   readonly #onWorkerGone: () => void;
 
   constructor(options: {
-    maxLogBytes: number;
+    maxLogChars: number;
     onFault: (message: string) => void;
     onWorkerGone: () => void;
   }) {
-    this.#maxLogBytes = options.maxLogBytes;
+    this.#maxLogChars = options.maxLogChars;
     this.#onFault = options.onFault;
     this.#onWorkerGone = options.onWorkerGone;
   }
@@ -142,7 +142,7 @@ export class PoolThreads {
     }
     worker.on('message', (message: unknown) => {
       try {
-        const note = parseWorkerMessage(message, this.#maxLogBytes);
+        const note = parseWorkerMessage(message, this.#maxLogChars);
         if (note === undefined || note.type === 'hello') return;
         if (note.taskId === null) {
           if (note.type !== 'fault') return;

@@ -8,7 +8,7 @@
  * caller moves on, the thread may keep the process from exiting until its call returns.
  */
 import type { Worker } from 'node:worker_threads';
-import { childrenOf, childrenOfThread } from '../shared/process-tree.js';
+import { childrenOfThread, withDescendants } from '../shared/process-tree.js';
 
 /** How long a terminated worker gets to end before its child processes are killed. */
 export const END_BOUND_MS = 500;
@@ -49,16 +49,7 @@ function bound(ms: number): Promise<void> {
 export function killChildrenOf(osThreadId: number | null): number {
   // The main thread's children are the host's own, never a tool's.
   if (osThreadId === null || osThreadId === process.pid) return 0;
-  const tree: number[] = [];
-  const seen = new Set<number>();
-  const queue = childrenOfThread('self', osThreadId);
-  while (queue.length > 0 && tree.length < 10_000) {
-    const pid = queue.shift() as number;
-    if (seen.has(pid)) continue;
-    seen.add(pid);
-    tree.push(pid);
-    queue.push(...childrenOf(pid));
-  }
+  const tree = withDescendants(childrenOfThread('self', osThreadId));
   let killed = 0;
   for (const pid of tree) {
     try {

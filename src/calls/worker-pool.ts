@@ -104,11 +104,11 @@ export class TrustDomainPool implements CallPool {
       heapMb: limits.heapMb,
       timeoutGraceMs: limits.timeoutGraceMs,
       maxResultBytes: limits.call.maxResultBytes,
-      maxLogBytes: limits.call.maxLogBytes,
+      maxLogChars: limits.call.maxLogChars,
     };
     this.#capacity = limits.maxThreads * 2;
     this.#threads = new PoolThreads({
-      maxLogBytes: limits.call.maxLogBytes,
+      maxLogChars: limits.call.maxLogChars,
       onFault,
       // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
       onWorkerGone: () => this.#unstrand(),
@@ -172,7 +172,7 @@ export class TrustDomainPool implements CallPool {
         limits: this.#callLimits,
         onProgress: hooks.onProgress,
         onLogs: hooks.onLogs,
-        maxLogBytes: this.#callLimits.maxLogBytes,
+        maxLogChars: this.#callLimits.maxLogChars,
         onStarted: hooks.onStarted,
         resolve,
         onAnswered: () => {

@@ -3,7 +3,7 @@
  */
 import type { CapturedLog } from '../boundary/protocol.js';
 import type { NetworkEvent } from '../process/network/egress.js';
-import type { ModuleStatus } from '../registry/registry.js';
+import type { ModuleState, ModuleStatus } from '../registry/generation.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
 import type { JsonValue } from '../tool-module.js';
 
@@ -35,25 +35,32 @@ export interface SelftestReport {
   error?: { code: string; message: string; stack?: string };
 }
 
+/** What one call printed (its stdout and stderr, captured). */
 export interface ToolOutputEvent {
-  toolName: string;
+  /** The tool's name. */
+  name: string;
   callId: string;
   logs: CapturedLog[];
-  droppedBytes: number;
+  /** Characters printed past `maxLogChars`, not kept. */
+  droppedChars: number;
 }
 
+/** What a tool sent with `ctx.emit` during a call. */
 export interface ToolProgressEvent {
-  toolName: string;
+  /** The tool's name. */
+  name: string;
   callId: string;
   data: JsonValue;
 }
 
+/** A module's state changed (or it is no longer known: `removed`). */
 export interface ModuleEvent {
-  type: 'offered' | 'left-out' | 'removed' | 'reread-scheduled' | 'reread-result';
+  /** The state the module is in now (`status.state`), or `removed` (`status` is its last one). */
+  type: ModuleState | 'removed';
+  /** True when the change is what a re-read ended in (offered, left out, or pending again). */
+  reread: boolean;
   status: ModuleStatus;
 }
-
-export type { NetworkEvent } from '../process/network/egress.js';
 
 export interface ToolHostEvents {
   output: [ToolOutputEvent];

@@ -8,6 +8,7 @@ import { ToolHostError } from '../boundary/errors.js';
 import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
+import type { ReadLimits } from '../declaration/reader.js';
 import type { NetworkAllowance } from '../process/network/grant.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
@@ -22,8 +23,11 @@ import { type NetworkTestingOptions, networkSettings } from './network-options.j
 /** Anything with these methods: `console` and pino both fit. */
 
 export interface ToolHostOptions {
-  /** Where the folder holding calls' tmpDirs is made (it is removed on close). @default os.tmpdir() */
-  tmpDir?: string;
+  /**
+   * Where the host makes its own temp folder (`toolhost-<pid>-<hex>`: calls' `ctx.tmpDir`s and the
+   * package snapshots; removed on close). @default os.tmpdir()
+   */
+  tempRoot?: string;
   /** Where full outputs of cut results are written. @default join(os.tmpdir(), 'toolhost-data') */
   dataDir?: string;
   /** Receives left-out modules (once each), worker faults and, without an `output` listener, tool printing. @default warnings and errors to stderr */
@@ -52,12 +56,12 @@ export interface ToolHostOptions {
   outputBudgetBytes?: number;
   /** A hard cap applied inside the worker: larger output never crosses to the host. @default 10485760 */
   maxResultBytes?: number;
-  /** How much of a call's stdout/stderr is kept. @default 65536 */
-  maxLogBytes?: number;
+  /** How many characters (UTF-16 code units) of a call's stdout/stderr are kept. @default 65536 */
+  maxLogChars?: number;
   /** Let tools load native addons. @default false */
   allowAddons?: boolean;
-  /** Selftests run at once. @default os.availableParallelism() */
-  selftestConcurrency?: number;
+  /** How many selftests run at once. @default os.availableParallelism() */
+  maxConcurrentSelftests?: number;
   /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
   isolation?: IsolationTier;
   /**
@@ -138,28 +142,6 @@ export interface LoadOptions {
   isolation?: IsolationTier;
 }
 
-export interface CallOptions {
-  /** @default a fresh id */
-  callId?: string;
-  /** @default 'default' */
-  sessionId?: string;
-  /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
-  withheld?: readonly string[];
-  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
-  signal?: AbortSignal;
-  /** Caps the tool's own `timeoutMs`. */
-  timeoutMs?: number;
-  /**
-   * Hears what the tool prints while the call runs: its worker forwards the lines as they are
-   * printed (gathered, at most one message every 10 ms and 1000 a call, within `maxLogBytes`), and
-   * what is left comes with the answer, each line once; lines printed after the answer are dropped.
-   * The host's `output` event gets the same events. Without it, a call's output is one `output`
-   * event with its answer, and nothing is forwarded. A listener that throws loses those lines,
-   * never the call.
-   */
-  onOutput?: (event: ToolOutputEvent) => void;
-}
-
 /** Options of {@link ToolHost.selftest}. */
 export interface SelftestOptions {
   /** Caps each selftest's time; the tool's own `timeoutMs` still applies when shorter. */
@@ -170,11 +152,12 @@ export interface SelftestOptions {
 export interface Settings extends PoolSettings, InvokeSettings {
   rereadDelaysMs: readonly number[];
   clock: Clock;
-  selftestConcurrency: number;
+  maxConcurrentSelftests: number;
   isolation: IsolationTier;
   cores: number;
   schemaLimits: SchemaLimits;
-  schemaCompileBudgetMs: number;
+  /** The declaration reader's slice. */
+  readLimits: ReadLimits;
   /** An absolute path, or undefined for no lock. */
   lockFile: string | undefined;
   store: StoreSettings;
@@ -191,8 +174,8 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'idleTimeoutMs',
     'outputBudgetBytes',
     'maxResultBytes',
-    'maxLogBytes',
-    'selftestConcurrency',
+    'maxLogChars',
+    'maxConcurrentSelftests',
     'maxSchemaBytes',
     'maxSchemaDepth',
     'schemaCompileBudgetMs',
@@ -247,9 +230,19 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     if (value !== undefined) env[name] = value;
   }
   const cores = availableParallelism();
+  const schemaLimits: SchemaLimits = {
+    maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
+    maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
+  };
+  const readLimits: ReadLimits = {
+    heapMb: options.readHeapMb ?? 64,
+    timeoutMs: options.readTimeoutMs ?? 5_000,
+    schema: schemaLimits,
+    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+  };
   return {
     dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
-    tmpRoot: join(options.tmpDir ?? tmpdir(), tempRootName()),
+    tmpRoot: join(options.tempRoot ?? tmpdir(), tempRootName()),
     callHeapMb: options.callHeapMb ?? 128,
     callStackMb: options.callStackMb ?? 4,
     timeoutGraceMs: options.timeoutGraceMs ?? 100,
@@ -257,23 +250,20 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
     maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,
-    maxLogBytes: options.maxLogBytes ?? 65_536,
+    maxLogChars: options.maxLogChars ?? 65_536,
     allowAddons: options.allowAddons ?? false,
     env,
     rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
     clock: options.clock ?? systemClock,
-    selftestConcurrency: options.selftestConcurrency ?? cores,
+    maxConcurrentSelftests: options.maxConcurrentSelftests ?? cores,
     isolation: options.isolation ?? 'worker',
-    readHeapMb: options.readHeapMb ?? 64,
-    readTimeoutMs: options.readTimeoutMs ?? 5_000,
+    readHeapMb: readLimits.heapMb,
+    readTimeoutMs: readLimits.timeoutMs,
     cores,
     // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
     logger: sanitizingLogger(options.logger ?? stderrLogger),
-    schemaLimits: {
-      maxSchemaBytes: options.maxSchemaBytes ?? DEFAULT_SCHEMA_LIMITS.maxSchemaBytes,
-      maxSchemaDepth: options.maxSchemaDepth ?? DEFAULT_SCHEMA_LIMITS.maxSchemaDepth,
-    },
-    schemaCompileBudgetMs: options.schemaCompileBudgetMs ?? 250,
+    schemaLimits,
+    readLimits,
     errorStacksToModel: options.errorStacksToModel === true,
     allowNetwork: network.allowNetwork,
     network,

@@ -1,9 +1,9 @@
 /**
- * The host's own temp folder, `toolhost-<pid>-<hex>` under the `tmpDir` option: calls' tmpDirs and
+ * The host's own temp folder, `toolhost-<pid>-<hex>` under the `tempRoot` option: calls' tmpDirs and
  * the package snapshots live in it. `close()` removes it. A host that is never closed (a short
  * script, a crash) has it removed synchronously when the process exits, and folders left by a process
  * that could not run its exit handlers (SIGKILL, Ctrl-C, a power cut) are swept by the next host made
- * in the same `tmpDir`. A folder whose pid is alive is never touched: other hosts may be using it.
+ * in the same `tempRoot`. A folder whose pid is alive is never touched: other hosts may be using it.
  */
 import { rmSync } from 'node:fs';
 import { readdir, rm } from 'node:fs/promises';

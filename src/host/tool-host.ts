@@ -27,29 +27,21 @@ import { type PinReport, pinModules } from '../lock/pin.js';
 import { Pins } from '../lock/pins.js';
 import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
-import type { OfferedTool } from '../registry/generation.js';
+import type { HostTool, ModuleStatus, OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
-import { type HostTool, type ModuleStatus, Registry } from '../registry/registry.js';
-import { validateInput } from '../schema/json-schema.js';
+import { Registry } from '../registry/registry.js';
 import { expectFunction, expectPositiveInteger } from '../shared/expect.js';
 import { snapshotsFolder } from '../snapshot/layout.js';
 import { Snapshots } from '../snapshot/snapshot.js';
 import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
 import { rereadModule } from '../sources/read-version.js';
-import { resolveSource } from '../sources/resolve-path.js';
+import type { ToolSource, ToolSourceHandle, WatchOptions } from '../sources/watched-sources.js';
+import type { CallOptions } from './call-options.js';
+import { callTarget } from './call-target.js';
+import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
+import { NetworkCounts } from './network-counts.js';
 import {
-  ServedSource,
-  type SourceLister,
-  sourceHost,
-  type ToolSource,
-  type ToolSourceHandle,
-  type WatchOptions,
-  watchFolder,
-} from '../sources/watched-sources.js';
-import type { LoadReport, NetworkEvent, SelftestReport, ToolHostEvents } from './events.js';
-import {
-  type CallOptions,
   expectLockFile,
   expectTier,
   type LoadOptions,
@@ -59,6 +51,7 @@ import {
   type Settings,
   type ToolHostOptions,
 } from './options.js';
+import { ServedSources } from './served-sources.js';
 import { holdTempRoot, releaseTempRoot, sweepDeadTempRoots } from './temp-root.js';
 
 export class ToolHost extends EventEmitter<ToolHostEvents> {
@@ -68,12 +61,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #pools: DomainPools;
   readonly #registry: Registry;
   readonly #loading: LoadingParts;
-  readonly #served = new Set<ServedSource>();
+  readonly #served: ServedSources;
   /** The sweep of folders left by dead processes, started with the host. */
   readonly #swept: Promise<void>;
   #callSequence = 0;
-  /** Each package's connections through its egress proxy, by its source folder. */
-  readonly #networkCounts = new Map<string, { allowed: number; refused: number; overBudget: number }>();
+  readonly #networkCounts: NetworkCounts;
   #closed = false;
   /** Aborts when the host closes: in-process calls still running answer `HOST_CLOSED`. */
   readonly #closing = new AbortController();
@@ -84,26 +76,19 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     super();
     const settings = resolveSettings(options);
     this.#settings = settings;
+    this.#networkCounts = new NetworkCounts((event) => this.emit('network', event), settings.logger);
     // First: a lock that can't be used throws before the host holds anything.
     const pins =
       settings.lockFile === undefined
         ? undefined
         : new Pins(settings.lockFile, (message) => settings.logger.warn(message));
-    this.#reader = new DeclarationReader(
-      {
-        heapMb: settings.readHeapMb,
-        timeoutMs: settings.readTimeoutMs,
-        schema: settings.schemaLimits,
-        schemaCompileBudgetMs: settings.schemaCompileBudgetMs,
-      },
-      settings.cores,
-    );
+    this.#reader = new DeclarationReader(settings.readLimits, settings.cores);
     this.#snapshots = new Snapshots(snapshotsFolder(settings.tmpRoot), settings.store);
     this.#pools = new DomainPools(
       settings,
       new WorkerFlags(settings),
       (source, message) => this.#fault(source, message),
-      (event) => this.#network(event),
+      (event) => this.#networkCounts.record(event),
     );
     const reporter = new ModuleReporter((event) => this.emit('module', event), settings.logger);
     this.#registry = new Registry({
@@ -123,6 +108,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
     };
+    this.#served = new ServedSources({
+      registry: this.#registry,
+      unload: (path) => this.unload(path),
+      fault: (source, message) => this.#fault(source, message),
+    });
     this.#unwatchLock =
       pins === undefined ? () => {} : watchLockFile(pins.file, () => this.#registry.refreshPins());
     holdTempRoot(settings.tmpRoot);
@@ -157,10 +147,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
    */
   async addSource(source: ToolSource, options: LoadOptions = {}): Promise<ToolSourceHandle> {
     this.#assertOpen();
-    const list = typeof source === 'function' ? async () => source() : async () => [...source];
-    const served = this.#serve(list, options);
-    await served.refresh();
-    return served;
+    return this.#served.add(source, (path) => this.load(path, options));
   }
 
   /**
@@ -170,45 +157,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
    */
   async watch(directory: string, options: WatchOptions & LoadOptions = {}): Promise<ToolSourceHandle> {
     this.#assertOpen();
-    expectPositiveInteger('debounceMs', options.debounceMs);
-    expectPositiveInteger('stableMs', options.stableMs);
-    const root = resolve(directory);
-    await resolveSource(root).catch((error: unknown) => {
-      // A folder of packages has no package.json itself; only a missing folder is a mistake here.
-      if (error instanceof ToolHostError && error.code === 'PATH_NOT_FOUND') throw error;
-    });
-    const folder = watchFolder(root, {
-      debounceMs: options.debounceMs ?? 250,
-      stableMs: options.stableMs ?? 100,
-      onChange: () => {
-        served.refresh().catch((error: unknown) => this.#fault(root, `refreshing failed: ${String(error)}`));
-      },
-    });
-    const served = this.#serve(folder.list, options, folder.close);
-    await served.refresh();
-    folder.start();
-    return served;
-  }
-
-  #serve(list: SourceLister, options: LoadOptions, onClose: () => void = () => {}): ServedSource {
-    const registry = this.#registry;
-    const host = {
-      load: (path: string) => this.load(path, options),
-      unload: (path: string) => this.unload(path),
-      setProblem: (path: string, reason: string | undefined) => {
-        if (reason !== undefined || registry.hasProblem(path))
-          registry.publish({ type: 'problem', path, reason });
-      },
-      get closed() {
-        return registry.closed;
-      },
-    };
-    const served = new ServedSource(list, sourceHost(host), () => {
-      this.#served.delete(served);
-      onClose();
-    });
-    this.#served.add(served);
-    return served;
+    return this.#served.watch(directory, options, (path) => this.load(path, options));
   }
 
   /**
@@ -253,10 +202,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   /** Every known module: offered, left out (and why), or waiting for a re-read (and when). */
   status(): ModuleStatus[] {
-    return this.#registry.generation.statuses.map((status) => {
-      const counts = this.#networkCounts.get(status.source);
-      return counts === undefined ? { ...status } : { ...status, network: { ...counts } };
-    });
+    return this.#registry.generation.statuses.map((status) => this.#networkCounts.withCounts(status));
   }
 
   /** The `tools` param of the Messages API for the offered tools. */
@@ -282,23 +228,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     expectPositiveInteger('timeoutMs', options.timeoutMs);
     expectFunction('onOutput', options.onOutput);
     if (this.#closed) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
-    const { tools } = this.#registry.generation;
-    const tool = typeof name === 'string' ? tools.get(name) : undefined;
-    if (tool === undefined) {
-      const names = [...tools.keys()];
-      return errorOutcome(
-        'UNKNOWN_TOOL',
-        `unknown tool ${JSON.stringify(String(name))}; available tools: ${names.length === 0 ? '(none)' : names.join(', ')}`,
-      );
-    }
-    const check = validateInput(tool.validate, args);
-    if (!check.valid) {
-      return errorOutcome(
-        'INVALID_INPUT',
-        `the input does not match the tool's parameterSchema:\n${check.errors.map((line) => `- ${line}`).join('\n')}`,
-      );
-    }
-    return this.#invoke(tool, 'run', args, options);
+    const target = callTarget(this.#registry.generation.tools, name, args);
+    if ('refused' in target) return target.refused;
+    return this.#invoke(target.tool, 'run', args, options);
   }
 
   /**
@@ -310,7 +242,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     expectPositiveInteger('timeoutMs', options.timeoutMs);
     const callOptions: CallOptions = options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs };
     return runSelftests(names ?? [...this.#registry.generation.tools.keys()], {
-      concurrency: this.#settings.selftestConcurrency,
+      concurrency: this.#settings.maxConcurrentSelftests,
       // Looked up as each one starts: a package updated meanwhile runs its new version's selftest.
       lookup: (name) => this.#registry.generation.tools.get(name),
       run: (tool) => this.#invoke(tool, 'selftest', undefined, callOptions),
@@ -327,7 +259,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     this.#closing.abort();
     this.#unwatchLock();
     this.#registry.close();
-    for (const served of [...this.#served]) served.stop();
+    this.#served.stop();
     await Promise.all([this.#reader.close(), this.#pools.close(), this.#snapshots.close(), this.#swept]);
     await rm(this.#settings.tmpRoot, { recursive: true, force: true, maxRetries: 2 });
     releaseTempRoot(this.#settings.tmpRoot);
@@ -352,23 +284,6 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       inProcess: { settings: this.#pools.inProcessSettings(), closing: this.#closing.signal },
       emit: this,
     });
-  }
-
-  #network(event: NetworkEvent): void {
-    let counts = this.#networkCounts.get(event.source);
-    if (counts === undefined) {
-      counts = { allowed: 0, refused: 0, overBudget: 0 };
-      this.#networkCounts.set(event.source, counts);
-    }
-    if (event.allowed) counts.allowed += 1;
-    else if (event.bytes !== undefined) counts.overBudget += 1;
-    else counts.refused += 1;
-    try {
-      this.emit('network', event);
-    } catch (error) {
-      // A listener's throw must not reach the proxy's report loop; it is the host user's to see.
-      this.#settings.logger.error(`a network listener threw: ${String(error)}`);
-    }
   }
 
   #fault(source: string, message: string): void {

@@ -57,7 +57,7 @@ export class CallLog {
   readonly #held: Record<Stream, string> = { stdout: '', stderr: '' };
   #sent = 0;
   #left = 0;
-  #droppedBytes = 0;
+  #droppedChars = 0;
   #ended = false;
 
   constructor(wish: LogWish, toolName: string) {
@@ -69,7 +69,7 @@ export class CallLog {
   /** A piece of the call's output: its whole lines are sent now. */
   take(event: ToolOutputEvent): void {
     if (this.#ended) return;
-    this.#droppedBytes += event.droppedBytes;
+    this.#droppedChars += event.droppedChars;
     for (const log of event.logs) {
       const text = this.#held[log.stream] + log.text;
       const end = text.lastIndexOf('\n');
@@ -88,10 +88,10 @@ export class CallLog {
     if (this.#ended) return;
     for (const stream of ['stdout', 'stderr'] as const) this.#lines(stream, this.#held[stream]);
     this.#ended = true;
-    if ((this.#droppedBytes === 0 && this.#left === 0) || LEVELS.indexOf('warning') < this.#floor) return;
+    if ((this.#droppedChars === 0 && this.#left === 0) || LEVELS.indexOf('warning') < this.#floor) return;
     const lost = [
       ...(this.#left > 0 ? [`${this.#left} more lines`] : []),
-      ...(this.#droppedBytes > 0 ? [`${this.#droppedBytes} bytes the host dropped`] : []),
+      ...(this.#droppedChars > 0 ? [`${this.#droppedChars} bytes the host dropped`] : []),
     ];
     this.#send('warning', `output not sent: ${lost.join(' and ')}`);
   }

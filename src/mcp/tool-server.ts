@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/server/validators/ajv';
 import type { ToolInfo } from '../declaration/check.js';
-import type { CallOptions } from '../host/options.js';
+import type { CallOptions } from '../host/call-options.js';
 import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';

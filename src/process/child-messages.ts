@@ -115,7 +115,7 @@ export function parseChildMessage(value: unknown, limits: ReplyLimits): ChildNot
     return { type, taskId, data: data.ok ? data.value : undefined };
   }
   if (type === 'log') {
-    const logs = parseLogs(own(message, 'logs'), limits.maxLogBytes);
+    const logs = parseLogs(own(message, 'logs'), limits.maxLogChars);
     return { type, taskId, logs: logs.ok ? logs.value : undefined };
   }
   if (type === 'reply') {
@@ -158,9 +158,9 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
 }
 
 /**
- * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogBytes` of output,
+ * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogChars` of output,
  * as JSON (where a control character takes six bytes), and some room for the rest.
  */
 export function maxChildFrameBytes(limits: ReplyLimits): number {
-  return 6 * (limits.maxResultBytes + limits.maxLogBytes) + 1024 * 1024;
+  return 6 * (limits.maxResultBytes + limits.maxLogChars) + 1024 * 1024;
 }

@@ -78,7 +78,7 @@ export class ProcessDomainPool implements CallPool {
         task,
         onProgress: hooks.onProgress,
         onLogs: hooks.onLogs,
-        maxLogBytes: this.#options.limits.call.maxLogBytes,
+        maxLogChars: this.#options.limits.call.maxLogChars,
         resolve,
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);

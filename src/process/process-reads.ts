@@ -31,7 +31,7 @@ interface PendingRead {
 }
 
 /** A read reply is five declaration fields of at most 1 MiB each (MAX_FIELD_BYTES), as JSON. */
-const READ_REPLY_LIMITS: ReplyLimits = { maxResultBytes: 8 * 1024 * 1024, maxLogBytes: 0 };
+const READ_REPLY_LIMITS: ReplyLimits = { maxResultBytes: 8 * 1024 * 1024, maxLogChars: 0 };
 
 function outcomeFor(end: ChildEnd, memoryMb: number): ReadOutcome {
   if (end.cause === 'ended') return CLOSED_OUTCOME;

@@ -10,7 +10,7 @@ import type { ToolInfo } from '../declaration/check.js';
 import type { LockDifference } from '../lock/difference.js';
 import type { PinVerdict } from '../lock/pins.js';
 import type { InputValidator } from '../schema/json-schema.js';
-import type { Snapshot } from '../snapshot/snapshot.js';
+import type { Snapshot } from '../snapshot/layout.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
 import type { JsonSchema, ToolAnnotations, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';
@@ -86,6 +86,13 @@ export interface OfferedTool {
   origin: { kind: 'host'; tool: HostTool } | { kind: 'module'; record: ModuleRecord };
 }
 
+/**
+ * Where a known module stands: offered to the model, left out (its `code` and `reason` say why),
+ * or left out until a re-read (its read ran over its time bound; `nextRereadAt` says when). The
+ * `state` of a {@link ModuleStatus}, and the `type` of a `module` event besides `removed`.
+ */
+export type ModuleState = 'offered' | 'left-out' | 'reread-pending';
+
 /** One known module as `host.status()` shows it. */
 export interface ModuleStatus {
   /** The module file. */
@@ -100,8 +107,8 @@ export interface ModuleStatus {
    * node_modules by identity). Any change in the package is a new version of all its modules.
    */
   version?: string;
-  /** `reading` is never shown: a module under its first read is not known until it has been read. */
-  state: 'offered' | 'left-out' | 'reread-pending' | 'reading';
+  /** A module under its first read is not shown: it is known once it has been read. */
+  state: ModuleState;
   code?: LeftOutCode;
   reason?: string;
   /**

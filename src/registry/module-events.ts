@@ -38,18 +38,11 @@ export class ModuleReporter {
       if (old !== undefined && sameStatus(old, status)) continue;
       if (status.state === 'reread-pending' && status.nextRereadAt === undefined) continue;
       if (status.state === 'left-out' || status.state === 'reread-pending') this.#logOnce(status);
-      const wasRereading = old?.state === 'reread-pending' && old.nextRereadAt !== undefined;
-      const type: ModuleEvent['type'] =
-        status.state === 'reread-pending'
-          ? 'reread-scheduled'
-          : wasRereading
-            ? 'reread-result'
-            : status.state === 'offered'
-              ? 'offered'
-              : 'left-out';
-      events.push({ type, status: { ...status } });
+      const reread = old?.state === 'reread-pending' && old.nextRereadAt !== undefined;
+      events.push({ type: status.state, reread, status: { ...status } });
     }
-    for (const removed of before.values()) events.push({ type: 'removed', status: { ...removed } });
+    for (const removed of before.values())
+      events.push({ type: 'removed', reread: false, status: { ...removed } });
     // Recorded before anyone hears of it: a listener may publish again.
     this.#reported = reported;
     for (const event of events) this.#emit(event);

@@ -22,9 +22,8 @@ import {
   type SourceProblem,
   type SourceVersion,
 } from './generation.js';
+import { pinCheckOf, pinnableModules } from './pinning.js';
 import { type Clock, RereadSchedule } from './reread-schedule.js';
-
-export type { HostTool, ModuleStatus } from './generation.js';
 
 /** One change to the registry. */
 export type RegistryChange =
@@ -78,21 +77,7 @@ export class Registry {
 
   constructor(options: RegistryOptions) {
     this.#options = options;
-    const { pins } = options;
-    this.#pinCheck =
-      pins === undefined
-        ? undefined
-        : (record, info) =>
-            pins.verdict(
-              {
-                kind: record.source.kind,
-                packageName: record.source.packageName,
-                root: record.source.root,
-                path: record.path,
-              },
-              info,
-              record.source.snapshot?.digest,
-            );
+    this.#pinCheck = pinCheckOf(options.pins);
   }
 
   /**
@@ -106,34 +91,10 @@ export class Registry {
 
   /**
    * The modules whose declarations were read and checked and that are offered, or withheld only by
-   * the lock: what pinning records. A module left out for a clash of names is not among them.
+   * the lock: what pinning records (see {@link pinnableModules}).
    */
   pinnable(): PinnableModule[] {
-    const found: PinnableModule[] = [];
-    for (const version of this.#sources.values()) {
-      const content = version.snapshot?.digest;
-      if (content === undefined) continue;
-      for (const record of version.modules) {
-        if (record.read.kind !== 'read') continue;
-        const status = this.#generation.statuses.find(
-          (candidate) => candidate.source === version.root && candidate.path === record.path,
-        );
-        const withheldByLock =
-          status?.code === 'NOT_PINNED' ||
-          status?.code === 'DECLARATION_CHANGED' ||
-          status?.code === 'CODE_CHANGED';
-        if (status?.state !== 'offered' && !withheldByLock) continue;
-        found.push({
-          kind: version.kind,
-          packageName: version.packageName,
-          root: version.root,
-          path: record.path,
-          info: record.read.info,
-          content,
-        });
-      }
-    }
-    return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return pinnableModules(this.#sources.values(), this.#generation.statuses);
   }
 
   get generation(): Generation {

@@ -32,9 +32,14 @@ export function childrenOf(pid: number): number[] {
 
 /** Every process below `pid` (its children, theirs, …), at most 10 000. */
 export function descendantsOf(pid: number): number[] {
+  return withDescendants(childrenOf(pid));
+}
+
+/** `roots` and every process below them, each once, at most 10 000. */
+export function withDescendants(roots: readonly number[]): number[] {
   const found: number[] = [];
   const seen = new Set<number>();
-  const queue = childrenOf(pid);
+  const queue = [...roots];
   while (queue.length > 0 && found.length < 10_000) {
     const next = queue.shift() as number;
     if (seen.has(next)) continue;

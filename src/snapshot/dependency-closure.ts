@@ -15,8 +15,14 @@
  */
 import { lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import type { Dependencies } from './dependency-trees.js';
 import { listTree, type TreeEntry, VCS_FOLDERS } from './package-scan.js';
+
+/** A package's installed dependencies as listed for a snapshot. */
+export interface Dependencies {
+  /** The real path of the package's node_modules. */
+  base: string;
+  entries: TreeEntry[];
+}
 
 /** A manifest larger than this is not read for dependencies (a package.json is a few KB). */
 const MAX_MANIFEST_BYTES = 1024 * 1024;

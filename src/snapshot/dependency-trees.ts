@@ -7,17 +7,10 @@
  */
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { listDependencyClosure } from './dependency-closure.js';
+import type { Dependencies } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
 import { buildingFolder, linkTarget, treeFolder } from './layout.js';
-import { forEachLimit, makeFolders, settled, type TreeEntry } from './package-scan.js';
-
-/** A package's installed dependencies as listed for a snapshot. */
-export interface Dependencies {
-  /** The real path of the package's node_modules. */
-  base: string;
-  entries: TreeEntry[];
-}
+import { forEachLimit, makeFolders, settled } from './package-scan.js';
 
 export interface DependencyTree {
   /** Holds `node_modules/` and the version folders that use it. */
@@ -26,11 +19,6 @@ export interface DependencyTree {
   refs: number;
   /** Settles once the tree is built (or failed to be). */
   ready: Promise<void>;
-}
-
-/** What the package's tools can import from its node_modules now, or undefined when it has none. */
-export function listDependencies(root: string, signal: AbortSignal): Promise<Dependencies | undefined> {
-  return listDependencyClosure(root, signal);
 }
 
 export class DependencyTrees {

@@ -4,7 +4,7 @@
  * worker imports, the package's paths in messages, and where a link of the package points in the
  * copy. Whoever makes or reads those folders takes their names from here.
  *
- *   <tmpDir>/toolhost-<pid>-<8 hex>/                      a host's temp root
+ *   <tempRoot>/toolhost-<pid>-<8 hex>/                      a host's temp root
  *     snapshots/store/                                    the host's records of the file store
  *     snapshots/<slug of the package root>/               a trust domain
  *       nm-<fingerprint>-<n>/                             one per state of what the package can import
@@ -13,9 +13,27 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Snapshot } from './snapshot.js';
+import { isWithin } from '../shared/paths.js';
+
+/** One version of a package (or of a module loaded on its own), frozen. */
+export interface Snapshot {
+  /** The version: a hash of the package's own files and of its node_modules' identity. */
+  readonly id: string;
+  /**
+   * The whole hash `id` is the start of (`sha256:<hex>`): what a lock pins as the version's content,
+   * where 64 bits would leave a collision within reach of an author who makes both versions.
+   */
+  readonly digest: string;
+  /** The package folder or the module file it is a copy of. */
+  readonly root: string;
+  readonly kind: 'package' | 'module';
+  /** The version folder: modules are imported from here. */
+  readonly folder: string;
+  /** What a strict worker may read: this version and the dependency tree beside it. */
+  readonly grant: string;
+}
 
 /** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */
 export function snapshotUrl(snapshot: Snapshot, modulePath: string): string {
@@ -59,15 +77,11 @@ export function linkTarget(
   const pointsTo = isAbsolute(entry.target) ? entry.target : resolve(dirname(from), entry.target);
   const linkInCopy = join(part === 'own' ? layout.version : layout.dependencies, entry.rel);
   let inCopy: string | undefined;
-  if (within(dependencyBase, pointsTo))
+  if (isWithin(dependencyBase, pointsTo))
     inCopy = join(layout.dependencies, relative(dependencyBase, pointsTo));
-  else if (part === 'own' && within(ownBase, pointsTo))
+  else if (part === 'own' && isWithin(ownBase, pointsTo))
     inCopy = join(layout.version, relative(ownBase, pointsTo));
   return inCopy === undefined ? pointsTo : relative(dirname(linkInCopy), inCopy);
-}
-
-function within(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(`${folder}${sep}`);
 }
 
 /** The module-format part (`type`) of the nearest package.json above `folder`, if there is one. */
@@ -135,7 +149,7 @@ export function buildingFolder(folder: string): string {
 
 /**
  * The version folders of `root`'s snapshots at `version` that hosts made under `tmpDir` (their
- * `tmpDir` option): where a tool writing beside its own module file writes. For tools that watch
+ * `tempRoot` option): where a tool writing beside its own module file writes. For tools that watch
  * what a selftest writes (the `toolhost selftest` command).
  */
 export async function snapshotFoldersOf(tmpDir: string, root: string, version: string): Promise<string[]> {

@@ -23,14 +23,17 @@
 import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
 import { basename, dirname, join, sep } from 'node:path';
-import {
-  type Dependencies,
-  type DependencyTree,
-  DependencyTrees,
-  listDependencies,
-} from './dependency-trees.js';
+import { type Dependencies, listDependencyClosure } from './dependency-closure.js';
+import { type DependencyTree, DependencyTrees } from './dependency-trees.js';
 import { FileStore } from './file-store.js';
-import { buildingFolder, hostStoreFolder, linkTarget, nearestPackageScope, versionFolder } from './layout.js';
+import {
+  buildingFolder,
+  hostStoreFolder,
+  linkTarget,
+  nearestPackageScope,
+  type Snapshot,
+  versionFolder,
+} from './layout.js';
 import {
   dependencyFingerprint,
   forEachLimit,
@@ -48,24 +51,6 @@ import { pruneStore } from './store-prune.js';
 export interface StoreSettings {
   folder: string;
   maxBytes: number;
-}
-
-/** One version of a package (or of a module loaded on its own), frozen. */
-export interface Snapshot {
-  /** The version: a hash of the package's own files and of its node_modules' identity. */
-  readonly id: string;
-  /**
-   * The whole hash `id` is the start of (`sha256:<hex>`): what a lock pins as the version's content,
-   * where 64 bits would leave a collision within reach of an author who makes both versions.
-   */
-  readonly digest: string;
-  /** The package folder or the module file it is a copy of. */
-  readonly root: string;
-  readonly kind: 'package' | 'module';
-  /** The version folder: modules are imported from here. */
-  readonly folder: string;
-  /** What a strict worker may read: this version and the dependency tree beside it. */
-  readonly grant: string;
 }
 
 /** A file changed between a snapshot's scan and its copy. */
@@ -138,7 +123,7 @@ export class Snapshots {
   async #takeOnce(root: string, kind: 'package' | 'module', signal: AbortSignal): Promise<Snapshot> {
     const own =
       kind === 'package' ? await this.#ownFiles(root, signal) : await this.#loneModule(root, signal);
-    const dependencies = kind === 'package' ? await listDependencies(root, signal) : undefined;
+    const dependencies = kind === 'package' ? await listDependencyClosure(root, signal) : undefined;
     const dependencyPrint = dependencies === undefined ? 'none' : dependencyFingerprint(dependencies.entries);
     const digest = createHash('sha256')
       .update(`${kind}\n${ownFingerprint(own)}\n${dependencyPrint}\n`)

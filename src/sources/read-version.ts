@@ -12,8 +12,8 @@ import { fieldLocation, syntaxErrorLocation } from '../declaration/error-locatio
 import type { DeclarationReader, RawRead } from '../declaration/reader.js';
 import type { VersionReads } from '../process/process-domains.js';
 import type { ModuleRead, ModuleRecord, SourceVersion } from '../registry/generation.js';
-import { snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
-import type { Snapshot, Snapshots } from '../snapshot/snapshot.js';
+import { type Snapshot, snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
+import type { Snapshots } from '../snapshot/snapshot.js';
 import {
   type ListedModule,
   listPackage,

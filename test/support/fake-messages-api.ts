@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import { afterEach, beforeEach, expect } from 'vitest';
-import { type LoopTool, type ToolLoopBody, ToolLoopError } from '../../dist/src/loop/index.js';
+import { type LoopTool, type ToolLoopBody, ToolLoopError } from '../../dist/src/index.js';
 
 /** A content block of a scripted reply. */
 export type FakeBlock =

@@ -9,7 +9,6 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import {
-  type Clock,
   type Logger,
   type ModuleEvent,
   type ModuleStatus,
@@ -18,6 +17,7 @@ import {
   type ToolHostOptions,
   type ToolOutcome,
 } from '../../dist/src/index.js';
+import type { Clock } from '../../dist/src/registry/reread-schedule.js';
 import { generatedModule, isGeneratedModule } from './generated-modules.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));

@@ -133,7 +133,7 @@ export const forgedReply: fc.Arbitrary<Spec> = fc
           fc.constant(json([{ stream: 'fd3', text: 'x' }])),
         ),
       ),
-      droppedLogBytes: field(fc.constantFrom(json(0), json(-5), json(2 ** 60))),
+      droppedLogChars: field(fc.constantFrom(json(0), json(-5), json(2 ** 60))),
       progressSent: field(fc.constantFrom(json(0), json(1), json(1000), json(1_000_000_000))),
       error: field(
         fc

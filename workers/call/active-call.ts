@@ -9,7 +9,7 @@ export interface ActiveCall {
   logs: CapturedLog[];
   /** Characters kept in `logs`. */
   logChars: number;
-  droppedLogBytes: number;
+  droppedLogChars: number;
   /** Timers the call started (made on first use: most calls start none). */
   timeouts: Set<NodeJS.Timeout> | undefined;
   immediates: Set<NodeJS.Immediate> | undefined;
@@ -37,7 +37,7 @@ export function newCall(task: CallTask): ActiveCall {
     task,
     logs: [],
     logChars: 0,
-    droppedLogBytes: 0,
+    droppedLogChars: 0,
     timeouts: undefined,
     immediates: undefined,
     tmpDirMade: false,

@@ -76,7 +76,7 @@ const settings: Readonly<CallWorkerData> = Object.freeze({
   dataDir: String(given.dataDir),
   tmpDir: String(given.tmpDir),
   maxResultBytes: Number(given.maxResultBytes),
-  maxLogBytes: Number(given.maxLogBytes),
+  maxLogChars: Number(given.maxLogChars),
   allowAddons: given.allowAddons === true,
   permissionTier: given.permissionTier === 'process' ? 'process' : 'strict',
 });
@@ -93,7 +93,7 @@ if (given.egress !== undefined) {
   });
 }
 hardenWorker({ allowAddons: settings.allowAddons });
-installCapture(settings.maxLogBytes);
+installCapture(settings.maxLogChars);
 installTimerTracking();
 const exit = process.exit.bind(process);
 
@@ -267,7 +267,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     isError: encoded.isError,
     cutBytes: encoded.cutBytes,
     logs: call.logs,
-    droppedLogBytes: call.droppedLogBytes,
+    droppedLogChars: call.droppedLogChars,
     progressSent: progressOf(call),
     logNotesSent: logNotesOf(call),
   };
@@ -280,7 +280,7 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
   // A reply the host would refuse as over its caps (measured differently there) never crosses: about
   // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
-  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogBytes) + 65_536 });
+  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogChars) + 65_536 });
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);
@@ -312,7 +312,7 @@ function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: u
     ok: false,
     error: stack === undefined ? { code, message } : { code, message, stack },
     logs: call.logs,
-    droppedLogBytes: call.droppedLogBytes,
+    droppedLogChars: call.droppedLogChars,
     progressSent: progressOf(call),
     logNotesSent: logNotesOf(call),
   };

@@ -2,7 +2,7 @@
  * A tool's printing never reaches the host's stdout (which may be a protocol channel): what it
  * writes through `process.stdout`/`process.stderr`, `console`, `process._rawDebug` or `node:fs`
  * (`write`, `writev`, `writeFile` and their sync forms) on file descriptors 1 and 2 is kept, up to
- * `maxLogBytes` characters per call, and handed to the host with the call's reply, or while the call
+ * `maxLogChars` characters per call, and handed to the host with the call's reply, or while the call
  * runs when the host listens (forward-logs.ts). Writes that get around this (`Writable.prototype.write.call(process.stdout)`)
  * reach the worker's own stdio stream, which the host reads and drops: it is not piped to the host's.
  */
@@ -28,7 +28,7 @@ function keep(stream: Stream, value: string, maxLogChars: number): void {
   if (call === undefined || value === '') return;
   const room = maxLogChars - call.logChars;
   const kept = room >= value.length ? value : value.slice(0, Math.max(room, 0));
-  call.droppedLogBytes += value.length - kept.length;
+  call.droppedLogChars += value.length - kept.length;
   if (kept === '') return;
   call.logChars += kept.length;
   // Consecutive writes to one stream share an entry, so a million one-byte writes stay one entry.

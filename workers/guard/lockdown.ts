@@ -125,7 +125,7 @@ function replacedReply(message: unknown, problem: string): object {
     code: 'TOOL_BAD_RESULT',
     message: `the tool's reply changed after it was checked: ${problem}`,
   };
-  const result = { ok: false, error, logs: [], droppedLogBytes: 0, progressSent: 0 };
+  const result = { ok: false, error, logs: [], droppedLogChars: 0, progressSent: 0 };
   return { taskId, result, error: null, time: null };
 }
 

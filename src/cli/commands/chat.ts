@@ -6,7 +6,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolOutcome } from '../../boundary/outcome.js';
-import { type LoopHost, runTools, ToolLoopError } from '../../loop/index.js';
+import { ToolLoopError } from '../../loop/loop-error.js';
+import type { LoopHost } from '../../loop/loop-host.js';
+import { runTools } from '../../loop/run-tools.js';
 import type { ChatArgs } from '../args/command-line.js';
 import { DEFAULT_CHAT_MODEL } from '../args/flags.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
@@ -68,7 +70,7 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
     if (!args.json) {
       host.on('output', (event) => {
         for (const log of event.logs)
-          io.stderr.write(style.dim(`│ ${event.toolName}: ${log.text.replace(/\n$/, '')}\n`));
+          io.stderr.write(style.dim(`│ ${event.name}: ${log.text.replace(/\n$/, '')}\n`));
       });
     }
 

@@ -9,7 +9,7 @@ import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
 import { isProcessTierNotice } from '../../process/process-tier.js';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DataDirArgs, HostArgs } from '../args/command-line.js';
 import type { CommandName } from '../args/command-names.js';

@@ -7,7 +7,7 @@ import type { ToolInfo } from '../../declaration/check.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
 import type { LockDifference } from '../../lock/difference.js';
 import { grantedRules, networkGrant } from '../../process/network/grant.js';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import type { PackagePermissions } from '../../sources/resolve-path.js';
 import type { ListArgs } from '../args/command-line.js';
 import { ExitCode } from '../exit-codes.js';

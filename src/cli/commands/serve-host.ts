@@ -43,7 +43,7 @@ export async function startServing(
   const host = createHost(args, stderr, { logger: serveLogger(stderr), longRunning: true });
   host.on('output', (event) => {
     for (const log of event.logs) {
-      writeMessage(stderr, messages.toolPrinted(event.toolName, escapeControl(truncate(log.text.trimEnd()))));
+      writeMessage(stderr, messages.toolPrinted(event.name, escapeControl(truncate(log.text.trimEnd()))));
     }
   });
   try {

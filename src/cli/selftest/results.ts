@@ -5,7 +5,7 @@
  */
 import { basename, sep } from 'node:path';
 import type { SelftestReport } from '../../host/events.js';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import { pathInPackage } from '../ui/package-paths.js';
 import type { LeftoverProcess } from './leftover-processes.js';
 import type { DetectedWrite } from './write-watch.js';

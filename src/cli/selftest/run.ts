@@ -5,7 +5,7 @@
  */
 import type { CapturedLog } from '../../boundary/protocol.js';
 import type { ToolHost } from '../../host/tool-host.js';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import type { SelftestArgs } from '../args/command-line.js';
 import { hostOptions, inSourceOrder, loadAll } from '../commands/host-setup.js';
 import { createSelftestDisplay } from '../ui/selftest-display.js';
@@ -70,7 +70,7 @@ export async function runInScratch(options: RunOptions): Promise<RunOutcome> {
     hostOptions: (stderr, scratch) =>
       hostOptions({ ...args, isolation: tier.tier }, stderr, {
         dataDir: scratch.dataDir,
-        selftestConcurrency: jobs,
+        maxConcurrentSelftests: jobs,
         // One spare thread per lane, for a worker still ending after its selftest answered.
         maxThreadsPerPool: jobs * 2,
       }),
@@ -121,9 +121,7 @@ async function firstRun(
   const host = run.runHost(io.stderr);
   const logs = new Map<string, CapturedLog[]>();
   const faults: FirstRun['faults'] = [];
-  host.on('output', (event) =>
-    logs.set(event.toolName, [...(logs.get(event.toolName) ?? []), ...event.logs]),
-  );
+  host.on('output', (event) => logs.set(event.name, [...(logs.get(event.name) ?? []), ...event.logs]));
   host.on('fault', (fault) => faults.push(fault));
 
   const reports = await loadAll(host, run.paths);

@@ -35,7 +35,7 @@ export async function makeScratch(): Promise<SelftestScratch> {
 
 /** A host whose calls' tmpDirs are made under `tmpRoot`, so a run can check none is left. */
 export function hostWithTmpRoot(options: ToolHostOptions, tmpRoot: string): ToolHost {
-  return new ToolHost({ ...options, tmpDir: tmpRoot });
+  return new ToolHost({ ...options, tempRoot: tmpRoot });
 }
 
 /**

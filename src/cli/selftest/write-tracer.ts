@@ -6,7 +6,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { ModuleStatus } from '../../registry/registry.js';
+import type { ModuleStatus } from '../../registry/generation.js';
 import { snapshotFoldersOf } from '../../snapshot/layout.js';
 import type { SelftestScratch } from './scratch.js';
 import {

@@ -5,7 +5,7 @@
  * breaks keeps them: its first line is the message, the rest follow indented.
  */
 import { APIError } from '@anthropic-ai/sdk';
-import type { ToolLoopError } from '../../loop/index.js';
+import type { ToolLoopError } from '../../loop/loop-error.js';
 import { messages } from './messages.js';
 
 /** What each API error type means, in words (the status follows in brackets). */
