@@ -8,14 +8,30 @@
  */
 import { Socket } from 'node:net';
 import type { TrackedWorker } from '../calls/thread-reaper.js';
-import { TrustDomainPool } from '../calls/worker-pool.js';
-import { readInWorker } from '../declaration/read-worker.js';
+import type { TrustDomainPool } from '../calls/worker-pool.js';
+import type { readInWorker } from '../declaration/read-worker.js';
 import { closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage } from './child-messages.js';
 import { encodeFrame, FrameReader } from './frames.js';
 
 // Before anything else: descriptors the host's own parents left open are not for tools.
 closeInheritedDescriptors(new Set([0, 1, 2, 3]));
+
+/**
+ * What this process is for, as the host started it (its one argument): only that part of toolhost
+ * is loaded, and it loads while the host places this process in its cgroup after its hello, rather
+ * than before the hello (the process's start-up is most of a first call's time).
+ */
+const mode = process.argv[2] === 'reads' ? 'reads' : 'calls';
+const calls =
+  mode === 'calls'
+    ? Promise.all([
+        import('../calls/worker-pool.js'),
+        // piscina too, which a pool loads when it is made.
+        import('../calls/piscina.js').then(({ piscina }) => piscina()),
+      ]).then(([module]) => module)
+    : undefined;
+const readerModule = mode === 'reads' ? import('../declaration/read-worker.js') : undefined;
 
 /** What the host may send in one frame: a call's arguments are the model's input. */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
@@ -33,19 +49,29 @@ function send(message: ChildMessage): void {
 }
 
 let pool: TrustDomainPool | undefined;
-let reads: { heapMb: number; timeoutMs: number } | undefined;
+let reads: { heapMb: number; timeoutMs: number; readInWorker: typeof readInWorker } | undefined;
 const readers = new Set<TrackedWorker>();
 const running = new Map<string, AbortController>();
+
+async function init(message: Extract<HostMessage, { type: 'init' }>): Promise<void> {
+  // Told to be what it was not started as: nothing is ready, and the host's start bound ends it.
+  if (message.mode !== mode || pool !== undefined || reads !== undefined) return;
+  if (message.mode === 'calls') {
+    const { TrustDomainPool } = await (calls as NonNullable<typeof calls>);
+    pool = new TrustDomainPool(message.limits, (fault) => send({ type: 'fault', message: fault }));
+  } else {
+    const { readInWorker } = await (readerModule as NonNullable<typeof readerModule>);
+    reads = { heapMb: message.heapMb, timeoutMs: message.timeoutMs, readInWorker };
+  }
+  send({ type: 'ready' });
+}
 
 function handle(message: HostMessage): void {
   switch (message.type) {
     case 'init':
-      if (message.mode === 'calls') {
-        pool = new TrustDomainPool(message.limits, (fault) => send({ type: 'fault', message: fault }));
-      } else {
-        reads = { heapMb: message.heapMb, timeoutMs: message.timeoutMs };
-      }
-      send({ type: 'ready' });
+      init(message).catch((error: unknown) =>
+        send({ type: 'fault', message: `the package's process could not start: ${String(error)}` }),
+      );
       return;
     case 'run':
       run(message.task);
@@ -81,7 +107,9 @@ function run(task: Extract<HostMessage, { type: 'run' }>['task']): void {
 
 function read(readId: number, moduleUrl: string, execArgv: string[]): void {
   if (reads === undefined) return;
-  readInWorker(moduleUrl, execArgv, { ...reads, workers: readers, closing: () => false })
+  const { heapMb, timeoutMs } = reads;
+  reads
+    .readInWorker(moduleUrl, execArgv, { heapMb, timeoutMs, workers: readers, closing: () => false })
     .then((outcome) => send({ type: 'read', readId, outcome }))
     .catch(() => {});
 }
