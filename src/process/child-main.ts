@@ -33,6 +33,12 @@ const calls =
     : undefined;
 const readerModule = mode === 'reads' ? import('../declaration/read-worker.js') : undefined;
 
+/**
+ * How long a call's `started` waits for its reply to go with (the host counts the call's timeout from
+ * `started`, so it may count from up to this much later).
+ */
+const STARTED_HOLD_MS = 1;
+
 /** What the host may send in one frame: a call's arguments are the model's input. */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
 
@@ -59,6 +65,8 @@ async function init(message: Extract<HostMessage, { type: 'init' }>): Promise<vo
   if (message.mode === 'calls') {
     const { TrustDomainPool } = await (calls as NonNullable<typeof calls>);
     pool = new TrustDomainPool(message.limits, (fault) => send({ type: 'fault', message: fault }));
+    // A spare: its worker starts while it waits for a package.
+    if (message.prestart === true) pool.prestart();
   } else {
     const { readInWorker } = await (readerModule as NonNullable<typeof readerModule>);
     reads = { heapMb: message.heapMb, timeoutMs: message.timeoutMs, readInWorker };
@@ -90,13 +98,29 @@ function run(task: Extract<HostMessage, { type: 'run' }>['task']): void {
   const { taskId } = task;
   const controller = new AbortController();
   running.set(taskId, controller);
+  // A call's start is told a moment late, and not at all when its reply comes first: one message,
+  // and one wake-up of the host, per short call instead of two. Progress goes after it, in order.
+  let started: NodeJS.Timeout | undefined;
+  const tellStarted = () => {
+    if (started === undefined) return;
+    clearTimeout(started);
+    started = undefined;
+    send({ type: 'started', taskId });
+  };
   pool
     .run(task, {
       signal: controller.signal,
-      onStarted: () => send({ type: 'started', taskId }),
-      onProgress: (data) => send({ type: 'progress', taskId, data }),
+      onStarted: () => {
+        started = setTimeout(tellStarted, STARTED_HOLD_MS);
+      },
+      onProgress: (data) => {
+        tellStarted();
+        send({ type: 'progress', taskId, data });
+      },
     })
     .then((reply) => {
+      clearTimeout(started);
+      started = undefined;
       // A cancelled call's reply too: it tells the host the call's thread is free again. The pool
       // delivered the call's progress before its reply; nothing is left to wait for.
       send({ type: 'reply', taskId, reply: { progressSent: 0, ...reply } });

@@ -156,14 +156,7 @@ export class DomainChild {
       return;
     }
     if (this.#killed !== undefined) return;
-    const nodeArgs = [
-      ...(options.allowAddons ? [] : ['--no-addons']),
-      // Its own isolate only speaks the protocol: a small young generation keeps it small (the
-      // workers' are set by their resourceLimits, not by this).
-      '--max-semi-space-size=1',
-      CHILD_MAIN,
-      this.#init.mode,
-    ];
+    const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN, this.#init.mode];
     const node = realpathSync(process.execPath);
     const [command, args] = sandbox.available
       ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]
