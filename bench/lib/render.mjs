@@ -154,6 +154,10 @@ function peerSection(result) {
     `isolated-vm ${result.isolatedVm} on Node ${result.node}: the echo in one isolate (64 MB memoryLimit) on the host's thread, arguments and result copied, a 30 s timeout per call; against host.call and raw piscina (${result.threads} threads), ${result.cycles} cycles, interleaved call by call.`,
     '',
     table(['Variant', 'Median', 'p99', 'Median vs host.call', 'n'], rows),
+    '',
+    result.outOfMemory === undefined
+      ? ''
+      : `An isolate (memoryLimit 16 MB) running \`const o = {}; for (let i = 0; ; i++) o["k" + i] = i;\` in a process standing for the host: ${result.outOfMemory.survived ? `the host lived (${result.outOfMemory.said})` : `V8 ran out of memory and the whole process ended (${result.outOfMemory.signal ?? `exit code ${result.outOfMemory.code}`})`}. The same as a tool in host.call with a 16 MB heap: ${result.outOfMemory.toolhost}, and the host lives.`,
   ].join('\n');
 }
 // --- end of the peer ---

@@ -6,6 +6,7 @@
  * only: on other lines (or where it is not installed) the scenario is skipped and says why.
  */
 
+import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +82,46 @@ isolate.dispose();
 await host.close();
 await raw.destroy();
 
+// What isolated-vm does not contain: a script that grows one object's properties until its isolate
+// is out of memory, in a process of its own standing for the host.
+const peerPath = fileURLToPath(new URL('../peer/package.json', import.meta.url));
+const oomScript = `
+const ivm = require('module').createRequire(${JSON.stringify(peerPath)})('isolated-vm');
+const isolate = new ivm.Isolate({ memoryLimit: 16 });
+const context = isolate.createContextSync();
+try {
+  isolate.compileScriptSync('const o = {}; for (let i = 0; ; i++) o["k" + i] = i;').runSync(context, { timeout: 60000 });
+} catch (error) {
+  console.log('caught: ' + error.message);
+}
+console.log('host alive');`;
+const outOfMemory = await new Promise((resolve) => {
+  const child = spawn(process.execPath, ['-e', oomScript], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => {
+    output += chunk;
+  });
+  child.once('exit', (code, signal) =>
+    resolve({
+      code,
+      signal,
+      survived: output.includes('host alive'),
+      said: output.trim().split('\n')[0] ?? '',
+    }),
+  );
+});
+// The same script as a tool, in a worker with a 16 MB heap.
+const bounded = new ToolHost({ logger: quietLogger(), callHeapMb: 16 });
+await bounded.load(fileURLToPath(new URL('../fixtures/dict-oom.js', import.meta.url)));
+const toolOutOfMemory = (await bounded.call('dict_oom', {})).error?.code ?? 'no error';
+await bounded.close();
+outOfMemory.toolhost = toolOutOfMemory;
+log(
+  `peer: an isolate out of memory: ${outOfMemory.survived ? 'the host lived' : `the host ended (${outOfMemory.signal ?? `exit ${outOfMemory.code}`})`}`,
+);
+
 report({
+  outOfMemory,
   node: process.versions.node,
   isolatedVm: createRequire(new URL('../peer/package.json', import.meta.url))('isolated-vm/package.json')
     .version,
