@@ -90,8 +90,77 @@ export function evaluateTargets(results) {
       });
     }
   }
+  targets.push(...processTierTargets(results['process-tier']));
   return targets;
 }
+
+// --- The process tier's targets (issue: a process tier that starts like a worker) ---
+function processTierTargets(result) {
+  if (result?.startup === undefined) return [];
+  const { startup, roundTrip, memory } = result;
+  const first = startup.process.firstCall.median / startup.worker.firstCall.median;
+  const warm = roundTrip.process.median / roundTrip.worker.median;
+  const pss = memory.process.childPssPerPackage;
+  return [
+    {
+      id: 'process-first-call',
+      target: 'process tier: first call to a fresh package ≤ 2 × the worker tier (medians)',
+      ratio: first,
+      measured: `${formatRatio(first)} (${formatMs(startup.process.firstCall.median)} vs ${formatMs(startup.worker.firstCall.median)})`,
+      met: first <= 2,
+    },
+    {
+      id: 'process-round-trip',
+      target: 'process tier: warm round trip ≤ 1.5 × the worker tier (medians)',
+      ratio: warm,
+      measured: `${formatRatio(warm)} (${formatMs(roundTrip.process.median)} vs ${formatMs(roundTrip.worker.median)})`,
+      met: warm <= 1.5,
+    },
+    {
+      id: 'process-idle-memory',
+      target: "process tier: an idle package's process ≤ 16 MB PSS",
+      value: pss,
+      measured: formatMb(pss),
+      met: pss <= 16 * MB,
+    },
+  ];
+}
+
+// --- The peer: isolated-vm, in the same run ---
+function peerSection(result) {
+  if (result.skipped !== undefined) return `## 12. The peer: isolated-vm\n\nSkipped: ${result.skipped}.`;
+  const names = {
+    rawPiscina: 'raw piscina `run`',
+    hostCall: '**host.call** (pooled worker)',
+    isolatedVm: 'isolated-vm `apply` (async), with a timeout',
+    isolatedVmSync: 'isolated-vm `applySync`, with a timeout',
+  };
+  const base = result.stats.hostCall;
+  const rows = Object.entries(names)
+    .filter(([key]) => result.stats[key] !== undefined)
+    .map(([key, label]) => {
+      const stats = result.stats[key];
+      return [
+        label,
+        formatMs(stats.median),
+        formatMs(stats.p99),
+        formatRatio(stats.median / base.median),
+        String(stats.n),
+      ];
+    });
+  return [
+    '## 12. The peer: isolated-vm',
+    '',
+    `isolated-vm ${result.isolatedVm} on Node ${result.node}: the echo in one isolate (64 MB memoryLimit) on the host's thread, arguments and result copied, a 30 s timeout per call; against host.call and raw piscina (${result.threads} threads), ${result.cycles} cycles, interleaved call by call.`,
+    '',
+    table(['Variant', 'Median', 'p99', 'Median vs host.call', 'n'], rows),
+    '',
+    result.outOfMemory === undefined
+      ? ''
+      : `An isolate (memoryLimit 16 MB) running \`const o = {}; for (let i = 0; ; i++) o["k" + i] = i;\` in a process standing for the host: ${result.outOfMemory.survived ? `the host lived (${result.outOfMemory.said})` : `V8 ran out of memory and the whole process ended (${result.outOfMemory.signal ?? `exit code ${result.outOfMemory.code}`})`}. The same as a tool in host.call with a 16 MB heap: ${result.outOfMemory.toolhost}, and the host lives.`,
+  ].join('\n');
+}
+// --- end of the peer ---
 
 function snapshotsSection(result) {
   const { stats, methods } = result;
@@ -551,6 +620,7 @@ const sections = {
   'lock-load': lockLoadSection,
   egress: egressSection,
   snapshots: snapshotsSection,
+  peer: peerSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

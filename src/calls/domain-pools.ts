@@ -58,17 +58,7 @@ export class DomainPools {
     let pool = this.#pools.get(version);
     if (pool === undefined) {
       const { root } = version;
-      const limits: PoolLimits = {
-        maxThreads: this.#settings.maxThreadsPerPool,
-        idleTimeoutMs: this.#settings.idleTimeoutMs,
-        heapMb: this.#settings.callHeapMb,
-        stackMb: this.#settings.callStackMb,
-        timeoutGraceMs: this.#settings.timeoutGraceMs,
-        env: this.#settings.env,
-        execArgv: this.execArgvFor(version),
-        allowAddons: this.#settings.allowAddons,
-        call: this.#callSettings(root),
-      };
+      const limits = this.#limitsFor(version);
       const onFault = (message: string) => this.#onFault(root, message);
       // The process tier runs the same pool, in a process of the version's own.
       pool =
@@ -85,7 +75,25 @@ export class DomainPools {
     version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
   ): VersionReads | undefined {
     if (version.isolation !== 'process') return undefined;
-    return this.#processes.reads(version, this.execArgvFor(version), this.#domainTmpDir(version.root));
+    const tmpDir = this.#domainTmpDir(version.root);
+    return this.#processes.reads(version, this.execArgvFor(version), tmpDir, this.#limitsFor(version));
+  }
+
+  /** The limits of a version's pool. */
+  #limitsFor(
+    version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
+  ): PoolLimits {
+    return {
+      maxThreads: this.#settings.maxThreadsPerPool,
+      idleTimeoutMs: this.#settings.idleTimeoutMs,
+      heapMb: this.#settings.callHeapMb,
+      stackMb: this.#settings.callStackMb,
+      timeoutGraceMs: this.#settings.timeoutGraceMs,
+      env: this.#settings.env,
+      execArgv: this.execArgvFor(version),
+      allowAddons: this.#settings.allowAddons,
+      call: this.#callSettings(version.root),
+    };
   }
 
   /**
@@ -132,8 +140,7 @@ export class DomainPools {
   async close(): Promise<void> {
     const pools = [...this.#pools.values(), ...this.#drainingPools];
     this.#pools.clear();
-    this.#processes.close();
-    await Promise.all(pools.map((pool) => pool.close()));
+    await Promise.all([this.#processes.close(), ...pools.map((pool) => pool.close())]);
   }
 
   #callSettings(domain: string): CallSettings {

@@ -158,6 +158,19 @@ export class TrustDomainPool implements CallPool {
     }
   }
 
+  /**
+   * Starts one worker now if none runs, to take the first call without a worker's start (a spare
+   * package process, see process/spares.ts). It runs toolhost's call worker only, no tool code.
+   */
+  prestart(): void {
+    if (this.#destroyed || this.#piscina.threads.length > 0) return;
+    try {
+      this.#piscina.run(WAKE_TASK).catch(() => {});
+    } catch {
+      // Starting a worker can throw at once; the first call then starts one as usual.
+    }
+  }
+
   /** Calls waiting for a worker or running now. */
   get pendingCalls(): number {
     return this.#calls.size;

@@ -8,14 +8,36 @@
  */
 import { Socket } from 'node:net';
 import type { TrackedWorker } from '../calls/thread-reaper.js';
-import { TrustDomainPool } from '../calls/worker-pool.js';
-import { readInWorker } from '../declaration/read-worker.js';
+import type { TrustDomainPool } from '../calls/worker-pool.js';
+import type { readInWorker } from '../declaration/read-worker.js';
 import { closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage } from './child-messages.js';
 import { encodeFrame, FrameReader } from './frames.js';
 
 // Before anything else: descriptors the host's own parents left open are not for tools.
 closeInheritedDescriptors(new Set([0, 1, 2, 3]));
+
+/**
+ * What this process is for, as the host started it (its one argument): only that part of toolhost
+ * is loaded, and it loads while the host places this process in its cgroup after its hello, rather
+ * than before the hello (the process's start-up is most of a first call's time).
+ */
+const mode = process.argv[2] === 'reads' ? 'reads' : 'calls';
+const calls =
+  mode === 'calls'
+    ? Promise.all([
+        import('../calls/worker-pool.js'),
+        // piscina too, which a pool loads when it is made.
+        import('../calls/piscina.js').then(({ piscina }) => piscina()),
+      ]).then(([module]) => module)
+    : undefined;
+const readerModule = mode === 'reads' ? import('../declaration/read-worker.js') : undefined;
+
+/**
+ * How long a call's `started` waits for its reply to go with (the host counts the call's timeout from
+ * `started`, so it may count from up to this much later).
+ */
+const STARTED_HOLD_MS = 1;
 
 /** What the host may send in one frame: a call's arguments are the model's input. */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
@@ -33,19 +55,31 @@ function send(message: ChildMessage): void {
 }
 
 let pool: TrustDomainPool | undefined;
-let reads: { heapMb: number; timeoutMs: number } | undefined;
+let reads: { heapMb: number; timeoutMs: number; readInWorker: typeof readInWorker } | undefined;
 const readers = new Set<TrackedWorker>();
 const running = new Map<string, AbortController>();
+
+async function init(message: Extract<HostMessage, { type: 'init' }>): Promise<void> {
+  // Told to be what it was not started as: nothing is ready, and the host's start bound ends it.
+  if (message.mode !== mode || pool !== undefined || reads !== undefined) return;
+  if (message.mode === 'calls') {
+    const { TrustDomainPool } = await (calls as NonNullable<typeof calls>);
+    pool = new TrustDomainPool(message.limits, (fault) => send({ type: 'fault', message: fault }));
+    // A spare: its worker starts while it waits for a package.
+    if (message.prestart === true) pool.prestart();
+  } else {
+    const { readInWorker } = await (readerModule as NonNullable<typeof readerModule>);
+    reads = { heapMb: message.heapMb, timeoutMs: message.timeoutMs, readInWorker };
+  }
+  send({ type: 'ready' });
+}
 
 function handle(message: HostMessage): void {
   switch (message.type) {
     case 'init':
-      if (message.mode === 'calls') {
-        pool = new TrustDomainPool(message.limits, (fault) => send({ type: 'fault', message: fault }));
-      } else {
-        reads = { heapMb: message.heapMb, timeoutMs: message.timeoutMs };
-      }
-      send({ type: 'ready' });
+      init(message).catch((error: unknown) =>
+        send({ type: 'fault', message: `the package's process could not start: ${String(error)}` }),
+      );
       return;
     case 'run':
       run(message.task);
@@ -64,14 +98,33 @@ function run(task: Extract<HostMessage, { type: 'run' }>['task']): void {
   const { taskId } = task;
   const controller = new AbortController();
   running.set(taskId, controller);
+  // A call's start is told a moment late, and not at all when its reply comes first: one message,
+  // and one wake-up of the host, per short call instead of two. Progress goes after it, in order.
+  let started: NodeJS.Timeout | undefined;
+  const tellStarted = () => {
+    if (started === undefined) return;
+    clearTimeout(started);
+    started = undefined;
+    send({ type: 'started', taskId });
+  };
   pool
     .run(task, {
       signal: controller.signal,
-      onStarted: () => send({ type: 'started', taskId }),
-      onProgress: (data) => send({ type: 'progress', taskId, data }),
-      onLogs: (logs) => send({ type: 'log', taskId, logs }),
+      onStarted: () => {
+        started = setTimeout(tellStarted, STARTED_HOLD_MS);
+      },
+      onProgress: (data) => {
+        tellStarted();
+        send({ type: 'progress', taskId, data });
+      },
+      onLogs: (logs) => {
+        tellStarted();
+        send({ type: 'log', taskId, logs });
+      },
     })
     .then((reply) => {
+      clearTimeout(started);
+      started = undefined;
       // A cancelled call's reply too: it tells the host the call's thread is free again. The pool
       // delivered the call's progress and output before its reply, and one channel keeps them in
       // order: nothing is left to wait for.
@@ -83,7 +136,9 @@ function run(task: Extract<HostMessage, { type: 'run' }>['task']): void {
 
 function read(readId: number, moduleUrl: string, execArgv: string[]): void {
   if (reads === undefined) return;
-  readInWorker(moduleUrl, execArgv, { ...reads, workers: readers, closing: () => false })
+  const { heapMb, timeoutMs } = reads;
+  reads
+    .readInWorker(moduleUrl, execArgv, { heapMb, timeoutMs, workers: readers, closing: () => false })
     .then((outcome) => send({ type: 'read', readId, outcome }))
     .catch(() => {});
 }

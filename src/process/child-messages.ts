@@ -30,7 +30,7 @@ import type { JsonValue } from '../tool-module.js';
 
 /** What a package's process is for: running calls (one per version), or reading declarations. */
 export type ChildInit =
-  | { type: 'init'; mode: 'calls'; limits: PoolLimits }
+  | { type: 'init'; mode: 'calls'; limits: PoolLimits; prestart?: boolean }
   | { type: 'init'; mode: 'reads'; heapMb: number; timeoutMs: number };
 
 /** What the host sends a package's process. */

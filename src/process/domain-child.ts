@@ -156,7 +156,7 @@ export class DomainChild {
       return;
     }
     if (this.#killed !== undefined) return;
-    const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN];
+    const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN, this.#init.mode];
     const node = realpathSync(process.execPath);
     const [command, args] = sandbox.available
       ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]

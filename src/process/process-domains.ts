@@ -17,6 +17,7 @@ import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
 import { ProcessTier } from './process-tier.js';
 import type { SandboxPaths } from './sandbox.js';
+import { ProcessSpares } from './spares.js';
 
 type ProcessVersion = Pick<SourceVersion, 'root' | 'snapshot' | 'packageName' | 'permissions'>;
 
@@ -39,16 +40,30 @@ export interface ProcessSettings {
   tmpRoot: string;
 }
 
+/**
+ * Spare processes kept ready per host (spares.ts): one, so that a package's first call finds a
+ * process started, at the cost of one idle process (its share of memory, see the README).
+ */
+const SPARE_PROCESSES = 1;
+
 export class ProcessDomains {
   readonly #settings: ProcessSettings;
   readonly #tier: ProcessTier;
   readonly #reads = new Set<ProcessReads>();
   readonly #onNetwork: (event: NetworkEvent) => void;
+  readonly #spares: ProcessSpares;
 
   constructor(settings: ProcessSettings, onNetwork: (event: NetworkEvent) => void = () => {}) {
     this.#settings = settings;
     this.#onNetwork = onNetwork;
     this.#tier = new ProcessTier({ logger: settings.logger, allowNetwork: settings.allowNetwork });
+    this.#spares = new ProcessSpares({
+      tmpRoot: settings.tmpRoot,
+      memoryMb: settings.processMemoryMb,
+      allowAddons: settings.allowAddons,
+      count: SPARE_PROCESSES,
+      environment: () => this.#tier.environment(),
+    });
   }
 
   /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
@@ -71,12 +86,18 @@ export class ProcessDomains {
       },
       onFault,
       egress,
+      spares: this.#spares,
     });
   }
 
-  /** Where a version's declarations are read, with its reader workers' flags. */
-  reads(version: ProcessVersion, execArgv: string[], tmpDir: string): VersionReads {
-    const paths = this.#paths(version, tmpDir, this.#grant(version));
+  /**
+   * Where a version's declarations are read, with its reader workers' flags. `limits` are those its
+   * pool will have: a spare process is started for its first call meanwhile, if it may hold it.
+   */
+  reads(version: ProcessVersion, execArgv: string[], tmpDir: string, limits?: PoolLimits): VersionReads {
+    const grant = this.#grant(version);
+    const paths = this.#paths(version, tmpDir, grant);
+    if (limits !== undefined && grant.kind === 'none') void this.#spares.replenish(limits, limits.call);
     const reads = new ProcessReads({
       paths,
       memoryMb: this.#settings.processMemoryMb,
@@ -97,10 +118,11 @@ export class ProcessDomains {
     };
   }
 
-  /** Ends every read process still running (the host is closing). */
-  close(): void {
+  /** Ends every read process still running (the host is closing), and the spares (awaited). */
+  close(): Promise<void> {
     for (const reads of this.#reads) reads.close();
     this.#reads.clear();
+    return this.#spares.close();
   }
 
   #manifest(version: ProcessVersion) {

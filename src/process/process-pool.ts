@@ -17,6 +17,7 @@ import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-chil
 import type { PackageEgress } from './network/egress.js';
 import { ProcessCall } from './process-call.js';
 import type { SandboxPaths } from './sandbox.js';
+import type { ProcessSpares } from './spares.js';
 
 export interface ProcessPoolOptions {
   /** The pool the package's process runs (threads, heap, env, the calls' settings). */
@@ -29,6 +30,8 @@ export interface ProcessPoolOptions {
   onFault: (message: string) => void;
   /** A package held to a list of hosts: its egress proxy, ended with the pool. */
   egress?: PackageEgress | undefined;
+  /** Spare processes this pool may take one of, rather than start its own (see spares.ts). */
+  spares?: ProcessSpares | undefined;
 }
 
 /** How long a process may take to give back a call the host has answered (timed out, aborted). */
@@ -43,6 +46,8 @@ interface Live {
   /** Calls sent to it that it has not given back (replied to), answered by the host or not. */
   holding: Map<string, ProcessCall>;
   faults: number;
+  /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
+  tmpDir: string;
 }
 
 function answerFor(end: ChildEnd): PoolReply {
@@ -61,6 +66,8 @@ export class ProcessDomainPool implements CallPool {
   /** Waiting for the process to be gone. */
   readonly #gone: Array<() => void> = [];
   #closed = false;
+  /** Whether this pool has had the spares replenished (once, after its first calls were answered). */
+  #replenished = false;
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options;
@@ -203,6 +210,11 @@ export class ProcessDomainPool implements CallPool {
       );
       this.#idle.unref();
     }
+    // The spare this pool may have taken is made again now, when it competes with no call of its.
+    if (!this.#replenished && !this.#closed && live !== undefined) {
+      this.#replenished = true;
+      void this.#options.spares?.replenish(this.#options.limits, this.#options.limits.call);
+    }
     if (this.#closed && this.#calls.size === 0 && (live?.holding.size ?? 0) === 0) {
       for (const resolve of this.#drained.splice(0)) resolve();
     }
@@ -215,8 +227,10 @@ export class ProcessDomainPool implements CallPool {
       ready: false,
       holding: new Map(),
       faults: 0,
+      tmpDir: limits.call.tmpDir,
     };
     this.#live = live;
+    if (this.#takeSpare(live)) return live;
     live.child = new DomainChild({
       init: ({ sandbox }) => ({
         type: 'init',
@@ -237,6 +251,38 @@ export class ProcessDomainPool implements CallPool {
       onEnd: (end) => this.#processEnded(live, end),
     });
     return live;
+  }
+
+  /**
+   * Takes a spare process for `live`, if one may hold this package: it is ready for calls once it
+   * has said it is ready and the package's snapshot is in place in it.
+   */
+  #takeSpare(live: Live): boolean {
+    const state = { started: false, placed: false };
+    const becomeReady = () => {
+      if (!state.started || !state.placed || live.ready || live.child.ending) return;
+      live.ready = true;
+      this.#pump();
+    };
+    // A package held to hosts gets its proxy's door bound at start: no spare has it.
+    if (this.#options.egress !== undefined) return false;
+    const taken = this.#options.spares?.take(this.#options.limits, this.#options.paths, {
+      onReady: () => {
+        state.started = true;
+        becomeReady();
+      },
+      onNote: (note) => this.#note(live, note),
+      onEnd: (end) => this.#processEnded(live, end),
+    });
+    if (taken === undefined) return false;
+    live.child = taken.child;
+    live.tmpDir = taken.tmpDir;
+    state.started = taken.child.ready;
+    void taken.placed.then((placed) => {
+      state.placed = placed;
+      becomeReady();
+    });
+    return true;
   }
 
   #note(live: Live, note: ChildNote): void {
@@ -296,9 +342,8 @@ export class ProcessDomainPool implements CallPool {
     for (const call of live.holding.values()) {
       call.answer(reply);
       // Its worker could not remove the call's tmpDir: the process is gone.
-      void rm(callTmpDir(this.#options.limits.call, call.task), { recursive: true, force: true }).catch(
-        () => {},
-      );
+      const settings = { ...this.#options.limits.call, tmpDir: live.tmpDir };
+      void rm(callTmpDir(settings, call.task), { recursive: true, force: true }).catch(() => {});
     }
     live.holding.clear();
     // Calls that waited for a process that never started would only wait for the next one.

@@ -43,6 +43,11 @@ export interface SandboxPaths {
    * it is the process's only way out of its network namespace.
    */
   egress?: string;
+  /**
+   * A spare process (spares.ts): `folder`, which only the host writes, read-only at `at`, so that
+   * the snapshot the host later mirrors into it appears at the snapshot's own path.
+   */
+  overlay?: { folder: string; at: string };
 }
 
 /** The system folders Node and the programs a tool starts need; each only if it exists. */
@@ -70,7 +75,7 @@ let cachedCodePaths: string[] | undefined;
  * What the child's own code reads: toolhost's compiled `src` and `workers`, its package.json (which
  * makes them ES modules), piscina's package folder, and Node. Real paths: Node loads by real path.
  */
-function codePaths(): string[] {
+export function codePaths(): string[] {
   cachedCodePaths ??= findCodePaths();
   return cachedCodePaths;
 }
@@ -143,6 +148,7 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
   // Its working directory is the read-only root: a relative write fails, as under strict, rather
   // than landing beside other calls' tmpDirs.
   if (paths.egress !== undefined) args.push('--ro-bind', paths.egress, paths.egress);
+  if (paths.overlay !== undefined) args.push('--ro-bind', paths.overlay.folder, paths.overlay.at);
   args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', '/', '--');
   return args;
 }
