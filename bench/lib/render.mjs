@@ -126,6 +126,23 @@ function processTierTargets(result) {
   ];
 }
 
+/** One row per measured method: median, p99, the median's ratio to the baseline (and the p99's). */
+function latencyRows(allStats, names, base, { p99Ratio }) {
+  return Object.entries(names)
+    .filter(([key]) => allStats[key] !== undefined)
+    .map(([key, label]) => {
+      const stats = allStats[key];
+      return [
+        label,
+        formatMs(stats.median),
+        formatMs(stats.p99),
+        formatRatio(stats.median / base.median),
+        ...(p99Ratio ? [formatRatio(stats.p99 / base.p99)] : []),
+        String(stats.n),
+      ];
+    });
+}
+
 // --- The peer: isolated-vm, in the same run ---
 function peerSection(result) {
   if (result.skipped !== undefined) return `## 12. The peer: isolated-vm\n\nSkipped: ${result.skipped}.`;
@@ -135,19 +152,7 @@ function peerSection(result) {
     isolatedVm: 'isolated-vm `apply` (async), with a timeout',
     isolatedVmSync: 'isolated-vm `applySync`, with a timeout',
   };
-  const base = result.stats.hostCall;
-  const rows = Object.entries(names)
-    .filter(([key]) => result.stats[key] !== undefined)
-    .map(([key, label]) => {
-      const stats = result.stats[key];
-      return [
-        label,
-        formatMs(stats.median),
-        formatMs(stats.p99),
-        formatRatio(stats.median / base.median),
-        String(stats.n),
-      ];
-    });
+  const rows = latencyRows(result.stats, names, result.stats.hostCall, { p99Ratio: false });
   return [
     '## 12. The peer: isolated-vm',
     '',
@@ -208,20 +213,7 @@ function roundTripSection(result) {
     hostCall100: 'host.call, tool in a 100-module package',
     freshWorker: 'fresh Worker per call (spawn, call, exit)',
   };
-  const raw = result.stats.rawPiscina;
-  const rows = Object.entries(names)
-    .filter(([key]) => result.stats[key] !== undefined)
-    .map(([key, label]) => {
-      const stats = result.stats[key];
-      return [
-        label,
-        formatMs(stats.median),
-        formatMs(stats.p99),
-        formatRatio(stats.median / raw.median),
-        formatRatio(stats.p99 / raw.p99),
-        String(stats.n),
-      ];
-    });
+  const rows = latencyRows(result.stats, names, result.stats.rawPiscina, { p99Ratio: true });
   return [
     '## 1. Round trip of a trivial tool, one call at a time',
     '',
