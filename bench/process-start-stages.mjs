@@ -41,7 +41,7 @@ const STARTS = Number(process.env.BENCH_STARTS ?? 12);
 const ECHO = fileURLToPath(new URL('../fixtures/modules/echo.js', import.meta.url));
 const environment = await processEnvironment();
 const root = await mkdtemp(join(tmpdir(), 'toolhost-bench-stages-'));
-const call = { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogBytes: 1024 };
+const call = { dataDir: root, tmpDir: join(root, 'tmp'), maxResultBytes: 65_536, maxLogChars: 1024 };
 const limits = {
   maxThreads: 2,
   idleTimeoutMs: 30_000,

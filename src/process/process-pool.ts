@@ -221,7 +221,7 @@ export class ProcessDomainPool implements CallPool {
   }
 
   #spawn(): Live {
-    const { limits, paths, memoryMb } = this.#options;
+    const { limits } = this.#options;
     const live: Live = {
       child: undefined as unknown as DomainChild,
       ready: false,
@@ -230,7 +230,14 @@ export class ProcessDomainPool implements CallPool {
       tmpDir: limits.call.tmpDir,
     };
     this.#live = live;
-    if (this.#takeSpare(live)) return live;
+    if (!this.#takeSpare(live)) this.#startOwn(live);
+    return live;
+  }
+
+  /** A process of the pool's own for `live`, started with the package's paths bound. */
+  #startOwn(live: Live): void {
+    const { limits, paths, memoryMb } = this.#options;
+    live.tmpDir = limits.call.tmpDir;
     live.child = new DomainChild({
       init: ({ sandbox }) => ({
         type: 'init',
@@ -250,7 +257,6 @@ export class ProcessDomainPool implements CallPool {
       onNote: (note) => this.#note(live, note),
       onEnd: (end) => this.#processEnded(live, end),
     });
-    return live;
   }
 
   /**
@@ -280,7 +286,10 @@ export class ProcessDomainPool implements CallPool {
     state.started = taken.child.ready;
     void taken.placed.then((placed) => {
       state.placed = placed;
-      becomeReady();
+      if (placed) becomeReady();
+      // Its package could not be placed in the spare (a folder went while it was mirrored): the
+      // pool starts a process of its own, as without spares.
+      else if (this.#live === live && !this.#closed) this.#startOwn(live);
     });
     return true;
   }

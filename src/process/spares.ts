@@ -116,8 +116,11 @@ export class ProcessSpares {
     const placed = mirrorSnapshot(snapshot, join(spare.overlay, relative(this.#settings.tmpRoot, snapshot)))
       .catch(() => false)
       .then((mirrored) => {
-        if (!mirrored) spare.child.kill({ cause: 'start', message: 'could not be given its package' });
-        return mirrored;
+        if (mirrored) return true;
+        // The pool starts a process of its own instead: this one's end is no longer its business.
+        spare.handlers = { onReady: () => {}, onNote: () => {}, onEnd: () => {} };
+        spare.child.kill(ended);
+        return false;
       });
     return { child: spare.child, tmpDir: spare.tmpDir, placed };
   }
