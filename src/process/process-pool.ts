@@ -11,44 +11,20 @@
 import { rm } from 'node:fs/promises';
 import { type CallTask, callTmpDir } from '../boundary/protocol.js';
 import { failure, type PoolReply } from '../calls/answer-once.js';
-import type { CallPool, PoolCallHooks, PoolLimits } from '../calls/worker-pool.js';
+import type { CallPool, PoolCallHooks } from '../calls/worker-pool.js';
 import type { ChildNote } from './child-messages.js';
-import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
-import type { PackageEgress } from './network/egress.js';
+import type { ChildEnd, DomainChild } from './domain-child.js';
+import { type Live, type LiveOptions, startLive } from './pool-process.js';
 import { ProcessCall } from './process-call.js';
-import type { SandboxPaths } from './sandbox.js';
-import type { ProcessSpares } from './spares.js';
 
-export interface ProcessPoolOptions {
-  /** The pool the package's process runs (threads, heap, env, the calls' settings). */
-  limits: PoolLimits;
-  /** The same pool where there is no sandbox: its workers under the permission model (default: `limits`). */
-  unsandboxedLimits?: PoolLimits;
-  paths: SandboxPaths;
-  memoryMb: number;
-  environment: () => Promise<ChildEnvironment>;
+export interface ProcessPoolOptions extends LiveOptions {
   onFault: (message: string) => void;
-  /** A package held to a list of hosts: its egress proxy, ended with the pool. */
-  egress?: PackageEgress | undefined;
-  /** Spare processes this pool may take one of, rather than start its own (see spares.ts). */
-  spares?: ProcessSpares | undefined;
 }
 
 /** How long a process may take to give back a call the host has answered (timed out, aborted). */
 const RELEASE_BOUND_MS = 10_000;
 /** Fault reports kept per process: a process that floods them is heard this many times. */
 const MAX_FAULTS = 100;
-
-/** One process and the calls it holds. */
-interface Live {
-  child: DomainChild;
-  ready: boolean;
-  /** Calls sent to it that it has not given back (replied to), answered by the host or not. */
-  holding: Map<string, ProcessCall>;
-  faults: number;
-  /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
-  tmpDir: string;
-}
 
 function answerFor(end: ChildEnd): PoolReply {
   const code = end.cause === 'memory' ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED';
@@ -221,77 +197,21 @@ export class ProcessDomainPool implements CallPool {
   }
 
   #spawn(): Live {
-    const { limits } = this.#options;
     const live: Live = {
       child: undefined as unknown as DomainChild,
       ready: false,
       holding: new Map(),
       faults: 0,
-      tmpDir: limits.call.tmpDir,
+      tmpDir: this.#options.limits.call.tmpDir,
     };
     this.#live = live;
-    if (!this.#takeSpare(live)) this.#startOwn(live);
+    startLive(live, this.#options, {
+      onReady: () => this.#pump(),
+      onNote: (note) => this.#note(live, note),
+      onEnd: (end) => this.#processEnded(live, end),
+      stillWanted: () => this.#live === live && !this.#closed,
+    });
     return live;
-  }
-
-  /** A process of the pool's own for `live`, started with the package's paths bound. */
-  #startOwn(live: Live): void {
-    const { limits, paths, memoryMb } = this.#options;
-    live.tmpDir = limits.call.tmpDir;
-    live.child = new DomainChild({
-      init: ({ sandbox }) => ({
-        type: 'init',
-        mode: 'calls',
-        limits: sandbox.available ? limits : (this.#options.unsandboxedLimits ?? limits),
-      }),
-      paths,
-      allowAddons: limits.allowAddons,
-      memoryMb,
-      replyLimits: limits.call,
-      environment: this.#options.environment,
-      egress: this.#options.egress,
-      onReady: () => {
-        live.ready = true;
-        this.#pump();
-      },
-      onNote: (note) => this.#note(live, note),
-      onEnd: (end) => this.#processEnded(live, end),
-    });
-  }
-
-  /**
-   * Takes a spare process for `live`, if one may hold this package: it is ready for calls once it
-   * has said it is ready and the package's snapshot is in place in it.
-   */
-  #takeSpare(live: Live): boolean {
-    const state = { started: false, placed: false };
-    const becomeReady = () => {
-      if (!state.started || !state.placed || live.ready || live.child.ending) return;
-      live.ready = true;
-      this.#pump();
-    };
-    // A package held to hosts gets its proxy's door bound at start: no spare has it.
-    if (this.#options.egress !== undefined) return false;
-    const taken = this.#options.spares?.take(this.#options.limits, this.#options.paths, {
-      onReady: () => {
-        state.started = true;
-        becomeReady();
-      },
-      onNote: (note) => this.#note(live, note),
-      onEnd: (end) => this.#processEnded(live, end),
-    });
-    if (taken === undefined) return false;
-    live.child = taken.child;
-    live.tmpDir = taken.tmpDir;
-    state.started = taken.child.ready;
-    void taken.placed.then((placed) => {
-      state.placed = placed;
-      if (placed) becomeReady();
-      // Its package could not be placed in the spare (a folder went while it was mirrored): the
-      // pool starts a process of its own, as without spares.
-      else if (this.#live === live && !this.#closed) this.#startOwn(live);
-    });
-    return true;
   }
 
   #note(live: Live, note: ChildNote): void {

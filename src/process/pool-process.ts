@@ -1,0 +1,114 @@
+/**
+ * How a process-tier pool gets the process its calls run in: a spare that may hold the package
+ * (spares.ts), taken and given the package's snapshot, or else one of its own, started with the
+ * package's paths bound. Either way the pool hears it through the same three handlers.
+ */
+
+import type { PoolLimits } from '../calls/worker-pool.js';
+import type { ChildNote } from './child-messages.js';
+import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { PackageEgress } from './network/egress.js';
+import type { ProcessCall } from './process-call.js';
+import type { SandboxPaths } from './sandbox.js';
+import type { ProcessSpares } from './spares.js';
+
+/** What a pool's process is started with. */
+export interface LiveOptions {
+  /** The pool the package's process runs (threads, heap, env, the calls' settings). */
+  limits: PoolLimits;
+  /** The same pool where there is no sandbox: its workers under the permission model (default: `limits`). */
+  unsandboxedLimits?: PoolLimits;
+  paths: SandboxPaths;
+  memoryMb: number;
+  environment: () => Promise<ChildEnvironment>;
+  /** A package held to a list of hosts: its egress proxy, ended with the pool. */
+  egress?: PackageEgress | undefined;
+  /** Spare processes this pool may take one of, rather than start its own (see spares.ts). */
+  spares?: ProcessSpares | undefined;
+}
+
+/** One process and the calls it holds. */
+export interface Live {
+  child: DomainChild;
+  ready: boolean;
+  /** Calls sent to it that it has not given back (replied to), answered by the host or not. */
+  holding: Map<string, ProcessCall>;
+  faults: number;
+  /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
+  tmpDir: string;
+}
+
+/** What the pool hears of its process. */
+export interface LiveHandlers {
+  /** `live.ready` has just become true. */
+  onReady: () => void;
+  onNote: (note: ChildNote) => void;
+  onEnd: (end: ChildEnd) => void;
+  /** Whether the pool still wants a process for `live` (it is its current one and not closed). */
+  stillWanted: () => boolean;
+}
+
+/** Gives `live` its process: a spare when one may hold this package, else one of its own. */
+export function startLive(live: Live, options: LiveOptions, handlers: LiveHandlers): void {
+  if (!takeSpare(live, options, handlers)) startOwn(live, options, handlers);
+}
+
+/** A process of the pool's own for `live`, started with the package's paths bound. */
+function startOwn(live: Live, options: LiveOptions, handlers: LiveHandlers): void {
+  const { limits, paths, memoryMb } = options;
+  live.tmpDir = limits.call.tmpDir;
+  live.child = new DomainChild({
+    init: ({ sandbox }) => ({
+      type: 'init',
+      mode: 'calls',
+      limits: sandbox.available ? limits : (options.unsandboxedLimits ?? limits),
+    }),
+    paths,
+    allowAddons: limits.allowAddons,
+    memoryMb,
+    replyLimits: limits.call,
+    environment: options.environment,
+    egress: options.egress,
+    onReady: () => {
+      live.ready = true;
+      handlers.onReady();
+    },
+    onNote: handlers.onNote,
+    onEnd: handlers.onEnd,
+  });
+}
+
+/**
+ * Takes a spare process for `live`, if one may hold this package: it is ready for calls once it
+ * has said it is ready and the package's snapshot is in place in it.
+ */
+function takeSpare(live: Live, options: LiveOptions, handlers: LiveHandlers): boolean {
+  const state = { started: false, placed: false };
+  const becomeReady = () => {
+    if (!state.started || !state.placed || live.ready || live.child.ending) return;
+    live.ready = true;
+    handlers.onReady();
+  };
+  // A package held to hosts gets its proxy's door bound at start: no spare has it.
+  if (options.egress !== undefined) return false;
+  const taken = options.spares?.take(options.limits, options.paths, {
+    onReady: () => {
+      state.started = true;
+      becomeReady();
+    },
+    onNote: handlers.onNote,
+    onEnd: handlers.onEnd,
+  });
+  if (taken === undefined) return false;
+  live.child = taken.child;
+  live.tmpDir = taken.tmpDir;
+  state.started = taken.child.ready;
+  void taken.placed.then((placed) => {
+    state.placed = placed;
+    if (placed) becomeReady();
+    // Its package could not be placed in the spare (a folder went while it was mirrored): the
+    // pool starts a process of its own, as without spares.
+    else if (handlers.stillWanted()) startOwn(live, options, handlers);
+  });
+  return true;
+}
