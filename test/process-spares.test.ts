@@ -6,12 +6,13 @@
  * bubblewrap and skip, saying why, where it can't run.
  */
 import { readFileSync } from 'node:fs';
-import { cp, readFile, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolHost } from '../dist/src/index.js';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { MAX_MIRRORED_ENTRIES } from '../dist/src/process/spare-mirror.js';
 import { descendantsOf } from '../dist/src/shared/process-tree.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
@@ -41,9 +42,17 @@ afterEach(async () => {
 });
 
 /** The probe package copied as `name`, its tool named `spare_probe_<name>`. */
-async function probePackage(name: string): Promise<{ folder: string; tool: string }> {
+async function probePackage(name: string, extraFiles = 0): Promise<{ folder: string; tool: string }> {
   const folder = join(root, name);
   await cp(PROBE, folder, { recursive: true });
+  if (extraFiles > 0) {
+    await mkdir(join(folder, 'data'));
+    await Promise.all(
+      Array.from({ length: extraFiles }, (_, index) =>
+        writeFile(join(folder, 'data', `${index}.txt`), `${index}`),
+      ),
+    );
+  }
   const source = await readFile(join(folder, 'probe.js'), 'utf8');
   const tool = `spare_probe_${name}`;
   await writeFile(join(folder, 'probe.js'), source.replace("'spare_probe'", `'${tool}'`));
@@ -89,6 +98,21 @@ describe("isolation: 'process', spare processes", () => {
     // The second package's worker never ran the first's tool: its globals start fresh.
     expect(secondProbe.calls).toBe(1);
     expect(firstAgain.calls).toBe(2);
+  });
+
+  it('a package that cannot be placed in the spare (a snapshot too large to mirror) runs in a process of its own: its calls answer, and the next package still takes the spare', async () => {
+    const large = await probePackage('large', MAX_MIRRORED_ENTRIES + 100);
+    const largeProbe = await probe(large.tool);
+    const largeAgain = await probe(large.tool);
+    const small = await probePackage('small');
+    const smallProbe = await probe(small.tool);
+
+    expect(largeProbe.tmpDir).not.toContain(`${join('spares', '')}`);
+    expect(largeProbe.packages).toHaveLength(1);
+    expect(largeAgain.namespace).toBe(largeProbe.namespace);
+    expect(largeAgain.calls).toBe(2);
+    expect(smallProbe.tmpDir).toContain(`${join('spares', '')}`);
+    expect(smallProbe.namespace).not.toBe(largeProbe.namespace);
   });
 
   it.skipIf(process.platform !== 'linux')(
