@@ -7,45 +7,43 @@
  * selftest` watches. Links are made again as they are (a link that led out of the package still
  * does, and the sandbox still has nothing there).
  */
-import { copyFile, link, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
+import { copyFile, link, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { forEachLimit, listTree, makeFolders } from '../snapshot/package-scan.js';
 
 /** A tree larger than this is not mirrored: a process started for it is as fast. */
 export const MAX_MIRRORED_ENTRIES = 2000;
 
 /**
- * Mirrors `from` into `to` (which must not exist yet). Resolves `false`, leaving part of it made,
- * when the tree has more than {@link MAX_MIRRORED_ENTRIES} entries; rejects when a file can't be
- * read or made.
+ * Mirrors `from` into `to` (which must not exist yet). Resolves `false` when there is nothing to
+ * mirror (`from` is not there) or the tree has more than {@link MAX_MIRRORED_ENTRIES} entries;
+ * rejects when a file can't be made.
  */
 export async function mirrorSnapshot(from: string, to: string): Promise<boolean> {
-  const budget = { entries: MAX_MIRRORED_ENTRIES };
+  const tooLarge = new AbortController();
+  let listed = 0;
+  const entries = await listTree(
+    from,
+    () => {
+      listed += 1;
+      if (listed > MAX_MIRRORED_ENTRIES) tooLarge.abort();
+      return false;
+    },
+    tooLarge.signal,
+  ).catch((error: unknown) => {
+    if (tooLarge.signal.aborted) return undefined;
+    throw error;
+  });
+  // The walk stops at the next folder once the count passes the limit; a last folder may finish.
+  if (entries === undefined || entries.length === 0 || tooLarge.signal.aborted) return false;
   await mkdir(to, { recursive: true });
-  return mirrorFolder(from, to, false, budget);
-}
-
-async function mirrorFolder(
-  from: string,
-  to: string,
-  inDependencies: boolean,
-  budget: { entries: number },
-): Promise<boolean> {
-  const entries = await readdir(from, { withFileTypes: true });
-  budget.entries -= entries.length;
-  if (budget.entries < 0) return false;
-  for (const entry of entries) {
-    const source = join(from, entry.name);
-    const target = join(to, entry.name);
-    if (entry.isDirectory()) {
-      await mkdir(target);
-      const dependencies = inDependencies || entry.name === 'node_modules';
-      if (!(await mirrorFolder(source, target, dependencies, budget))) return false;
-    } else if (entry.isSymbolicLink()) {
-      await symlink(await readlink(source), target);
-    } else if (entry.isFile()) {
-      if (inDependencies) await link(source, target).catch(() => copyFile(source, target));
-      else await copyFile(source, target);
-    }
-  }
+  await makeFolders(to, entries);
+  await forEachLimit(entries, 16, async (entry) => {
+    const target = join(to, entry.rel);
+    if (entry.type === 'link') await symlink(entry.target, target);
+    else if (entry.type === 'file' && entry.rel.split('/').includes('node_modules')) {
+      await link(join(from, entry.rel), target).catch(() => copyFile(join(from, entry.rel), target));
+    } else if (entry.type === 'file') await copyFile(join(from, entry.rel), target);
+  });
   return true;
 }
