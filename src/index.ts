@@ -6,6 +6,29 @@ export type { HostErrorCode, LeftOutCode, ToolErrorCode } from './boundary/error
 export { ToolHostError } from './boundary/errors.js';
 export type { ToolOutcome } from './boundary/outcome.js';
 export { outcomeText } from './boundary/outcome.js';
+export type {
+  AudioContentBlock,
+  AudioMediaType,
+  Declared,
+  ImageContentBlock,
+  ImageMediaType,
+  InferSchema,
+  JsonObject,
+  JsonSchema,
+  JsonSchemaValue,
+  JsonValue,
+  ParameterSchema,
+  ResourceContentBlock,
+  ResourceContents,
+  ResourceLinkContentBlock,
+  TextContentBlock,
+  ToolAnnotations,
+  ToolConcurrency,
+  ToolContentBlock,
+  ToolContext,
+  ToolDefinition,
+  ToolModule,
+} from './boundary/tool-contract.js';
 export type { IsolationTier } from './calls/isolation.js';
 export type { ToolInfo } from './declaration/check.js';
 export { DEFAULT_TOOL_TIMEOUT_MS, TOOL_NAME_PATTERN } from './declaration/check.js';
@@ -44,30 +67,7 @@ export type { NetworkAllowance } from './process/network/grant.js';
 export type { HostTool, ModuleState, ModuleStatus } from './registry/generation.js';
 export type { Logger } from './shared/logger.js';
 export type { SourceRefresh, ToolSource, ToolSourceHandle, WatchOptions } from './sources/watched-sources.js';
-export type {
-  AudioContentBlock,
-  AudioMediaType,
-  Declared,
-  ImageContentBlock,
-  ImageMediaType,
-  InferSchema,
-  JsonObject,
-  JsonSchema,
-  JsonSchemaValue,
-  JsonValue,
-  ParameterSchema,
-  ResourceContentBlock,
-  ResourceContents,
-  ResourceLinkContentBlock,
-  TaggedResult,
-  TextContentBlock,
-  ToolAnnotations,
-  ToolConcurrency,
-  ToolContentBlock,
-  ToolContext,
-  ToolDefinition,
-  ToolModule,
-} from './tool-module.js';
+export type { TaggedResult } from './tool-module.js';
 export {
   audio,
   defineTool,

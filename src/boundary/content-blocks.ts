@@ -5,14 +5,15 @@
  * the fields read; anything else on the value is dropped. Never throws on a structured clone; on a
  * tool's own object a getter may throw, which the encoder catches.
  */
+
+import { audioProblem, imageProblem, isStrictBase64 } from './media.js';
 import type {
   AudioMediaType,
   ImageMediaType,
   ResourceContents,
   ResourceLinkContentBlock,
   ToolContentBlock,
-} from '../tool-module.js';
-import { audioProblem, imageProblem, isStrictBase64 } from './media.js';
+} from './tool-contract.js';
 import { type Data, own, record } from './untrusted.js';
 
 const regExpTest = RegExp.prototype.test;

@@ -8,7 +8,7 @@
  * walked forward only (each step moves past at least one byte, and the walk stops at a fixed count),
  * and nothing here throws. What it calls was taken when this module loaded, before any tool ran.
  */
-import type { AudioMediaType, ImageMediaType } from '../tool-module.js';
+import type { AudioMediaType, ImageMediaType } from './tool-contract.js';
 
 const allocUnsafe = Buffer.allocUnsafe.bind(Buffer);
 const bufferWrite = Buffer.prototype.write;

@@ -5,7 +5,6 @@
  * throw, and build fresh objects rather than passing a worker's object on.
  */
 
-import type { JsonObject, JsonValue, ToolContentBlock } from '../tool-module.js';
 import { readContentBlock } from './content-blocks.js';
 import type { ToolErrorCode } from './errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
@@ -21,6 +20,7 @@ import {
 } from './protocol.js';
 import { contentBytes, logBytes } from './reply-size.js';
 import { safeMessage } from './sanitize.js';
+import type { JsonObject, JsonValue, ToolContentBlock } from './tool-contract.js';
 import { count, type Data, own, record } from './untrusted.js';
 
 export interface ReplyLimits {

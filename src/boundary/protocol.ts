@@ -4,8 +4,8 @@
  * errors (error classes and `throw null` don't survive the crossing).
  */
 
-import type { JsonObject, JsonValue, ToolContentBlock } from '../tool-module.js';
 import type { ToolErrorCode } from './errors.js';
+import type { JsonObject, JsonValue, ToolContentBlock } from './tool-contract.js';
 
 /** The raw declaration as read in the throwaway worker, before the host checks it field by field. */
 export interface RawDeclaration {

@@ -4,8 +4,8 @@
  * measures the reply again with these same functions and refuses one that is over.
  */
 
-import type { ToolContentBlock } from '../tool-module.js';
 import type { CapturedLog } from './protocol.js';
+import type { ToolContentBlock } from './tool-contract.js';
 
 const byteLength = Buffer.byteLength;
 

@@ -14,7 +14,7 @@ import {
   MAX_PROGRESS_MESSAGES,
   type WorkerError,
 } from '../boundary/protocol.js';
-import type { JsonValue } from '../tool-module.js';
+import type { JsonValue } from '../boundary/tool-contract.js';
 
 /** What a call answers, from its worker's reply or from what the host saw. */
 export type PoolReply =

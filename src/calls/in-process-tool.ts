@@ -8,8 +8,8 @@ import { rm } from 'node:fs/promises';
 import { encodeResult } from '../boundary/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../boundary/errors.js';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
+import type { JsonValue, ToolContext } from '../boundary/tool-contract.js';
 import type { HostTool } from '../registry/generation.js';
-import type { JsonValue, ToolContext } from '../tool-module.js';
 import type { PoolReply } from './worker-pool.js';
 
 export interface InProcessCall {

@@ -6,13 +6,13 @@
 import type { LeftOutCode } from '../boundary/errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
 import { type FieldRead, MAX_FIELD_BYTES, type RawDeclaration } from '../boundary/protocol.js';
+import type { JsonObject, ToolAnnotations, ToolConcurrency } from '../boundary/tool-contract.js';
 import {
   compileObjectSchema,
   compileParameterSchema,
   type InputValidator,
   type SchemaLimits,
 } from '../schema/json-schema.js';
-import type { JsonObject, ToolAnnotations, ToolConcurrency } from '../tool-module.js';
 import { findHiddenInDeclaration, showHidden } from './visible-text.js';
 
 /** A tool's checked declaration. */

@@ -2,10 +2,10 @@
  * What the host reports: load and selftest reports, and the events it emits for the host's screens.
  */
 import type { CapturedLog } from '../boundary/protocol.js';
+import type { JsonValue } from '../boundary/tool-contract.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ModuleState, ModuleStatus } from '../registry/generation.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
-import type { JsonValue } from '../tool-module.js';
 
 export interface LoadReport {
   /** The package folder or module file that was loaded. */

@@ -17,7 +17,6 @@ import { type Logger, sanitizingLogger, stderrLogger } from '../shared/logger.js
 import { tempRootName } from '../snapshot/layout.js';
 import type { StoreSettings } from '../snapshot/snapshot.js';
 import { storeSettings } from '../snapshot/store-location.js';
-import type { ToolOutputEvent } from './events.js';
 import { type NetworkTestingOptions, networkSettings } from './network-options.js';
 
 /** Anything with these methods: `console` and pino both fit. */

@@ -9,7 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname } from 'node:path';
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { ToolHostError } from '../boundary/errors.js';

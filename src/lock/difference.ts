@@ -3,8 +3,9 @@
  * changed field by its path (`description`, `parameterSchema.properties.city.type`), with the
  * value it had and the value it has.
  */
+
+import type { JsonValue } from '../boundary/tool-contract.js';
 import { segment } from '../declaration/visible-text.js';
-import type { JsonValue } from '../tool-module.js';
 import { canonicalJson } from './canonical.js';
 
 /** One changed field. `before` is missing for a field that is new, `after` for one that went. */

@@ -6,7 +6,7 @@
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { describeThrown } from '../boundary/errors.js';
 import { errorOutcome, type ToolOutcome } from '../boundary/outcome.js';
-import type { ToolConcurrency, ToolContentBlock } from '../tool-module.js';
+import type { ToolConcurrency, ToolContentBlock } from '../boundary/tool-contract.js';
 import { isPlainObject } from './message-accumulator.js';
 
 /** What a loop tool's `run` receives beside its input. */

@@ -4,8 +4,8 @@
  * run always agree.
  */
 import type { ToolUnion } from '@anthropic-ai/sdk/resources/messages';
+import type { ToolConcurrency } from '../boundary/tool-contract.js';
 import type { ToolInfo } from '../declaration/check.js';
-import type { ToolConcurrency } from '../tool-module.js';
 import { anthropicTool } from './anthropic-tool.js';
 import { LoopFault } from './loop-error.js';
 import type { LoopHost } from './loop-host.js';

@@ -6,7 +6,7 @@
  * such a result is sent as an error the model can react to instead.
  */
 import { imageProblem } from '../boundary/media.js';
-import type { ImageContentBlock, TextContentBlock, ToolContentBlock } from '../tool-module.js';
+import type { ImageContentBlock, TextContentBlock, ToolContentBlock } from '../boundary/tool-contract.js';
 
 /** What a `tool_result` may hold of a call's content. */
 export type ApiToolContent = TextContentBlock | ImageContentBlock;

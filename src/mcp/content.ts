@@ -4,8 +4,8 @@
  */
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { jsonObjectOf, type ToolOutcome } from '../boundary/outcome.js';
+import type { ToolContentBlock } from '../boundary/tool-contract.js';
 import type { ToolInfo } from '../declaration/check.js';
-import type { ToolContentBlock } from '../tool-module.js';
 
 /**
  * The `_meta` keys toolhost adds. The spec allows a prefix of dot-separated labels and a slash; a

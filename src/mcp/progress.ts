@@ -4,9 +4,10 @@
  * call that asked for progress (the client sent a `progressToken`), so a thousand calls in flight
  * don't mean a thousand listeners.
  */
+
+import type { JsonValue } from '../boundary/tool-contract.js';
 import type { ToolProgressEvent } from '../host/events.js';
 import type { ToolHost } from '../host/tool-host.js';
-import type { JsonValue } from '../tool-module.js';
 
 /** The part of a ToolHost the router listens to. */
 export type ProgressSource = Pick<ToolHost, 'on' | 'off'>;

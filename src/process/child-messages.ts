@@ -23,10 +23,10 @@ import {
   REPLY_ERROR_CODES,
 } from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
+import type { JsonValue } from '../boundary/tool-contract.js';
 import { count, own, record } from '../boundary/untrusted.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
-import type { JsonValue } from '../tool-module.js';
 
 /** What a package's process is for: running calls (one per version), or reading declarations. */
 export type ChildInit =

@@ -8,8 +8,8 @@
  */
 
 import type { CapturedLog } from '../boundary/protocol.js';
+import type { JsonValue } from '../boundary/tool-contract.js';
 import { AnswerOnce } from '../calls/answer-once.js';
-import type { JsonValue } from '../tool-module.js';
 
 /**
  * How long after it was sent a call may wait to start, beyond its own timeout: a worker starting in

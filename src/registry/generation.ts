@@ -5,6 +5,7 @@
  */
 
 import type { LeftOutCode } from '../boundary/errors.js';
+import type { JsonSchema, ToolAnnotations, ToolContext } from '../boundary/tool-contract.js';
 import type { IsolationTier } from '../calls/isolation.js';
 import type { ToolInfo } from '../declaration/check.js';
 import type { LockDifference } from '../lock/difference.js';
@@ -12,7 +13,6 @@ import type { PinVerdict } from '../lock/pins.js';
 import type { InputValidator } from '../schema/json-schema.js';
 import type { Snapshot } from '../snapshot/layout.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
-import type { JsonSchema, ToolAnnotations, ToolContext } from '../tool-module.js';
 import type { RereadSchedule } from './reread-schedule.js';
 
 /** A trusted, in-process tool the host registers itself. */

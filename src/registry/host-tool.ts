@@ -5,9 +5,9 @@
 
 import { ToolHostError } from '../boundary/errors.js';
 import type { FieldRead } from '../boundary/protocol.js';
+import type { JsonObject } from '../boundary/tool-contract.js';
 import { checkRichFields, checkTimeoutMs, TOOL_NAME_PATTERN, type ToolInfo } from '../declaration/check.js';
 import { compileParameterSchema, type SchemaLimits } from '../schema/json-schema.js';
-import type { JsonObject } from '../tool-module.js';
 import type { HostTool, OfferedTool } from './generation.js';
 
 /** `tool` as an offered tool, or a {@link ToolHostError} saying what is wrong with it. */

@@ -25,7 +25,7 @@ import {
 import { logBytes } from '../../src/boundary/reply-size.js';
 import { truncate } from '../../src/boundary/sanitize.js';
 import { stackOf, toolFrames } from '../../src/boundary/stack-frames.js';
-import type { JsonValue, ToolContext } from '../../src/tool-module.js';
+import type { JsonValue, ToolContext } from '../../src/boundary/tool-contract.js';
 import { accessDenied } from '../guard/access-denied.js';
 import { hardenWorker } from '../guard/harden.js';
 import { lockdown, takePrivateChannel } from '../guard/lockdown.js';

@@ -6,7 +6,7 @@
 import { text as readText } from 'node:stream/consumers';
 import type { ToolOutcome } from '../../boundary/outcome.js';
 import type { CapturedLog } from '../../boundary/protocol.js';
-import type { JsonValue } from '../../tool-module.js';
+import type { JsonValue } from '../../boundary/tool-contract.js';
 import type { CallArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeBlock } from '../ui/content-display.js';

@@ -2,7 +2,7 @@
  * One line for a content block that is not text, as the CLI shows it (`toolhost call`, `chat`): what
  * it is and how large, never its bytes.
  */
-import type { TextContentBlock, ToolContentBlock } from '../../tool-module.js';
+import type { TextContentBlock, ToolContentBlock } from '../../boundary/tool-contract.js';
 
 /** `[image: image/png, 68 bytes]`, `[audio: audio/wav, 44 bytes]`, `[resource: file:///a.md (text/markdown), 12 characters]`, … */
 export function describeBlock(block: Exclude<ToolContentBlock, TextContentBlock>): string {
