@@ -16,6 +16,16 @@ let root: string;
 let tmp: string;
 let host: ToolHost;
 
+/** Folders of their own for a second host in a test. */
+function hostPlaces(name: string) {
+  return {
+    dataDir: join(root, name, 'data'),
+    tempRoot: tmp,
+    cacheDir: join(root, name, 'cache'),
+    logger: recordingLogger(),
+  };
+}
+
 beforeEach(async () => {
   root = await tempDir('toolhost-layout-');
   tmp = join(root, 'tmp');
@@ -95,6 +105,28 @@ describe('a load report', () => {
     manifest.toolhost.permissions = { net: true };
     await writeFile(join(folder, 'package.json'), JSON.stringify(manifest));
     expect((await host.load(folder)).permissions).toEqual({ net: true });
+  });
+
+  it('says what this host grants of what the manifest asks: none, every host it asks for, or the hosts both name', async () => {
+    const folder = await writePackage(join(root, 'weather'), {
+      'forecast.js': toolSource('forecast', "'sunny'"),
+    });
+    const manifest = JSON.parse(await readFile(join(folder, 'package.json'), 'utf8'));
+    manifest.toolhost.permissions = { net: ['api.weather.gov', 'tiles.example.com'] };
+    await writeFile(join(folder, 'package.json'), JSON.stringify(manifest));
+    expect((await host.load(folder)).network).toBe(false);
+
+    const granting = new ToolHost({
+      ...hostPlaces('granting'),
+      allowNetwork: { weather: ['api.weather.gov'] },
+    });
+    const everything = new ToolHost({ ...hostPlaces('everything'), allowNetwork: { weather: true } });
+    try {
+      expect((await granting.load(folder)).network).toEqual(['api.weather.gov']);
+      expect((await everything.load(folder)).network).toEqual(['api.weather.gov', 'tiles.example.com']);
+    } finally {
+      await Promise.all([granting.close(), everything.close()]);
+    }
   });
 
   it('of a module file names no package and asks for nothing', async () => {

@@ -18,6 +18,11 @@ export interface LoadReport {
    * the host grants it per its `allowNetwork`. A module file asks for nothing.
    */
   permissions: PackagePermissions;
+  /**
+   * What this host grants it of that (its `allowNetwork`): `false` (no network), `true` (all of it),
+   * or the `host[:port]` rules its calls may reach through the host's egress proxy (process tier).
+   */
+  network: boolean | string[];
   modules: ModuleStatus[];
   /**
    * Set when the path is a module file that an already loaded package serves: nothing new was

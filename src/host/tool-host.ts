@@ -27,6 +27,7 @@ import { type PinReport, pinModules } from '../lock/pin.js';
 import { Pins } from '../lock/pins.js';
 import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
+import { grantedNetwork, networkGrant } from '../process/network/grant.js';
 import type { HostTool, ModuleStatus, OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
@@ -107,6 +108,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       reader: this.#reader,
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
+      networkOf: ({ packageName, permissions }) =>
+        grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
     };
     this.#served = new ServedSources({
       registry: this.#registry,

@@ -14,6 +14,8 @@ import { NO_PERMISSIONS, resolveSource } from './resolve-path.js';
 
 export interface LoadingParts extends SourceReaderParts {
   registry: Registry;
+  /** What this host grants a package of the network, as a report says it (see {@link LoadReport.network}). */
+  networkOf(manifest: Pick<LoadReport, 'packageName' | 'permissions'>): LoadReport['network'];
 }
 
 export async function loadSource(
@@ -29,7 +31,7 @@ export async function loadSource(
     const serving = registry.packageServing(source.root);
     // Its package serves it already: a second copy would only clash with itself.
     if (serving !== undefined) {
-      return { ...reportOf(registry, source.root, 'module', source.root), servedBy: serving.root };
+      return { ...reportOf(parts, source.root, 'module', source.root), servedBy: serving.root };
     }
   }
   registry.rememberRoot(path, source.root);
@@ -38,17 +40,19 @@ export async function loadSource(
     source.modules.map((module) => module.path),
   );
   const next = await readSource(parts, { source, isolation, current: registry.source(source.root), orderOf });
-  if (next === 'unchanged') return reportOf(registry, source.root, source.kind);
+  if (next === 'unchanged') return reportOf(parts, source.root, source.kind);
   registry.publish({ type: 'source', version: next, ticket });
-  if (registry.source(source.root) === next) return reportOf(registry, source.root, source.kind);
+  if (registry.source(source.root) === next) return reportOf(parts, source.root, source.kind);
   // Not published: a newer load won (its report is the one that counts), or the host closed (this
   // report says what the reads found, though nothing is offered any more).
   letGo(parts.snapshots, next);
-  if (!registry.closed) return reportOf(registry, source.root, source.kind);
+  if (!registry.closed) return reportOf(parts, source.root, source.kind);
+  const manifest = manifestOf(next);
   return {
     source: source.root,
     kind: source.kind,
-    ...manifestOf(next),
+    ...manifest,
+    network: parts.networkOf(manifest),
     modules: [...buildGeneration(0, new Map(), [next]).statuses],
   };
 }
@@ -73,15 +77,18 @@ export function letGo(snapshots: Snapshots, version: SourceVersion): void {
   if (version.snapshot !== undefined) snapshots.release(version.snapshot);
 }
 
-function reportOf(registry: Registry, root: string, kind: 'package' | 'module', path?: string): LoadReport {
+function reportOf(parts: LoadingParts, root: string, kind: 'package' | 'module', path?: string): LoadReport {
+  const { registry } = parts;
   const modules = registry.generation.statuses.filter(
     (status) => status.source === root || (path !== undefined && status.path === path),
   );
   const loaded = registry.source(root);
+  const manifest = loaded === undefined ? { permissions: NO_PERMISSIONS } : manifestOf(loaded);
   return {
     source: root,
     kind,
-    ...(loaded === undefined ? { permissions: NO_PERMISSIONS } : manifestOf(loaded)),
+    ...manifest,
+    network: parts.networkOf(manifest),
     modules: modules.map((status) => ({ ...status })),
   };
 }

@@ -6,7 +6,6 @@
 import type { ToolInfo } from '../../declaration/check.js';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../../declaration/check.js';
 import type { LockDifference } from '../../lock/difference.js';
-import { grantedRules, networkGrant } from '../../process/network/grant.js';
 import type { ModuleStatus } from '../../registry/generation.js';
 import type { PackagePermissions } from '../../sources/resolve-path.js';
 import type { ListArgs } from '../args/command-line.js';
@@ -65,7 +64,7 @@ export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> 
         kind: report.kind,
         packageName: own[0]?.packageName ?? report.packageName ?? null,
         permissions: report.permissions,
-        network: gets(args.allowNetwork ?? {}, report.packageName, report.permissions),
+        network: report.network,
         tools: own.flatMap((status) => {
           const info =
             status.state === 'offered' && status.name !== undefined ? offered.get(status.name) : undefined;
@@ -165,16 +164,6 @@ function propertyList(objectSchema: ToolInfo['parameterSchema']): string {
     typeof schema.properties === 'object' && schema.properties !== null ? Object.keys(schema.properties) : [];
   const required = Array.isArray(schema.required) ? schema.required : [];
   return properties.map((name) => (required.includes(name) ? name : `${name}?`)).join(', ');
-}
-
-/** What a package gets of what it asks, with this host's `allowNetwork`. */
-function gets(
-  allowance: Record<string, true | string[]>,
-  packageName: string | undefined,
-  permissions: PackagePermissions,
-): boolean | string[] {
-  const grant = networkGrant(allowance, { packageName, permissions });
-  return grant.kind === 'hosts' ? grantedRules(grant) : grant.kind === 'all';
 }
 
 /** `asks for the network: api.weather.gov; gets: none`, or nothing for a package that asks none. */

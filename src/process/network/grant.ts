@@ -87,6 +87,11 @@ export function grantedRules(grant: NetworkGrant): string[] {
   return [...new Set(texts)];
 }
 
+/** A grant as a load report gives it: `false` (none), `true` (all) or the rules it comes to. */
+export function grantedNetwork(grant: NetworkGrant): boolean | string[] {
+  return grant.kind === 'hosts' ? grantedRules(grant) : grant.kind === 'all';
+}
+
 /** The grant in words, for `toolhost list` and the host's notices: `api.weather.gov, *.example.com:443`. */
 export function describeGrant(grant: NetworkGrant): string {
   if (grant.kind === 'none') return 'no network';
