@@ -29,7 +29,7 @@ export interface SourceReaderParts {
   reader: DeclarationReader;
   execArgvFor(version: VersionFlags): string[];
   /** Where a version's modules are read when not in the host's own workers (the process tier). */
-  readsFor(version: VersionFlags): VersionReads | undefined;
+  readsFor(version: VersionFlags): Promise<VersionReads | undefined>;
 }
 
 export interface SourceReadPlan {
@@ -102,7 +102,7 @@ export async function readSource(
     listed.modules,
   );
   const execArgv = parts.execArgvFor(version);
-  const reads = parts.readsFor(version);
+  const reads = await parts.readsFor(version);
   try {
     await Promise.all(
       version.modules.map(async (record) => {
@@ -120,7 +120,7 @@ export async function readSource(
 export async function rereadModule(parts: SourceReaderParts, record: ModuleRecord): Promise<ModuleRead> {
   const { source } = record;
   if (source.snapshot === undefined) return CLOSED_READ;
-  const reads = parts.readsFor(source);
+  const reads = await parts.readsFor(source);
   try {
     return await readModule(
       parts.reader,
