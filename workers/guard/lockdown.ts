@@ -195,6 +195,28 @@ export function lockdown(options: LockdownOptions = {}): void {
   const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
   if (lockedDown) return;
   lockedDown = true;
+  const ports = heldPorts();
+  guardPostMessage(ports, maxReplyBytes);
+  guardStructuredClone(ports.protectedPorts);
+  // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
+  for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
+    freeze(prototype);
+    prototype = getPrototypeOf(prototype);
+  }
+  sealThreads();
+}
+
+/** The ports this worker holds that a tool may not post on, transfer or take over. */
+interface HeldPorts {
+  /** Node's own (the worker's stdio and its internal messages). */
+  internalPorts: Set<object>;
+  /** piscina's task port, which carries the call's reply. */
+  taskPorts: Set<object>;
+  /** All of them, and the parent port. */
+  protectedPorts: Set<object>;
+}
+
+function heldPorts(): HeldPorts {
   const internalPorts = findInternalPorts();
   const protectedPorts = new Set<object>(internalPorts);
   if (threads.parentPort !== null) protectedPorts.add(threads.parentPort);
@@ -204,7 +226,14 @@ export function lockdown(options: LockdownOptions = {}): void {
     if (handle instanceof MessagePort && !protectedPorts.has(handle)) taskPorts.add(handle);
   }
   for (const port of taskPorts) protectedPorts.add(port);
+  return { internalPorts, taskPorts, protectedPorts };
+}
 
+/** `MessagePort.prototype.postMessage`, replaced for good by one that guards the held ports. */
+function guardPostMessage(
+  { internalPorts, taskPorts, protectedPorts }: HeldPorts,
+  maxReplyBytes: number,
+): void {
   function postMessage(this: object, message: unknown, transfer?: unknown) {
     if (message === null || message === undefined) refused('posting null or undefined on a MessagePort');
     if (isIn(internalPorts, this)) {
@@ -233,29 +262,30 @@ export function lockdown(options: LockdownOptions = {}): void {
     configurable: false,
     enumerable: true,
   });
-  if (typeof nativeStructuredClone === 'function') {
-    const structuredClone = (value: unknown, options?: unknown) => {
-      const list = transferList(options);
-      checkTransfers(list, protectedPorts);
-      return apply(
-        nativeStructuredClone,
-        globalThis,
-        list === undefined ? [value] : [value, { transfer: list }],
-      );
-    };
-    Object.defineProperty(globalThis, 'structuredClone', {
-      value: structuredClone,
-      writable: false,
-      configurable: false,
-      enumerable: false,
-    });
-  }
-  // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
-  for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
-    freeze(prototype);
-    prototype = getPrototypeOf(prototype);
-  }
+}
 
+/** `structuredClone` may not transfer a held port either (it would detach it from its owner). */
+function guardStructuredClone(protectedPorts: Set<object>): void {
+  if (typeof nativeStructuredClone !== 'function') return;
+  const structuredClone = (value: unknown, options?: unknown) => {
+    const list = transferList(options);
+    checkTransfers(list, protectedPorts);
+    return apply(
+      nativeStructuredClone,
+      globalThis,
+      list === undefined ? [value] : [value, { transfer: list }],
+    );
+  };
+  Object.defineProperty(globalThis, 'structuredClone', {
+    value: structuredClone,
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
+}
+
+/** No way back to the parent port or into another context; `node:worker_threads` frozen, and `Object.prototype` closed to new properties. */
+function sealThreads(): void {
   Object.defineProperty(threads, 'parentPort', { value: null, writable: false, configurable: false });
   Object.defineProperty(threads, 'moveMessagePortToContext', {
     value: () => refused('moving a MessagePort into another context'),
