@@ -188,12 +188,20 @@ export interface LockdownOptions {
    * @default no bound
    */
   maxReplyBytes?: number;
+  /**
+   * Vouches for a message on piscina's task port that needs no walk: a reply the worker built of
+   * nothing but what it checked, frozen (see workers/call/own-replies.ts). Anything it does not
+   * vouch for is walked.
+   * @default vouches for nothing
+   */
+  vouchesFor?: (message: unknown) => boolean;
 }
 
 /** Locks the channels down (once). Call it after the worker's start-up and before any tool import. */
 export function lockdown(options: LockdownOptions = {}): void {
-  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
   if (lockedDown) return;
+  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
+  const vouchesFor = options.vouchesFor ?? (() => false);
   lockedDown = true;
   const internalPorts = findInternalPorts();
   const protectedPorts = new Set<object>(internalPorts);
@@ -220,8 +228,9 @@ export function lockdown(options: LockdownOptions = {}): void {
     // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
     // host object whose deserializer throws) would throw there and end the host. A call's reply is
     // plain data, and the serializer reads it right after this check (no tool code can run between:
-    // the check reads no getter and nothing a tool can patch), so what passes is what crosses.
-    if (isIn(taskPorts, this)) {
+    // the check reads no getter and nothing a tool can patch), so what passes is what crosses. A
+    // reply the worker vouches for is frozen plain data of bounded size already: it is not walked.
+    if (isIn(taskPorts, this) && !vouchesFor(message)) {
       const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
       if (!check.ok) message = replacedReply(message, check.problem);
     }
