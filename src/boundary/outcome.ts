@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { type JsonObject, type JsonValue, type ToolContentBlock, text } from '../tool-module.js';
 import { cutHeadTail } from './encode-result.js';
 import type { ToolErrorCode } from './errors.js';
-import type { EncodedContent } from './protocol.js';
 
 /** The result of one call. A tool's fault is an outcome with `isError`, never a rejection. */
 export interface ToolOutcome {
