@@ -188,15 +188,24 @@ export interface LockdownOptions {
    * @default no bound
    */
   maxReplyBytes?: number;
+  /**
+   * Vouches for a message on piscina's task port that needs no walk: a reply the worker built of
+   * nothing but what it checked, frozen (see workers/call/own-replies.ts). Anything it does not
+   * vouch for is walked.
+   * @default vouches for nothing
+   */
+  vouchesFor?: (message: unknown) => boolean;
 }
 
 /** Locks the channels down (once). Call it after the worker's start-up and before any tool import. */
 export function lockdown(options: LockdownOptions = {}): void {
-  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
   if (lockedDown) return;
   lockedDown = true;
   const ports = heldPorts();
-  guardPostMessage(ports, maxReplyBytes);
+  guardPostMessage(ports, {
+    maxReplyBytes: options.maxReplyBytes ?? Number.MAX_VALUE,
+    vouchesFor: options.vouchesFor ?? (() => false),
+  });
   guardStructuredClone(ports.protectedPorts);
   // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
   for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
@@ -232,7 +241,7 @@ function heldPorts(): HeldPorts {
 /** `MessagePort.prototype.postMessage`, replaced for good by one that guards the held ports. */
 function guardPostMessage(
   { internalPorts, taskPorts, protectedPorts }: HeldPorts,
-  maxReplyBytes: number,
+  { maxReplyBytes, vouchesFor }: Required<LockdownOptions>,
 ): void {
   function postMessage(this: object, message: unknown, transfer?: unknown) {
     if (message === null || message === undefined) refused('posting null or undefined on a MessagePort');
@@ -249,8 +258,9 @@ function guardPostMessage(
     // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
     // host object whose deserializer throws) would throw there and end the host. A call's reply is
     // plain data, and the serializer reads it right after this check (no tool code can run between:
-    // the check reads no getter and nothing a tool can patch), so what passes is what crosses.
-    if (isIn(taskPorts, this)) {
+    // the check reads no getter and nothing a tool can patch), so what passes is what crosses. A
+    // reply the worker vouches for is frozen plain data of bounded size already: it is not walked.
+    if (isIn(taskPorts, this) && !vouchesFor(message)) {
       const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
       if (!check.ok) message = replacedReply(message, check.problem);
     }
