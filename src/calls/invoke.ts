@@ -45,9 +45,10 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   const callId = options.callId ?? `call_${sequence}`;
   const task = callTask(tool, invocation, callId);
   const onProgress = (data: JsonValue) => emit.emit('progress', { name: tool.info.name, callId, data });
-  const output = outputDelivery(invocation);
+  const { onOutput } = options;
+  const output = outputDelivery(onOutput, emit);
   let onLogs: ((logs: CapturedLog[]) => void) | undefined;
-  if (options.onOutput !== undefined && tool.origin.kind === 'module') {
+  if (onOutput !== undefined && tool.origin.kind === 'module') {
     task.forwardLogs = true;
     onLogs = (logs) => output.deliver({ name: tool.info.name, callId, logs, droppedChars: 0 });
   }
@@ -95,9 +96,7 @@ interface OutputDelivery {
   deliver(event: ToolOutputEvent): void;
 }
 
-function outputDelivery(invocation: Invocation): OutputDelivery {
-  const { onOutput } = invocation.options;
-  const { emit } = invocation;
+function outputDelivery(onOutput: CallOptions['onOutput'], emit: Invocation['emit']): OutputDelivery {
   return {
     heard: () => onOutput !== undefined || emit.listenerCount('output') > 0,
     // Only a call someone listens to has its output forwarded while it runs: the rest cost nothing.
