@@ -58,25 +58,14 @@ export async function readSource(
   const escaping =
     isolation === 'strict' && source.kind === 'package' ? await findEscapingSymlink(source.root) : undefined;
   if (escaping !== undefined) {
-    return versionOf(plan, undefined, source.modules, () => ({
-      kind: 'failed',
-      code: 'MODULE_OUTSIDE_PACKAGE',
-      reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
-    }));
+    return versionOf(plan, undefined, source.modules, () => escapingRead(escaping));
   }
 
   let snapshot: Snapshot;
   try {
     snapshot = await parts.snapshots.take(source.root, source.kind);
   } catch (error) {
-    const read: ModuleRead =
-      (error as Error).name === 'AbortError'
-        ? CLOSED_READ
-        : {
-            kind: 'failed',
-            code: 'IMPORT_FAILED',
-            reason: `the package could not be copied to be read: ${(error as Error).message}`,
-          };
+    const read = uncopiedRead(error);
     return versionOf(plan, undefined, source.modules, () => read);
   }
   const { current } = plan;
@@ -85,7 +74,7 @@ export async function readSource(
     return 'unchanged';
   }
 
-  let listed: { packageName: string | undefined; permissions: PackagePermissions; modules: ListedModule[] };
+  let listed: ListedSource;
   try {
     // What the snapshot lists, not what the folder listed a moment ago: the two may differ.
     listed =
@@ -114,6 +103,33 @@ export async function readSource(
     reads?.close();
   }
   return version;
+}
+
+/** Every module of a strict package that holds a symbolic link leading out of it. */
+function escapingRead(escaping: { link: string; target: string }): ModuleRead {
+  return {
+    kind: 'failed',
+    code: 'MODULE_OUTSIDE_PACKAGE',
+    reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+  };
+}
+
+/** Every module of a package whose snapshot could not be taken: closed, or the copy failed. */
+function uncopiedRead(error: unknown): ModuleRead {
+  return (error as Error).name === 'AbortError'
+    ? CLOSED_READ
+    : {
+        kind: 'failed',
+        code: 'IMPORT_FAILED',
+        reason: `the package could not be copied to be read: ${(error as Error).message}`,
+      };
+}
+
+/** What a snapshot lists: the package's name and permissions, and its modules. */
+interface ListedSource {
+  packageName: string | undefined;
+  permissions: PackagePermissions;
+  modules: ListedModule[];
 }
 
 /** Reads one module of a version again (a re-read after a read that ran over its time bound). */
