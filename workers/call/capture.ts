@@ -39,6 +39,13 @@ function keep(stream: Stream, value: string, maxLogChars: number): void {
 }
 
 export function installCapture(maxLogChars: number): void {
+  captureStreams(maxLogChars);
+  captureFsWrites(maxLogChars);
+  syncBuiltinESMExports();
+}
+
+/** `process.stdout`, `process.stderr` and `process._rawDebug`. */
+function captureStreams(maxLogChars: number): void {
   const capture = (stream: Stream) =>
     ((chunk: unknown, ...rest: unknown[]): boolean => {
       keep(stream, decode(chunk), maxLogChars);
@@ -55,11 +62,28 @@ export function installCapture(maxLogChars: number): void {
     writable: false,
     configurable: false,
   });
+}
 
-  // File descriptors 1 and 2 are the whole process's: what a tool writes there through node:fs is
-  // captured like its other printing (sync loggers such as pino's destination(1) do this).
-  const streamOf = (fd: unknown): Stream | undefined =>
-    fd === 1 ? 'stdout' : fd === 2 ? 'stderr' : undefined;
+/** Which of the process's streams a file descriptor is, if it is one. */
+const streamOf = (fd: unknown): Stream | undefined => (fd === 1 ? 'stdout' : fd === 2 ? 'stderr' : undefined);
+
+/** The bytes a write of `data` reports written. */
+const lengthOf = (data: unknown) =>
+  typeof data === 'string' ? Buffer.byteLength(data) : ((data as Uint8Array | undefined)?.byteLength ?? 0);
+
+/** What a vectored write writes, as text. */
+const joined = (buffers: unknown) =>
+  Array.isArray(buffers) ? buffers.map((buffer) => decode(buffer)).join('') : decode(buffers);
+
+/** The bytes a vectored write reports written. */
+const totalLength = (buffers: unknown) =>
+  Array.isArray(buffers) ? buffers.reduce((sum: number, buffer) => sum + lengthOf(buffer), 0) : 0;
+
+/**
+ * File descriptors 1 and 2 are the whole process's: what a tool writes there through node:fs is
+ * captured like its other printing (sync loggers such as pino's destination(1) do this).
+ */
+function captureFsWrites(maxLogChars: number): void {
   const original = {
     writeSync: fs.writeSync,
     write: fs.write,
@@ -67,8 +91,6 @@ export function installCapture(maxLogChars: number): void {
     writev: fs.writev,
     writeFileSync: fs.writeFileSync,
   };
-  const lengthOf = (data: unknown) =>
-    typeof data === 'string' ? Buffer.byteLength(data) : ((data as Uint8Array | undefined)?.byteLength ?? 0);
   fs.writeSync = ((fd: unknown, data: unknown, ...rest: unknown[]) => {
     const stream = streamOf(fd);
     if (stream === undefined)
@@ -85,10 +107,6 @@ export function installCapture(maxLogChars: number): void {
       | undefined;
     if (callback !== undefined) queueMicrotask(() => callback(null, lengthOf(data), data));
   }) as typeof fs.write;
-  const joined = (buffers: unknown) =>
-    Array.isArray(buffers) ? buffers.map((buffer) => decode(buffer)).join('') : decode(buffers);
-  const totalLength = (buffers: unknown) =>
-    Array.isArray(buffers) ? buffers.reduce((sum: number, buffer) => sum + lengthOf(buffer), 0) : 0;
   fs.writevSync = ((fd: unknown, buffers: unknown, ...rest: unknown[]) => {
     const stream = streamOf(fd);
     if (stream === undefined)
@@ -111,5 +129,4 @@ export function installCapture(maxLogChars: number): void {
       return (original.writeFileSync as (...args: unknown[]) => void)(file, data, ...rest);
     keep(stream, decode(data), maxLogChars);
   }) as typeof fs.writeFileSync;
-  syncBuiltinESMExports();
 }

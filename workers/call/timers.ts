@@ -34,8 +34,14 @@ export function clearCallTimers(call: ActiveCall): void {
 }
 
 export function installTimerTracking(): void {
-  // Timers a call starts are cleared when it ends, so an interval left running can't act inside a
-  // later call. Both the globals and `node:timers` are wrapped.
+  trackCallbackTimers();
+  trackPromiseTimers();
+  syncBuiltinESMExports();
+}
+
+/** Timers a call starts are cleared when it ends, so an interval left running can't act inside a later call. */
+function trackCallbackTimers(): void {
+  // Both the globals and `node:timers` are wrapped.
   function trackedTimeout(kind: 'setTimeout' | 'setInterval') {
     const start = original[kind];
     return ((...args: Parameters<typeof setTimeout>) => {
@@ -60,32 +66,40 @@ export function installTimerTracking(): void {
   timers.setTimeout = globalThis.setTimeout;
   timers.setInterval = globalThis.setInterval;
   timers.setImmediate = globalThis.setImmediate;
+}
 
-  // The same for `node:timers/promises`: its timers get a signal that also aborts when the call ends,
-  // and a promise whose timer ended that way never settles, as a cleared timer never fires. Left alone,
-  // such a timer would fire in a later call (an idle piscina worker runs no timers) and blame it.
+type PromiseTimerOptions = { signal?: AbortSignal; ref?: boolean } | undefined;
+/** The options with a signal that also aborts when the running call ends, and that signal. */
+function boundToCall(options: PromiseTimerOptions): { options: PromiseTimerOptions; ended?: AbortSignal } {
+  const call = activeCall();
+  if (call === undefined) return { options };
+  call.ended ??= new AbortController();
+  const ended = call.ended.signal;
+  const signal = options?.signal === undefined ? ended : AbortSignal.any([options.signal, ended]);
+  return { options: { ...options, signal }, ended };
+}
+
+/** `promise`, except that a rejection because its call ended never settles it. */
+function unlessEnded<T>(promise: Promise<T>, ended: AbortSignal | undefined): Promise<T> {
+  if (ended === undefined) return promise;
+  return new Promise<T>((resolve, reject) => {
+    promise.then(resolve, (error: unknown) => {
+      if (!ended.aborted) reject(error);
+    });
+  });
+}
+
+/**
+ * The same for `node:timers/promises`: its timers get a signal that also aborts when the call ends,
+ * and a promise whose timer ended that way never settles, as a cleared timer never fires. Left alone,
+ * such a timer would fire in a later call (an idle piscina worker runs no timers) and blame it.
+ */
+function trackPromiseTimers(): void {
   const originalPromises = {
     setTimeout: timersPromises.setTimeout,
     setImmediate: timersPromises.setImmediate,
     setInterval: timersPromises.setInterval,
   };
-  type PromiseTimerOptions = { signal?: AbortSignal; ref?: boolean } | undefined;
-  function boundToCall(options: PromiseTimerOptions): { options: PromiseTimerOptions; ended?: AbortSignal } {
-    const call = activeCall();
-    if (call === undefined) return { options };
-    call.ended ??= new AbortController();
-    const ended = call.ended.signal;
-    const signal = options?.signal === undefined ? ended : AbortSignal.any([options.signal, ended]);
-    return { options: { ...options, signal }, ended };
-  }
-  function unlessEnded<T>(promise: Promise<T>, ended: AbortSignal | undefined): Promise<T> {
-    if (ended === undefined) return promise;
-    return new Promise<T>((resolve, reject) => {
-      promise.then(resolve, (error: unknown) => {
-        if (!ended.aborted) reject(error);
-      });
-    });
-  }
   timersPromises.setTimeout = ((delay?: number, value?: unknown, options?: PromiseTimerOptions) => {
     const bound = boundToCall(options);
     return unlessEnded(originalPromises.setTimeout(delay, value, bound.options), bound.ended);
@@ -107,5 +121,4 @@ export function installTimerTracking(): void {
     return wrapped;
   }) as typeof timersPromises.setInterval;
   timersPromises.scheduler.wait = (delay, options) => timersPromises.setTimeout(delay, undefined, options);
-  syncBuiltinESMExports();
 }
