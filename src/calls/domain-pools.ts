@@ -11,12 +11,15 @@ import type { NetworkEvent } from '../process/network/egress.js';
 import { ProcessDomains, type ProcessSettings, type VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
+import { WorkerBudget, type WorkerBudgetEvent } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
 import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
 
 /** What the pools read of the host's settings (the process tier's included). */
 export interface PoolSettings extends ProcessSettings {
   maxThreadsPerPool: number;
+  /** Units the whole host runs at once: worker threads, and the process tier's package processes. */
+  maxWorkers: number;
   idleTimeoutMs: number;
   callHeapMb: number;
   callStackMb: number;
@@ -40,13 +43,17 @@ export class DomainPools {
   readonly #tmpDirs = new Map<string, string>();
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcess: CallSettings | undefined;
+  /** Every pool's calls start through this one budget. */
+  readonly #budget: WorkerBudget;
 
   constructor(
     settings: PoolSettings,
     flags: WorkerFlags,
     onFault: (source: string, message: string) => void,
     onNetwork?: (event: NetworkEvent) => void,
+    onWorkers?: (event: WorkerBudgetEvent) => void,
   ) {
+    this.#budget = new WorkerBudget(settings.maxWorkers, onWorkers);
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
@@ -63,8 +70,8 @@ export class DomainPools {
       // The process tier runs the same pool, in a process of the version's own.
       pool =
         version.isolation === 'process'
-          ? this.#processes.pool(version, limits, onFault)
-          : new TrustDomainPool(limits, onFault);
+          ? this.#processes.pool(version, limits, onFault, this.#budget)
+          : new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root });
       this.#pools.set(version, pool);
     }
     return pool;

@@ -15,6 +15,7 @@ import { piscina } from './piscina.js';
 import { PoolCall, type PoolCallLimits } from './pool-call.js';
 import { PoolThreads, tagTask } from './pool-threads.js';
 import { ensureEnded } from './thread-reaper.js';
+import { type BudgetMember, type NextStart, WorkerBudget } from './worker-budget.js';
 
 export type { PoolReply } from './answer-once.js';
 
@@ -78,7 +79,7 @@ function failedToHandle(call: PoolCall, error: unknown): void {
   }
 }
 
-export class TrustDomainPool implements CallPool {
+export class TrustDomainPool implements CallPool, BudgetMember {
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
   readonly #callLimits: PoolCallLimits;
@@ -90,16 +91,32 @@ export class TrustDomainPool implements CallPool {
    * The rest wait here.
    */
   readonly #capacity: number;
-  readonly #waiting: Array<() => void> = [];
+  readonly #waiting: PoolCall[] = [];
   #dispatched = 0;
+  /** The host's worker budget: it starts this pool's calls, in turn with other pools'. */
+  readonly #budget: WorkerBudget;
+  readonly source: string;
   readonly #idleWaiters: Array<() => void> = [];
   /** No new calls (draining or destroyed). */
   #closed = false;
   /** Workers ended: nothing may start any more. */
   #destroyed = false;
 
-  constructor(limits: PoolLimits, onFault: (message: string) => void) {
+  /**
+   * `budget`: the host's worker budget, shared by every pool, and the package this pool runs (none:
+   * a budget of this pool's own, as in a package process, which is what the host's budget counts).
+   */
+  constructor(
+    limits: PoolLimits,
+    onFault: (message: string) => void,
+    membership: { budget: WorkerBudget; source: string } = {
+      budget: new WorkerBudget(Number.POSITIVE_INFINITY),
+      source: '',
+    },
+  ) {
     this.#limits = limits;
+    this.#budget = membership.budget;
+    this.source = membership.source;
     this.#callLimits = {
       heapMb: limits.heapMb,
       timeoutGraceMs: limits.timeoutGraceMs,
@@ -110,8 +127,12 @@ export class TrustDomainPool implements CallPool {
     this.#threads = new PoolThreads({
       maxLogChars: limits.call.maxLogChars,
       onFault,
-      // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
-      onWorkerGone: () => this.#unstrand(),
+      onWorkerGone: () => {
+        // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
+        this.#unstrand();
+        this.#budget.changed(this);
+      },
+      onChange: () => this.#budget.changed(this),
     });
     this.#piscina = new (piscina().Piscina)({
       filename: CALL_WORKER,
@@ -134,6 +155,7 @@ export class TrustDomainPool implements CallPool {
       loadBalancer: this.#threads.balance as never,
     });
     this.#threads.attach(this.#piscina);
+    this.#budget.join(this);
     // Unheard, a pool 'error' (a worker failing between tasks, or a message piscina didn't expect)
     // would crash the host.
     this.#piscina.on('error', (error: unknown) => {
@@ -192,13 +214,67 @@ export class TrustDomainPool implements CallPool {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
           this.#calls.delete(call);
           this.#threads.forget(call, call.worker);
+          // A call answered while it waited (aborted, the host closing) may end this pool's turn.
+          if (this.#waiting.includes(call)) {
+            this.#budget.changed(this);
+            this.#maybeIdle();
+          }
         },
       });
       this.#calls.add(call);
-      if (hooks.signal?.aborted) call.callerAborted();
-      else hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
-      this.#whenDispatchable(() => this.#dispatch(call));
+      if (hooks.signal?.aborted) {
+        call.callerAborted();
+        return;
+      }
+      hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      this.#waiting.push(call);
+      this.#budget.changed(this);
     });
+  }
+
+  get queued(): number {
+    while (this.#waiting[0]?.answered === true) this.#waiting.shift();
+    return this.#destroyed ? 0 : this.#waiting.length;
+  }
+
+  get occupied(): number {
+    const threads = Math.max(this.#threads.running, Math.min(this.#dispatched, this.#limits.maxThreads));
+    return threads + this.#threads.ending + this.#threads.stranded;
+  }
+
+  get ending(): number {
+    return this.#threads.ending;
+  }
+
+  get idle(): number {
+    return this.#threads.idle;
+  }
+
+  get resting(): boolean {
+    return this.#dispatched === 0;
+  }
+
+  nextStart(contended: boolean): NextStart {
+    const running = this.#threads.running;
+    if (this.#dispatched < running) return 'now';
+    if (running < this.#limits.maxThreads) return 'place';
+    // Every thread is busy: piscina may hold one more call per thread (see #capacity), unless another
+    // pool waits for a place (that call would run before its turn) or a thread is still ending
+    // (piscina would start its replacement beside it).
+    const prefetch = !contended && this.#threads.ending + this.#threads.stranded === 0;
+    return prefetch && this.#dispatched < this.#capacity ? 'now' : 'wait';
+  }
+
+  startNext(): boolean {
+    if (this.queued === 0) return false;
+    const call = this.#waiting.shift() as PoolCall;
+    this.#dispatched += 1;
+    this.#dispatch(call);
+    return true;
+  }
+
+  endIdle(): boolean {
+    return this.#threads.endIdleWorker();
   }
 
   #dispatch(call: PoolCall): void {
@@ -256,24 +332,16 @@ export class TrustDomainPool implements CallPool {
     }
   }
 
-  #whenDispatchable(dispatch: () => void): void {
-    if (this.#dispatched < this.#capacity) {
-      this.#dispatched += 1;
-      dispatch();
-    } else {
-      this.#waiting.push(dispatch);
-    }
+  /** A call left piscina: the budget gives the next turn (this pool's next call, or another pool's). */
+  #release(): void {
+    this.#dispatched -= 1;
+    this.#budget.changed(this);
+    this.#maybeIdle();
   }
 
-  /** A call left piscina: the next waiting call takes its place. */
-  #release(): void {
-    const next = this.#waiting.shift();
-    if (next !== undefined) {
-      next();
-      return;
-    }
-    this.#dispatched -= 1;
-    if (this.#dispatched === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+  #maybeIdle(): void {
+    if (this.#dispatched === 0 && this.queued === 0)
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
   }
 
   /**
@@ -299,6 +367,7 @@ export class TrustDomainPool implements CallPool {
     this.#closed = true;
     this.#destroyed = true;
     for (const call of [...this.#calls]) call.hostClosed();
+    this.#budget.leave(this);
     const workers = this.#threads.workers;
     const destroyed = this.#piscina.destroy().catch(() => {});
     await Promise.race([destroyed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
@@ -307,8 +376,11 @@ export class TrustDomainPool implements CallPool {
   /** Stops taking calls and ends the workers once the calls already running have answered. */
   async drain(): Promise<void> {
     this.#closed = true;
-    if (this.#dispatched > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    // Calls already waiting still run: they were taken before the pool stopped taking calls.
+    if (this.#dispatched > 0 || this.queued > 0)
+      await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     if (this.#destroyed) return;
+    this.#budget.leave(this);
     const workers = this.#threads.workers;
     const closed = this.#piscina.close().catch(() => {});
     await Promise.race([closed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);

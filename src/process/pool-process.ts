@@ -36,6 +36,8 @@ export interface Live {
   faults: number;
   /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
   tmpDir: string;
+  /** The call whose turn started this process: it is sent the moment the process is ready. */
+  first: ProcessCall | undefined;
 }
 
 /** What the pool hears of its process. */

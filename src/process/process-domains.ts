@@ -7,6 +7,7 @@
  */
 
 import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
+import type { WorkerBudget } from '../calls/worker-budget.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
@@ -67,7 +68,12 @@ export class ProcessDomains {
   }
 
   /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
-  pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
+  pool(
+    version: ProcessVersion,
+    limits: PoolLimits,
+    onFault: (message: string) => void,
+    budget: WorkerBudget,
+  ): ProcessDomainPool {
     const grant = this.#grant(version);
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
     const paths = this.#paths(version, limits.call.tmpDir, grant);
@@ -87,6 +93,8 @@ export class ProcessDomains {
       onFault,
       egress,
       spares: this.#spares,
+      budget,
+      source: version.root,
     });
   }
 
