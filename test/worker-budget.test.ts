@@ -91,10 +91,10 @@ const TIERS: IsolationTier[] = ['worker', 'strict', 'process'];
 describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
   const makeHost = useHosts();
 
-  async function hostWith(maxWorkers: number, packages: string[]) {
+  async function hostWith(maxWorkers: number, packages: string[], maxThreadsPerPool = 1) {
     const { host } = await makeHost({
       maxWorkers,
-      maxThreadsPerPool: 1,
+      maxThreadsPerPool,
       isolation: tier,
       timeoutGraceMs: 20,
     });
@@ -122,6 +122,19 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     expect((await calls.runOnce('a')).worker).toBe(a.worker);
     expect(calls.most).toBe(2);
     expect(calls.events.every((event) => event.limit === 2)).toBe(true);
+    await loadEcho(host);
+    await expectHostFine(host);
+  });
+
+  it('packages of several threads each never run more workers together than the budget', async () => {
+    const { host, calls } = await hostWith(3, ['a', 'b', 'c'], 2);
+    const all = ['a', 'b', 'c'].flatMap((pkg) => Array.from({ length: 4 }, () => calls.call(pkg)));
+    for (let index = 0; index < all.length; index += 1) {
+      expect(outcomeText(await calls.release(await calls.nextStarted()))).toBe('released');
+    }
+    expect(new Set(calls.started)).toEqual(new Set(all));
+    expect(calls.most).toBeGreaterThan(0);
+    expect(calls.most).toBeLessThanOrEqual(3);
     await loadEcho(host);
     await expectHostFine(host);
   });

@@ -1,5 +1,6 @@
 /** Turns the scenarios' results into the targets and the markdown report. */
 import { lockLoadSection } from './render-lock.mjs';
+import { manyPackagesSection } from './render-many-packages.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
 const MB = 1024 * 1024;
@@ -613,6 +614,7 @@ const sections = {
   egress: egressSection,
   snapshots: snapshotsSection,
   peer: peerSection,
+  'many-packages': manyPackagesSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {
