@@ -1,14 +1,17 @@
 /**
  * Many packages on one host: 200 packages loaded of which 50 are active, against 50 loaded and the
- * same 50 active, in each tier. Per host: its RSS (the host process, and in the process tier its
- * package processes too) once every active package has its worker, the RSS each active package
- * adds, and calls/s and latency of a window of calls spread round-robin over the active packages.
- * A third row per thread tier runs the 50 active packages on a budget smaller than they need
- * (`maxWorkers` 16), so every call waits its turn and idle workers are ended to make room.
+ * same 50 active, in each tier. Per host: the RSS it added (the host process, and in the process
+ * tier its package processes too) once every active package has its worker, the RSS each active
+ * package adds, and calls/s and latency of a window of calls spread round-robin over the active
+ * packages. A third host per thread tier runs the active packages (only they loaded) on a budget
+ * smaller than they need (`maxWorkers` 0.8 × active), so calls take turns and workers are ended to
+ * make room: most of its calls pay a worker's start, so its batches are a quarter as long.
  *
- * The process tier runs 10 active of 40 loaded against 10 of 10: loading reads each package's
- * declarations in a process of its own, and 50 package processes would take most of the run.
- * Hosts run one at a time (their memory is their own), the variants alternating order per cycle.
+ * Each host is built once (its memory is measured then, before the next is built); then batches of
+ * calls alternate between the tier's hosts, in a new order each round, so drift hits them all. The
+ * process tier runs 10 active of 40 loaded against 10 of 10: loading reads each package's
+ * declarations in a process of its own, and 50 package processes would take most of the run. A
+ * quick run has a quarter of the packages (12 of 50 loaded; the process tier 5 of 20).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,14 +21,15 @@ import { importToolhost, quietLogger } from '../lib/library.mjs';
 import { collectGarbage, runWindow, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
-const cycles = iterations(3, 1);
-const callsPerHost = iterations(4000, 1000);
+const rounds = iterations(4, 2);
+const callsPerBatch = iterations(2000, 400);
 const window = 64;
 
+const threadTier = iterations({ loaded: 200, active: 50 }, { loaded: 50, active: 12 });
 const TIERS = {
-  worker: { loaded: 200, active: 50, baseline: 50 },
-  strict: { loaded: 200, active: 50, baseline: 50 },
-  process: { loaded: 40, active: 10, baseline: 10 },
+  worker: threadTier,
+  strict: threadTier,
+  process: iterations({ loaded: 40, active: 10 }, { loaded: 20, active: 5 }),
 };
 
 const root = mkdtempSync(join(tmpdir(), 'toolhost-bench-many-'));
@@ -71,10 +75,12 @@ function treeRss(pid) {
   return total;
 }
 
-async function measureHost({ isolation, loaded, active, maxWorkers }) {
+/** A host with `loaded` packages and each of the first `active` warm; what that cost in memory. */
+async function buildHost({ isolation, loaded, active, maxWorkers }) {
   await collectGarbage();
   const rssBefore = treeRss(process.pid);
-  const host = new ToolHost({ logger: quietLogger(), isolation, maxThreadsPerPool: 1, maxWorkers });
+  const options = { logger: quietLogger(), isolation, maxThreadsPerPool: 1 };
+  const host = new ToolHost(maxWorkers === undefined ? options : { ...options, maxWorkers });
   const workers = { most: 0 };
   host.on('workers', (event) => {
     workers.most = Math.max(workers.most, event.workers);
@@ -83,63 +89,71 @@ async function measureHost({ isolation, loaded, active, maxWorkers }) {
   await collectGarbage();
   const rssLoaded = treeRss(process.pid);
   const call = (index) => host.call(`echo_${index % active}`, { text: 'hello' });
-  // Every active package gets its worker, and its code warms.
-  await runWindow({ total: active * 20, window: active, makeCall: call });
+  // Every active package gets its worker, and its code warms (under a budget too small, each of
+  // these calls may start a worker: a few per package).
+  await runWindow({ total: active * (maxWorkers === undefined ? 20 : 4), window: active, makeCall: call });
   await collectGarbage();
   const rssWarm = treeRss(process.pid);
-  const { wallMs, latencies } = await runWindow({ total: callsPerHost, window, makeCall: call });
-  const rssAfter = treeRss(process.pid);
-  await host.close();
   return {
-    callsPerSecond: (callsPerHost / wallMs) * 1000,
-    latencies,
-    rssLoadedMb: (rssLoaded - rssBefore) / 2 ** 20,
-    rssWarmMb: rssWarm / 2 ** 20,
-    perActiveMb: (rssWarm - rssLoaded) / active / 2 ** 20,
-    rssAfterMb: rssAfter / 2 ** 20,
-    mostWorkers: workers.most,
+    host,
+    call,
+    workers,
+    memory: {
+      loadedMb: (rssLoaded - rssBefore) / 2 ** 20,
+      warmMb: (rssWarm - rssBefore) / 2 ** 20,
+      perActiveMb: (rssWarm - rssLoaded) / active / 2 ** 20,
+    },
   };
 }
 
 const results = {};
-for (const [isolation, sizes] of Object.entries(TIERS)) {
+for (const [isolation, { loaded, active }] of Object.entries(TIERS)) {
   const variants = {
-    [`${sizes.active} of ${sizes.baseline} loaded`]: {
-      isolation,
-      loaded: sizes.baseline,
-      active: sizes.active,
-    },
-    [`${sizes.active} of ${sizes.loaded} loaded`]: { isolation, loaded: sizes.loaded, active: sizes.active },
+    [`${active} of ${active} loaded`]: { isolation, loaded: active, active, batch: callsPerBatch },
+    [`${active} of ${loaded} loaded`]: { isolation, loaded, active, batch: callsPerBatch },
   };
   if (isolation !== 'process') {
-    variants[`${sizes.active} of ${sizes.loaded} loaded, maxWorkers 16`] = {
+    const maxWorkers = Math.round(active * 0.8);
+    variants[`${active} of ${active} loaded, maxWorkers ${maxWorkers}`] = {
       isolation,
-      loaded: sizes.loaded,
-      active: sizes.active,
-      maxWorkers: 16,
+      loaded: active,
+      active,
+      maxWorkers,
+      batch: Math.round(callsPerBatch / 4),
     };
   }
-  const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
-  for (let cycle = 0; cycle < cycles; cycle += 1) {
-    const names = Object.keys(variants);
-    for (const name of cycle % 2 === 0 ? names : names.reverse()) {
-      log(`many-packages ${isolation}: ${name} (cycle ${cycle + 1} of ${cycles})`);
-      samples[name].push(await measureHost(variants[name]));
-    }
+  const hosts = {};
+  for (const [name, variant] of Object.entries(variants)) {
+    const started = performance.now();
+    hosts[name] = await buildHost(variant);
+    log(
+      `many-packages ${isolation}: ${name} built in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
   }
-  results[isolation] = Object.fromEntries(
-    Object.entries(samples).map(([name, runs]) => [
-      name,
-      {
-        callsPerSecond: summarize(runs.map((run) => run.callsPerSecond)),
-        latency: summarize(runs.flatMap((run) => run.latencies)),
-        rssLoadedMb: summarize(runs.map((run) => run.rssLoadedMb)),
-        rssWarmMb: summarize(runs.map((run) => run.rssWarmMb)),
-        perActiveMb: summarize(runs.map((run) => run.perActiveMb)),
-        mostWorkers: Math.max(...runs.map((run) => run.mostWorkers)),
-      },
-    ]),
+  const samples = Object.fromEntries(
+    Object.keys(variants).map((name) => [name, { rates: [], latencies: [] }]),
   );
+  for (let round = 0; round < rounds; round += 1) {
+    const names = Object.keys(variants);
+    for (const name of round % 2 === 0 ? names : names.reverse()) {
+      const total = variants[name].batch;
+      const { wallMs, latencies } = await runWindow({ total, window, makeCall: hosts[name].call });
+      samples[name].rates.push((total / wallMs) * 1000);
+      samples[name].latencies.push(...latencies);
+    }
+    log(`many-packages ${isolation}: round ${round + 1} of ${rounds}`);
+  }
+  results[isolation] = {};
+  for (const [name, { host, workers, memory }] of Object.entries(hosts)) {
+    await host.close();
+    results[isolation][name] = {
+      callsPerSecond: summarize(samples[name].rates),
+      latency: summarize(samples[name].latencies),
+      ...memory,
+      mostWorkers: workers.most,
+      maxWorkers: variants[name].maxWorkers ?? 64,
+    };
+  }
 }
 rmSync(root, { recursive: true, force: true });
-report({ tiers: TIERS, callsPerHost, window, cycles, results });
+report({ tiers: TIERS, callsPerBatch, window, rounds, results });
