@@ -4,23 +4,20 @@
  * crash, a caller's abort, the host closing) becomes exactly one {@link PoolReply} (see
  * {@link PoolCall}); a fault ends only the worker it happened in and piscina replaces it. Nothing a
  * worker sends is read before it is parsed, and no listener or promise chain here can throw.
+ *
+ * The pool queues its calls; the host's worker budget (worker-budget.ts) hands them to piscina as
+ * their turns come (pool-workers.ts runs them there), and reads what this pool occupies from its
+ * threads.
  */
-import { rm } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
-import type { Piscina } from 'piscina';
-import { type CallSettings, type CallTask, type CapturedLog, callTmpDir } from '../boundary/protocol.js';
+import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
 import { failure, type PoolReply } from './answer-once.js';
-import { piscina } from './piscina.js';
 import { PoolCall, type PoolCallLimits } from './pool-call.js';
-import { PoolThreads, tagTask } from './pool-threads.js';
-import { ensureEnded } from './thread-reaper.js';
+import type { PoolThreads } from './pool-threads.js';
+import { PoolWorkers } from './pool-workers.js';
 import { type BudgetMember, type NextStart, WorkerBudget } from './worker-budget.js';
 
 export type { PoolReply } from './answer-once.js';
-
-/** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
-const CALL_WORKER = fileURLToPath(new URL('../../workers/call/entry.cjs', import.meta.url));
 
 export interface PoolLimits {
   maxThreads: number;
@@ -58,32 +55,11 @@ export interface CallPool {
   close(): Promise<void>;
 }
 
-/** A task that only makes piscina start a worker (see #unstrand). */
-const WAKE_TASK: CallTask = {
-  kind: 'wake',
-  taskId: '',
-  callId: '',
-  sessionId: '',
-  moduleUrl: '',
-  args: null,
-  withheld: [],
-  timeoutMs: 1,
-};
-
-/** The host's own failure while it handled a call's end: that call answers it (never a throw). */
-function failedToHandle(call: PoolCall, error: unknown): void {
-  try {
-    call.answer(failure('TOOL_CRASHED', `toolhost failed to handle the reply: ${String(error)}`));
-  } catch {
-    // Answering is all this can do; it must not become an unhandled rejection of the host.
-  }
-}
-
 export class TrustDomainPool implements CallPool, BudgetMember {
-  readonly #piscina: Piscina;
+  readonly #workers: PoolWorkers;
+  readonly #threads: PoolThreads;
   readonly #limits: PoolLimits;
   readonly #callLimits: PoolCallLimits;
-  readonly #threads: PoolThreads;
   readonly #calls = new Set<PoolCall>();
   /**
    * piscina gets at most two calls per thread: one running and one ready to start the moment the
@@ -124,60 +100,9 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       maxLogChars: limits.call.maxLogChars,
     };
     this.#capacity = limits.maxThreads * 2;
-    this.#threads = new PoolThreads({
-      maxLogChars: limits.call.maxLogChars,
-      onFault,
-      onWorkerGone: () => {
-        // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
-        this.#unstrand();
-        this.#budget.changed(this);
-      },
-      onChange: () => this.#budget.changed(this),
-    });
-    this.#piscina = new (piscina().Piscina)({
-      filename: CALL_WORKER,
-      minThreads: 0,
-      maxThreads: limits.maxThreads,
-      idleTimeout: limits.idleTimeoutMs,
-      resourceLimits: {
-        maxOldGenerationSizeMb: limits.heapMb,
-        maxYoungGenerationSizeMb: Math.min(32, limits.heapMb),
-        stackSizeMb: limits.stackMb,
-      },
-      env: limits.env,
-      execArgv: limits.execArgv,
-      workerData: {
-        allowAddons: limits.allowAddons,
-        ...limits.call,
-        ...(limits.permissionTier === undefined ? {} : { permissionTier: limits.permissionTier }),
-      },
-      recordTiming: false,
-      loadBalancer: this.#threads.balance as never,
-    });
-    this.#threads.attach(this.#piscina);
+    this.#workers = new PoolWorkers(limits, { onFault, onChange: () => this.#budget.changed(this) });
+    this.#threads = this.#workers.threads;
     this.#budget.join(this);
-    // Unheard, a pool 'error' (a worker failing between tasks, or a message piscina didn't expect)
-    // would crash the host.
-    this.#piscina.on('error', (error: unknown) => {
-      const message = error instanceof Error ? error.message : String(error);
-      onFault(`a worker failed outside any call: ${message}`);
-      this.#failIfNoWorkerStarts(message);
-    });
-  }
-
-  /**
-   * A worker that fails while it starts (a strict tier that can't read what the worker needs, say)
-   * takes no call, and piscina may start no other: with no worker running, the calls waiting for one
-   * would wait forever (and a process holding nothing else would exit under them). They answer.
-   */
-  #failIfNoWorkerStarts(message: string): void {
-    if (this.#threads.anyReady) return;
-    for (const listener of this.#threads.waiting) {
-      const call = [...this.#calls].find((candidate) => candidate.taskId === listener.taskId);
-      if (call === undefined) continue;
-      call.answer(failure('TOOL_CRASHED', `the tool's worker could not start: ${message}`));
-      call.kill.abort();
-    }
   }
 
   /**
@@ -185,12 +110,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
    * package process, see process/spares.ts). It runs toolhost's call worker only, no tool code.
    */
   prestart(): void {
-    if (this.#destroyed || this.#piscina.threads.length > 0) return;
-    try {
-      this.#piscina.run(WAKE_TASK).catch(() => {});
-    } catch {
-      // Starting a worker can throw at once; the first call then starts one as usual.
-    }
+    this.#workers.prestart();
   }
 
   /** Calls waiting for a worker or running now. */
@@ -283,53 +203,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       this.#release();
       return;
     }
-    this.#threads.expect(call);
-    let running: Promise<unknown>;
-    try {
-      running = this.#piscina.run(tagTask(call.task), { signal: call.kill });
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    // One `then` per call, not a chain of four promises: both handlers are total (nothing they call
-    // can reject the promise `then` makes), and each ends the call's time in piscina.
-    running.then(
-      (value) => {
-        try {
-          call.replied(value);
-        } catch (error) {
-          failedToHandle(call, error);
-        }
-        this.#left(call, false);
-      },
-      (error: unknown) => {
-        try {
-          call.rejected(error);
-          this.#unstrand();
-        } catch (caught) {
-          failedToHandle(call, caught);
-        }
-        this.#left(call, true);
-      },
-    );
-  }
-
-  /** A call left piscina (`lost`: its task was rejected): its grace, temp dir and place are let go. */
-  #left(call: PoolCall, lost: boolean): void {
-    try {
-      call.settled();
-      // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
-      // temp dir itself.
-      if (lost || call.kill.aborted) {
-        void rm(callTmpDir(this.#limits.call, call.task), {
-          recursive: true,
-          force: true,
-          maxRetries: 2,
-        }).catch(() => {});
-      }
-      this.#release();
-    } catch {
-      // Nothing here throws by design; a throw must still not become an unhandled rejection.
-    }
+    this.#workers.run(call, () => this.#release());
   }
 
   /** A call left piscina: the budget gives the next turn (this pool's next call, or another pool's). */
@@ -345,21 +219,6 @@ export class TrustDomainPool implements CallPool, BudgetMember {
   }
 
   /**
-   * piscina 5 with `minThreads: 0` replaces a removed worker (terminated at a timeout, exited, out of
-   * memory) only up to `minThreads`: calls queued behind it would wait for the next `run`. A wake
-   * task makes it start a worker, which takes the queued calls first.
-   */
-  #unstrand(): void {
-    if (this.#destroyed || this.#piscina.queueSize === 0) return;
-    if (this.#piscina.threads.length >= this.#limits.maxThreads) return;
-    try {
-      this.#piscina.run(WAKE_TASK).catch(() => {});
-    } catch {
-      // Starting a worker can throw at once (as in #dispatch); this runs where nothing would catch it.
-    }
-  }
-
-  /**
    * Ends every worker; calls still pending answer `HOST_CLOSED`. Resolves once the workers have
    * ended, or been let go (a worker blocked in a system call can't be ended; see thread-reaper).
    */
@@ -368,9 +227,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
     this.#destroyed = true;
     for (const call of [...this.#calls]) call.hostClosed();
     this.#budget.leave(this);
-    const workers = this.#threads.workers;
-    const destroyed = this.#piscina.destroy().catch(() => {});
-    await Promise.race([destroyed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
+    await this.#workers.end('destroy');
   }
 
   /** Stops taking calls and ends the workers once the calls already running have answered. */
@@ -381,8 +238,6 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
     if (this.#destroyed) return;
     this.#budget.leave(this);
-    const workers = this.#threads.workers;
-    const closed = this.#piscina.close().catch(() => {});
-    await Promise.race([closed, Promise.all(workers.map((worker) => ensureEnded(worker)))]);
+    await this.#workers.end('close');
   }
 }
