@@ -139,24 +139,25 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     await expectHostFine(host);
   });
 
-  it('a package that floods calls can’t starve another: its call starts within a turn or two', async () => {
+  it('a package that floods calls can’t starve another: its call starts within one run of the other’s calls', async () => {
     const { host, calls } = await hostWith(1, ['a', 'b']);
-    const flood = Array.from({ length: 6 }, () => calls.call('a'));
+    const flood = Array.from({ length: 12 }, () => calls.call('a'));
     const first = await calls.nextStarted();
     expect(first).toBe(flood[0]);
     const single = calls.call('b');
     // Each started call is let go as it starts, in start order, until every call has answered.
     const order: string[] = [first.pkg];
     await calls.release(first);
-    for (let index = 1; index < 7; index += 1) {
+    for (let index = 1; index < 13; index += 1) {
       const next = await calls.nextStarted();
       order.push(next.pkg);
       expect(outcomeText(await calls.release(next))).toBe('released');
     }
-    // The call a piscina thread holds ready behind a running one is the only one that can go first.
+    // Before b: the running call, the one piscina's thread held ready behind it (thread tiers), and a
+    // run of 4 more on a's worker (a worker's start costs far more than a call); then a's worker ends.
     expect(order.indexOf('b')).toBeGreaterThanOrEqual(1);
-    expect(order.indexOf('b')).toBeLessThanOrEqual(2);
-    expect(order.filter((pkg) => pkg === 'a')).toHaveLength(6);
+    expect(order.indexOf('b')).toBeLessThanOrEqual(6);
+    expect(order.filter((pkg) => pkg === 'a')).toHaveLength(12);
     expect(outcomeText(await single.outcome)).toBe('released');
     expect(calls.most).toBe(1);
     await loadEcho(host);

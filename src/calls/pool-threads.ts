@@ -52,6 +52,8 @@ export class PoolThreads {
   readonly #ending = new Set<TrackedWorker>();
   /** Ended workers that did not exit within the reaper's bound and were let go: they still run. */
   readonly #stranded = new Set<TrackedWorker>();
+  /** Workers that exited: piscina may list one a moment longer, until its own exit listener runs. */
+  readonly #exited = new WeakSet<Worker>();
   #piscina: Piscina | undefined;
 
   readonly #onWorkerGone: () => void;
@@ -92,10 +94,11 @@ export class PoolThreads {
     });
   }
 
-  /** Workers piscina runs or starts, not counting those told to end. */
+  /** Workers piscina runs or starts, not counting those told to end or already exited. */
   get running(): number {
     let count = 0;
     for (const worker of this.#piscina?.threads ?? []) {
+      if (this.#exited.has(worker)) continue;
       if (![...this.#ending].some((tracked) => tracked.worker === worker)) count += 1;
     }
     return count;
@@ -197,6 +200,7 @@ export class PoolThreads {
     this.#hellos.delete(threadId);
     this.#all.add(tracked);
     void tracked.exited.then(() => {
+      this.#exited.add(worker);
       this.#all.delete(tracked);
       this.#ending.delete(tracked);
       this.#stranded.delete(tracked);

@@ -175,9 +175,11 @@ export class TrustDomainPool implements CallPool, BudgetMember {
   }
 
   nextStart(contended: boolean): NextStart {
-    const running = this.#threads.running;
-    if (this.#dispatched < running) return 'now';
-    if (running < this.#limits.maxThreads) return 'place';
+    // A ready worker with nothing to run: piscina hands it the call at once.
+    if (this.#threads.idle > 0) return 'now';
+    // piscina starts a worker for a call it can't hand out at once, up to its maximum (even while
+    // one is starting): below it, the call may cost a place.
+    if (this.#threads.running < this.#limits.maxThreads) return 'place';
     // Every thread is busy: piscina may hold one more call per thread (see #capacity), unless another
     // pool waits for a place (that call would run before its turn) or a thread is still ending
     // (piscina would start its replacement beside it).
