@@ -5,85 +5,23 @@
  * timeout counts from when it starts, and every way a call leaves (answered, aborted while waiting,
  * the host closing, its worker exiting) lets the next one run.
  */
-import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import {
-  type IsolationTier,
-  outcomeText,
-  type ToolHost,
-  type ToolOutcome,
-  type WorkerBudgetEvent,
-} from '../dist/src/index.js';
+import { RUN_LENGTH } from '../dist/src/calls/worker-budget.js';
+import { type IsolationTier, outcomeText } from '../dist/src/index.js';
+import { Calls, writeHeldPackage } from './support/held-calls.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
-import { tempDir, writePackage } from './support/tool-packages.js';
+import { tempDir } from './support/tool-packages.js';
 
-const HELD = readFileSync(new URL('../fixtures/budget/held.js', import.meta.url), 'utf8');
-const EXITS = readFileSync(new URL('../fixtures/budget/exits.js', import.meta.url), 'utf8');
-
-/** What the test sees of one call: its outcome, and (once it runs) its tmpDir and worker. */
-interface Held {
-  callId: string;
-  pkg: string;
-  outcome: Promise<ToolOutcome>;
-  tmpDir?: string;
-  worker?: string;
-}
-
-/** Calls of the packages' `held_*` tools, in the order they start running, and the host's worker counts. */
-class Calls {
-  readonly started: Held[] = [];
-  readonly events: WorkerBudgetEvent[] = [];
-  readonly #byId = new Map<string, Held>();
-  readonly #onStart: Array<() => void> = [];
-  #next = 0;
-
-  constructor(readonly host: ToolHost) {
-    host.on('workers', (event) => this.events.push(event));
-    host.on('progress', ({ callId, data }) => {
-      const held = this.#byId.get(callId);
-      const report = data as { tmpDir: string; worker: string };
-      if (held === undefined || held.tmpDir !== undefined) return;
-      held.tmpDir = report.tmpDir;
-      held.worker = report.worker;
-      this.started.push(held);
-      for (const wake of this.#onStart.splice(0)) wake();
-    });
+/** Consecutive calls of one package in a start order: `[['a', 6], ['b', 5], …]`. */
+function runsOf(order: string[]): Array<[string, number]> {
+  const runs: Array<[string, number]> = [];
+  for (const pkg of order) {
+    const last = runs.at(-1);
+    if (last?.[0] === pkg) last[1] += 1;
+    else runs.push([pkg, 1]);
   }
-
-  call(pkg: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Held {
-    const callId = `${pkg}_${this.#byId.size + 1}`;
-    const outcome = this.host.call(`held_${pkg}`, {}, { ...options, callId });
-    const held: Held = { callId, pkg, outcome };
-    this.#byId.set(callId, held);
-    return held;
-  }
-
-  /** The next call to start running (in start order). */
-  async nextStarted(): Promise<Held> {
-    while (this.started.length <= this.#next) await new Promise<void>((wake) => this.#onStart.push(wake));
-    return this.started[this.#next++] as Held;
-  }
-
-  /** Lets a running call answer, and waits for its answer. */
-  async release(held: Held): Promise<ToolOutcome> {
-    await writeFile(join(held.tmpDir as string, 'go'), '');
-    return held.outcome;
-  }
-
-  /** Runs one call of `pkg` to its end. */
-  async runOnce(pkg: string): Promise<Held> {
-    const held = this.call(pkg);
-    expect(await this.nextStarted()).toBe(held);
-    expect(outcomeText(await this.release(held))).toBe('released');
-    return held;
-  }
-
-  /** The most workers the host ran at once, by its own events. */
-  get most(): number {
-    return Math.max(0, ...this.events.map((event) => event.workers));
-  }
+  return runs;
 }
 
 const TIERS: IsolationTier[] = ['worker', 'strict', 'process'];
@@ -100,9 +38,7 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     });
     const root = await tempDir('toolhost-budget-');
     for (const pkg of packages) {
-      const tools = { 'held.js': HELD.replace('NAME', pkg), 'exits.js': EXITS.replace('NAME', pkg) };
-      await writePackage(join(root, pkg), tools);
-      const report = await host.load(join(root, pkg));
+      const report = await host.load(await writeHeldPackage(root, pkg));
       expect(report.modules.map((module) => module.state)).toEqual(['offered', 'offered']);
     }
     return { host, root, calls: new Calls(host) };
@@ -154,11 +90,47 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
       expect(outcomeText(await calls.release(next))).toBe('released');
     }
     // Before b: the running call, the one piscina's thread held ready behind it (thread tiers), and a
-    // run of 4 more on a's worker (a worker's start costs far more than a call); then a's worker ends.
+    // run of RUN_LENGTH more on a's worker (a worker's start costs far more than a call); then a's
+    // worker ends.
     expect(order.indexOf('b')).toBeGreaterThanOrEqual(1);
-    expect(order.indexOf('b')).toBeLessThanOrEqual(6);
+    expect(order.indexOf('b')).toBeLessThanOrEqual(2 + RUN_LENGTH);
     expect(order.filter((pkg) => pkg === 'a')).toHaveLength(12);
     expect(outcomeText(await single.outcome)).toBe('released');
+    expect(calls.most).toBe(1);
+    await loadEcho(host);
+    await expectHostFine(host);
+  });
+
+  it('under contention packages take turns: each runs at most one run of calls on its worker, round-robin, and none starves', async () => {
+    const { host, calls } = await hostWith(1, ['a', 'b', 'c']);
+    const perPackage = 2 * RUN_LENGTH + 2;
+    const first = calls.call('a');
+    expect(await calls.nextStarted()).toBe(first);
+    for (const pkg of ['a', 'b', 'c'])
+      for (let index = pkg === 'a' ? 1 : 0; index < perPackage; index += 1) calls.call(pkg);
+    // Each started call is let go as it starts, in start order, until every call has answered.
+    const order = [first.pkg];
+    await calls.release(first);
+    while (order.length < 3 * perPackage) {
+      const next = await calls.nextStarted();
+      order.push(next.pkg);
+      expect(outcomeText(await calls.release(next))).toBe('released');
+    }
+    const runs = runsOf(order);
+    const left = new Map(['a', 'b', 'c'].map((pkg) => [pkg, perPackage]));
+    for (const [index, [pkg, length]] of runs.entries()) {
+      left.set(pkg, (left.get(pkg) ?? 0) - length);
+      const others = [...left].filter(([other, count]) => other !== pkg && count > 0).map(([other]) => other);
+      if (others.length === 0) break;
+      // A run is at most RUN_LENGTH calls started while others wait, the one that got the place
+      // included; a's first also has those it started before anyone waited (the one running, and
+      // in the thread tiers the one piscina's thread held ready behind it).
+      expect(length).toBeLessThanOrEqual(RUN_LENGTH + (index === 0 ? 2 : 0));
+      // The next run is the next package in turn that still has calls: none is passed over.
+      const turn = ['a', 'b', 'c'];
+      const after = [...turn.slice(turn.indexOf(pkg) + 1), ...turn].filter((next) => others.includes(next));
+      expect(runs[index + 1]?.[0]).toBe(after[0]);
+    }
     expect(calls.most).toBe(1);
     await loadEcho(host);
     await expectHostFine(host);

@@ -1,21 +1,29 @@
 /**
  * The host-wide budget of workers: worker threads in the thread tiers, package processes in the
- * process tier (a *unit* below is either). Pools never start a call themselves: each tells the budget
- * that something changed, and the budget starts calls, one per turn, round-robin across the pools
- * with calls waiting (first in, first out within one pool).
+ * process tier, and the process tier's spare processes (a *unit* below is any of them). Pools never
+ * start a call themselves: each tells the budget that something changed, and the budget starts
+ * calls, one per turn, round-robin across the pools with calls waiting (first in, first out within
+ * one pool).
  *
  * What a pool occupies is never granted and remembered: it is read from the pool after every change
  * (units running, idle, starting or ending), so every way a unit goes (an idle timeout, a crash, a
  * timeout's kill, an eviction, the pool closing) gives its place back the moment the pool reports it,
  * and no place can leak.
  *
- * Why it is live: when the pool whose turn it is needs a new unit and the budget is full, nothing
- * behind it starts (so no one takes a place before it) and room is made: if no place is already on
- * its way back, the least recently used idle unit is ended, idle pools' first. Every occupied place
- * is then running a call (which ends: its timeout bounds it, and the pool reports the idle unit),
- * idle (ended now), or ending (it exits, or is let go and stops counting as coming back). So the
- * first place freed goes to that pool, and a pool waits at most one turn of every other pool.
+ * Why it is live and fair: pools that need a new unit while the budget is full wait for places in
+ * turn order, and no pool behind them gets a place before them. For each of them one unit is ended
+ * (unless enough are on their way back): spares first, then idle pools' units, least recently used
+ * first, then an idle unit of a pool that has had its run. A pool with calls waiting may still run
+ * up to {@link RUN_LENGTH} of them on the units it has while others wait (a unit's start costs far
+ * more than a call), and then its idle unit may be ended too. Every occupied place is then running a
+ * call (which ends: its timeout bounds it, and the pool reports the idle unit), idle (ended now, or
+ * after at most RUN_LENGTH calls), or ending (it exits, or is let go and stops counting as coming
+ * back). So the first place freed goes to the first pool waiting, after at most RUN_LENGTH calls of
+ * each other pool.
  */
+
+/** Calls a pool may start on the units it has while another pool waits for a place. */
+export const RUN_LENGTH = 4;
 
 /** What starting a pool's next waiting call takes. */
 export type NextStart =
@@ -23,6 +31,8 @@ export type NextStart =
   | 'now'
   /** A new unit, on a place of the budget. */
   | 'place'
+  /** A spare unit started for no pool yet, handed over: its place goes with it. */
+  | 'spare'
   /** Its own units are busy at its own maximum, or starting: it waits for itself, not for the budget. */
   | 'wait';
 
@@ -46,6 +56,8 @@ export interface BudgetMember {
   startNext(): boolean;
   /** Ends one idle unit; false if it has none. Its place comes back when it has exited. */
   endIdle(): boolean;
+  /** Its units run no package yet (the process tier's spares): the first ended to make room. */
+  readonly standby?: boolean;
 }
 
 /** A change in how many units the host runs. */
@@ -74,8 +86,10 @@ export class WorkerBudget {
   readonly #inTurns = new Set<BudgetMember>();
   #settling = false;
   #again = false;
-  /** The pool whose turn it is waits for a place. */
+  /** Pools wait for places. */
   #contended = false;
+  /** Calls each pool started on its own units while another waited for a place. */
+  readonly #runs = new Map<BudgetMember, number>();
 
   /**
    * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
@@ -89,6 +103,14 @@ export class WorkerBudget {
   /** Units the host runs now. */
   get workers(): number {
     return this.#total;
+  }
+
+  /**
+   * Whether a unit that no call asked for (a spare) may start now: a place is free and no pool
+   * waits for one.
+   */
+  get hasRoom(): boolean {
+    return this.#total < this.limit && !this.#contended;
   }
 
   /** A pool joins (on its first call); it may be told to start calls from now on. */
@@ -147,47 +169,81 @@ export class WorkerBudget {
     }
   }
 
-  /** Gives turns in order until every pool with calls waiting has been looked at once since the last start. */
+  /**
+   * Gives turns in order until every pool with calls waiting has been looked at once since the last
+   * start. Pools that need a place the budget doesn't have wait for one, in turn order: no pool
+   * behind the first of them gets a place before it, while pools may still run calls on the units
+   * they have, up to their run.
+   */
   #pass(): void {
+    const waiting: BudgetMember[] = [];
+    let heldToRun = false;
     let untried = this.#turns.length;
     while (untried > 0) {
-      const member = this.#turns[0] as BudgetMember;
+      const member = this.#turns.shift() as BudgetMember;
+      untried -= 1;
       if (!this.#recent.has(member) || member.queued === 0) {
-        this.#turns.shift();
         this.#inTurns.delete(member);
-        untried -= 1;
         continue;
       }
-      const next = member.nextStart(this.#contended);
-      if (next === 'place' && this.#total >= this.limit) {
-        // Its turn holds: nothing behind it starts until it has its place.
-        this.#contended = true;
-        this.#makeRoom(member);
-        return;
-      }
-      this.#turns.push(this.#turns.shift() as BudgetMember);
-      if (next === 'wait' || !member.startNext()) {
-        untried -= 1;
+      const contended = this.#contended || waiting.length > 0;
+      const next = member.nextStart(contended);
+      const needsPlace = next === 'place' && this.#total >= this.limit;
+      if ((next === 'place' || next === 'spare') && (waiting.length > 0 || needsPlace)) {
+        waiting.push(member);
         continue;
       }
+      this.#turns.push(member);
+      const run = this.#runs.get(member) ?? 0;
+      if (next === 'wait') continue;
+      if (next === 'now' && contended && run >= RUN_LENGTH) {
+        heldToRun = true;
+        continue;
+      }
+      if (!member.startNext()) continue;
+      if (contended) this.#runs.set(member, run + 1);
       this.#recent.delete(member);
       this.#recent.set(member, true);
       this.#count(member);
       untried = this.#turns.length;
     }
-    this.#contended = false;
+    // Those waiting for places keep the first turns, in the order they came to wait.
+    this.#turns.unshift(...waiting);
+    this.#contended = waiting.length > 0;
+    if (this.#contended) {
+      this.#makeRoom(waiting);
+      return;
+    }
+    this.#runs.clear();
+    // No one waits any more: a pool held to its run may start its calls now, in another pass.
+    if (heldToRun) this.#again = true;
   }
 
-  /** The pool whose turn it is needs a place: unless one is on its way back, one idle unit ends. */
-  #makeRoom(waiting: BudgetMember): void {
-    for (const member of this.#occupied.keys()) if (member.ending > 0) return;
-    // Idle pools first, least recently used first; then an idle unit of a pool that runs calls.
-    for (const resting of [true, false]) {
-      for (const member of this.#recent.keys()) {
-        if (member === waiting || member.idle === 0 || (resting && !member.resting)) continue;
-        if (member.endIdle()) return;
+  /**
+   * Ends one unit for each pool waiting for a place, less the places already on their way back:
+   * spares first, then idle pools' units (least recently used first), then idle units of pools
+   * that have had their run.
+   */
+  #makeRoom(waiting: BudgetMember[]): void {
+    let coming = 0;
+    for (const member of this.#occupied.keys()) coming += member.ending;
+    let needed = waiting.length - coming;
+    const candidates = [...this.#recent.keys()].filter((member) => !waiting.includes(member));
+    const passes: Array<(member: BudgetMember) => boolean> = [
+      (member) => member.standby === true,
+      (member) => member.resting,
+      // A pool with calls waiting runs them on its units first, up to its run.
+      (member) => member.queued === 0 || (this.#runs.get(member) ?? 0) >= RUN_LENGTH,
+    ];
+    for (const eligible of passes) {
+      for (const member of candidates) {
+        while (needed > 0 && member.idle > 0 && eligible(member) && member.endIdle()) {
+          this.#runs.delete(member);
+          needed -= 1;
+        }
       }
     }
-    // Every place runs a call: the first to end reports its idle unit, and this runs again.
+    // Every other place runs a call, or will: the first to end past its run reports its idle unit,
+    // and this runs again.
   }
 }
