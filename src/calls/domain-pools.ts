@@ -57,7 +57,7 @@ export class DomainPools {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
-    this.#processes = new ProcessDomains(settings, onNetwork);
+    this.#processes = new ProcessDomains(settings, onNetwork, this.#budget);
   }
 
   /** The pool of a current version (made on its first call). */
@@ -70,7 +70,7 @@ export class DomainPools {
       // The process tier runs the same pool, in a process of the version's own.
       pool =
         version.isolation === 'process'
-          ? this.#processes.pool(version, limits, onFault, this.#budget)
+          ? this.#processes.pool(version, limits, onFault)
           : new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root });
       this.#pools.set(version, pool);
     }

@@ -7,7 +7,7 @@
  */
 
 import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
-import type { WorkerBudget } from '../calls/worker-budget.js';
+import { WorkerBudget } from '../calls/worker-budget.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
@@ -53,10 +53,17 @@ export class ProcessDomains {
   readonly #reads = new Set<ProcessReads>();
   readonly #onNetwork: (event: NetworkEvent) => void;
   readonly #spares: ProcessSpares;
+  readonly #budget: WorkerBudget;
 
-  constructor(settings: ProcessSettings, onNetwork: (event: NetworkEvent) => void = () => {}) {
+  /** `budget`: the host's worker budget, where each package process and each spare counts one. */
+  constructor(
+    settings: ProcessSettings,
+    onNetwork: (event: NetworkEvent) => void = () => {},
+    budget: WorkerBudget = new WorkerBudget(Number.POSITIVE_INFINITY),
+  ) {
     this.#settings = settings;
     this.#onNetwork = onNetwork;
+    this.#budget = budget;
     this.#tier = new ProcessTier({ logger: settings.logger, allowNetwork: settings.allowNetwork });
     this.#spares = new ProcessSpares({
       tmpRoot: settings.tmpRoot,
@@ -64,16 +71,12 @@ export class ProcessDomains {
       allowAddons: settings.allowAddons,
       count: SPARE_PROCESSES,
       environment: () => this.#tier.environment(),
+      budget,
     });
   }
 
   /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
-  pool(
-    version: ProcessVersion,
-    limits: PoolLimits,
-    onFault: (message: string) => void,
-    budget: WorkerBudget,
-  ): ProcessDomainPool {
+  pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
     const grant = this.#grant(version);
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
     const paths = this.#paths(version, limits.call.tmpDir, grant);
@@ -93,7 +96,7 @@ export class ProcessDomains {
       onFault,
       egress,
       spares: this.#spares,
-      budget,
+      budget: this.#budget,
       source: version.root,
     });
   }

@@ -89,7 +89,11 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
 
   nextStart(): NextStart {
     const live = this.#current;
-    if (live === undefined) return 'place';
+    if (live === undefined) {
+      const { spares, egress, limits, paths } = this.#options;
+      // A package held to hosts gets its proxy bound when its process starts: no spare has it.
+      return egress === undefined && spares?.fits(limits, paths) === true ? 'spare' : 'place';
+    }
     return live.ready && live.holding.size < this.#options.limits.maxThreads ? 'now' : 'wait';
   }
 
@@ -266,7 +270,8 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   #processEnded(live: Live, end: ChildEnd): void {
-    this.#alive.delete(live);
+    // Heard once (a spare that could not hold the package may report its end after the pool closed).
+    if (!this.#alive.delete(live)) return;
     if (this.#live === live) {
       this.#live = undefined;
       // Its idle timer would end a process that is gone.
