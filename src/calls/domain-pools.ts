@@ -148,6 +148,7 @@ export class DomainPools {
     const pools = [...this.#pools.values(), ...this.#drainingPools];
     this.#pools.clear();
     await Promise.all([this.#processes.close(), ...pools.map((pool) => pool.close())]);
+    this.#budget.close();
   }
 
   #callSettings(domain: string): CallSettings {

@@ -14,16 +14,22 @@
  * turn order, and no pool behind them gets a place before them. For each of them one unit is ended
  * (unless enough are on their way back): spares first, then idle pools' units, least recently used
  * first, then an idle unit of a pool that has had its run. A pool with calls waiting may still run
- * up to {@link RUN_LENGTH} of them on the units it has while others wait (a unit's start costs far
- * more than a call), and then its idle unit may be ended too. Every occupied place is then running a
- * call (which ends: its timeout bounds it, and the pool reports the idle unit), idle (ended now, or
- * after at most RUN_LENGTH calls), or ending (it exits, or is let go and stops counting as coming
- * back). So the first place freed goes to the first pool waiting, after at most RUN_LENGTH calls of
- * each other pool.
+ * them on the units it has while others wait, for a run of up to {@link RUN_LENGTH} calls or
+ * {@link RUN_MS} (a unit's start costs as much as a hundred trivial calls: a run much shorter than
+ * that spends the machine on starting workers), and then its idle unit may be ended too. Every
+ * occupied place is then running a call (which ends: its timeout bounds it, and the pool reports
+ * the idle unit), idle (ended now, or after its run), or ending (it exits, or is let go and stops
+ * counting as coming back). So the first place freed goes to the first pool waiting, after at most
+ * one run of each pool ahead of it.
  */
 
-/** Calls a pool may start on the units it has while another pool waits for a place. */
-export const RUN_LENGTH = 4;
+/** Calls a pool may start on the units it has while another pool waits for a place (its run). */
+export const RUN_LENGTH = 64;
+/**
+ * How long a run may go on starting calls, from its first: with calls slower than a unit's start,
+ * a waiting pool waits for about this long per pool ahead of it, not for RUN_LENGTH slow calls.
+ */
+export const RUN_MS = 500;
 
 /** What starting a pool's next waiting call takes. */
 export type NextStart =
@@ -38,7 +44,7 @@ export type NextStart =
 
 /** What the budget reads of one pool. */
 export interface BudgetMember {
-  /** The trust domain (package root), for events. */
+  /** The trust domain (package root), or `spare`, for events. */
   readonly source: string;
   /** Calls waiting to start. */
   readonly queued: number;
@@ -63,7 +69,10 @@ export interface BudgetMember {
 /** A change in how many units the host runs. */
 export interface WorkerBudgetEvent {
   type: 'started' | 'ended';
-  /** The package (or module) whose units changed. */
+  /**
+   * The package (or module) whose units changed; `spare` for the process tier's spare process (a
+   * spare a package takes is `ended` for `spare` and `started` for the package: its place goes too).
+   */
   source: string;
   /** How many of its units started or ended. */
   count: number;
@@ -89,7 +98,9 @@ export class WorkerBudget {
   /** Pools wait for places. */
   #contended = false;
   /** Calls each pool started on its own units while another waited for a place. */
-  readonly #runs = new Map<BudgetMember, number>();
+  readonly #runs = new Map<BudgetMember, { calls: number; since: number }>();
+  /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
+  #runEnds: NodeJS.Timeout | undefined;
 
   /**
    * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
@@ -194,14 +205,17 @@ export class WorkerBudget {
         continue;
       }
       this.#turns.push(member);
-      const run = this.#runs.get(member) ?? 0;
       if (next === 'wait') continue;
-      if (next === 'now' && contended && run >= RUN_LENGTH) {
+      if (next === 'now' && contended && this.#hadRun(member)) {
         heldToRun = true;
         continue;
       }
       if (!member.startNext()) continue;
-      if (contended) this.#runs.set(member, run + 1);
+      if (contended) {
+        const run = this.#runs.get(member);
+        if (run === undefined) this.#runs.set(member, { calls: 1, since: performance.now() });
+        else run.calls += 1;
+      }
       this.#recent.delete(member);
       this.#recent.set(member, true);
       this.#count(member);
@@ -215,14 +229,28 @@ export class WorkerBudget {
       return;
     }
     this.#runs.clear();
+    clearTimeout(this.#runEnds);
     // No one waits any more: a pool held to its run may start its calls now, in another pass.
     if (heldToRun) this.#again = true;
+  }
+
+  /** Whether a pool has started a whole run of calls while others waited (RUN_LENGTH, or RUN_MS). */
+  #hadRun(member: BudgetMember): boolean {
+    const run = this.#runs.get(member);
+    return run !== undefined && (run.calls >= RUN_LENGTH || performance.now() - run.since >= RUN_MS);
+  }
+
+  /** Whether a pool is in a run it has not finished: its units are its own until then. */
+  #inRun(member: BudgetMember): boolean {
+    return this.#runs.has(member) && !this.#hadRun(member);
   }
 
   /**
    * Ends one unit for each pool waiting for a place, less the places already on their way back:
    * spares first, then idle pools' units (least recently used first), then idle units of pools
-   * that have had their run.
+   * that have had their run. A pool in its run keeps its idle unit though it has no call waiting
+   * this moment (in a busy host its next call is seldom far behind): if that leaves a pool waiting,
+   * this runs again when the earliest such run ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
     let coming = 0;
@@ -231,9 +259,8 @@ export class WorkerBudget {
     const candidates = [...this.#recent.keys()].filter((member) => !waiting.includes(member));
     const passes: Array<(member: BudgetMember) => boolean> = [
       (member) => member.standby === true,
-      (member) => member.resting,
-      // A pool with calls waiting runs them on its units first, up to its run.
-      (member) => member.queued === 0 || (this.#runs.get(member) ?? 0) >= RUN_LENGTH,
+      (member) => member.resting && !this.#inRun(member),
+      (member) => !this.#inRun(member),
     ];
     for (const eligible of passes) {
       for (const member of candidates) {
@@ -243,7 +270,20 @@ export class WorkerBudget {
         }
       }
     }
-    // Every other place runs a call, or will: the first to end past its run reports its idle unit,
-    // and this runs again.
+    clearTimeout(this.#runEnds);
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const member of candidates) {
+      const run = this.#runs.get(member);
+      if (run !== undefined && member.idle > 0 && this.#inRun(member)) soonest = Math.min(soonest, run.since);
+    }
+    // Otherwise every place runs a call, or will: the first to end reports, and this runs again.
+    if (needed <= 0 || soonest === Number.POSITIVE_INFINITY) return;
+    // Held (not unref'd): a call waits on it, and nothing else may hold the host's event loop.
+    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest + RUN_MS - performance.now()));
+  }
+
+  /** The host is closing: no run's end is waited for any more. */
+  close(): void {
+    clearTimeout(this.#runEnds);
   }
 }
