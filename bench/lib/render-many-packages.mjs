@@ -21,7 +21,7 @@ export function manyPackagesSection(result) {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
-    "Each tier's baseline is its first row (only the active packages loaded). RSS is the host process's, plus its package processes' in the process tier, measured as each host is built (before the next one); the RSS per active package is what the host grew by from loaded to every active package having its worker, over the active packages. `maxThreadsPerPool` is 1. The `maxWorkers` row has fewer workers than active packages, and batches a quarter as long: most of its calls start a worker. The process tier runs 10 active of 40 loaded (5 of 20 in a quick run): loading reads each package in a process of its own.",
+    "Each tier's baseline is its first row (only the active packages loaded). RSS is the host process's, plus its package processes' in the process tier, measured as each host is built (before the next one); the RSS per active package is what the host grew by from loaded to every active package having its worker, over the active packages. `maxThreadsPerPool` is 1. The `maxWorkers` row has fewer workers than active packages, and batches a quarter as long: its calls take turns in runs, and one call in a run starts a worker. The process tier runs 10 active of 40 loaded (5 of 20 in a quick run): loading reads each package in a process of its own.",
     '',
   ].join('\n');
 }

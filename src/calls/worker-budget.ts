@@ -30,6 +30,12 @@ export const RUN_LENGTH = 64;
  * a waiting pool waits for about this long per pool ahead of it, not for RUN_LENGTH slow calls.
  */
 export const RUN_MS = 500;
+/**
+ * How long a pool in its run keeps an idle unit while it has no call waiting: long enough for a
+ * caller that spreads its calls over packages to send the next, short enough that a pool that is
+ * done holds no place a waiting pool needs.
+ */
+export const RUN_GRACE_MS = 50;
 
 /** What starting a pool's next waiting call takes. */
 export type NextStart =
@@ -98,7 +104,8 @@ export class WorkerBudget {
   /** Pools wait for places. */
   #contended = false;
   /** Calls each pool started on its own units while another waited for a place. */
-  readonly #runs = new Map<BudgetMember, { calls: number; since: number }>();
+  /** Per pool in a run: calls started, when the first and the last of them started. */
+  readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
   /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
   #runEnds: NodeJS.Timeout | undefined;
 
@@ -213,8 +220,12 @@ export class WorkerBudget {
       if (!member.startNext()) continue;
       if (contended) {
         const run = this.#runs.get(member);
-        if (run === undefined) this.#runs.set(member, { calls: 1, since: performance.now() });
-        else run.calls += 1;
+        const now = performance.now();
+        if (run === undefined) this.#runs.set(member, { calls: 1, since: now, last: now });
+        else {
+          run.calls += 1;
+          run.last = now;
+        }
       }
       this.#recent.delete(member);
       this.#recent.set(member, true);
@@ -240,17 +251,27 @@ export class WorkerBudget {
     return run !== undefined && (run.calls >= RUN_LENGTH || performance.now() - run.since >= RUN_MS);
   }
 
-  /** Whether a pool is in a run it has not finished: its units are its own until then. */
+  /**
+   * Until when a pool in its run keeps its idle unit from a waiting pool: the end of its run, or
+   * with no call waiting, RUN_GRACE_MS after its last call started. 0: it doesn't.
+   */
+  #keptUntil(member: BudgetMember): number {
+    const run = this.#runs.get(member);
+    if (run === undefined || this.#hadRun(member)) return 0;
+    const end = run.since + RUN_MS;
+    return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
+  }
+
   #inRun(member: BudgetMember): boolean {
-    return this.#runs.has(member) && !this.#hadRun(member);
+    return this.#keptUntil(member) > performance.now();
   }
 
   /**
    * Ends one unit for each pool waiting for a place, less the places already on their way back:
    * spares first, then idle pools' units (least recently used first), then idle units of pools
    * that have had their run. A pool in its run keeps its idle unit though it has no call waiting
-   * this moment (in a busy host its next call is seldom far behind): if that leaves a pool waiting,
-   * this runs again when the earliest such run ends.
+   * this moment, for RUN_GRACE_MS (in a busy host its next call is seldom far behind): if that
+   * leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
     let coming = 0;
@@ -273,13 +294,12 @@ export class WorkerBudget {
     clearTimeout(this.#runEnds);
     let soonest = Number.POSITIVE_INFINITY;
     for (const member of candidates) {
-      const run = this.#runs.get(member);
-      if (run !== undefined && member.idle > 0 && this.#inRun(member)) soonest = Math.min(soonest, run.since);
+      if (member.idle > 0 && this.#inRun(member)) soonest = Math.min(soonest, this.#keptUntil(member));
     }
     // Otherwise every place runs a call, or will: the first to end reports, and this runs again.
     if (needed <= 0 || soonest === Number.POSITIVE_INFINITY) return;
     // Held (not unref'd): a call waits on it, and nothing else may hold the host's event loop.
-    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest + RUN_MS - performance.now()));
+    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest - performance.now()));
   }
 
   /** The host is closing: no run's end is waited for any more. */
