@@ -60,7 +60,8 @@ export type { LoopTool, LoopToolContext, LoopToolResult } from './loop/loop-tool
 export type { ToolLoopBody } from './loop/request-body.js';
 export type { RetryInfo, RetryOptions } from './loop/retry.js';
 export type { BeforeToolCall, ToolCallDecision, ToolCallRequest } from './loop/run-calls.js';
-export { runTools, type ToolLoopResult } from './loop/run-tools.js';
+export { runTools } from './loop/run-entry.js';
+export type { ToolLoopResult } from './loop/run-tools.js';
 export { toRunnableTools } from './loop/runnable-tools.js';
 export type { MessagesClient } from './loop/turn.js';
 export type { NetworkEvent } from './process/network/egress.js';

@@ -23,6 +23,9 @@ const CHANGED = "the tool's reply changed after it was checked: ";
 /** What each forged reply answers: the code, and the message the model sees (or its start). */
 const FORGERIES: Array<[string, string, string]> = [
   ['a well-formed success', 'ok', 'forged'],
+  // The worker's own replies cross unwalked: they are frozen, so the changes fail and what the
+  // worker made for this task (the tool's answer to `{}`) is what the host gets.
+  ["toolhost's own reply, changed after it was made", 'ok', 'not armed'],
   ['null', 'TOOL_BAD_RESULT', `${MALFORMED}the reply is not an object`],
   ['a string', 'TOOL_BAD_RESULT', `${MALFORMED}the reply is not an object`],
   ['a number', 'TOOL_BAD_RESULT', `${MALFORMED}the reply is not an object`],

@@ -1,14 +1,11 @@
 /** Turns the scenarios' results into the targets and the markdown report. */
+import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
+import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
 const MB = 1024 * 1024;
-
-function table(columns, rows) {
-  const line = (cells) => `| ${cells.join(' | ')} |`;
-  return [line(columns), line(columns.map(() => '---')), ...rows.map(line)].join('\n');
-}
 
 const calls = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
 const yesNo = (met) => (met === undefined ? 'n/a' : met ? '**met**' : '**missed**');
@@ -91,7 +88,19 @@ export function evaluateTargets(results) {
       });
     }
   }
+  if (snapshots?.serve !== undefined) {
+    const { big, small } = snapshots.serve;
+    const ratio = big.initialized.median / small.initialized.median;
+    targets.push({
+      id: 'serve-initialize',
+      target: `\`toolhost serve\` until \`initialize\` is answered, with the ${snapshots.files.toLocaleString('en-US')}-file node_modules ≤ 1.5 × without`,
+      ratio,
+      measured: `${formatRatio(ratio)} (${formatMs(big.initialized.median)} vs ${formatMs(small.initialized.median)})`,
+      met: ratio <= 1.5,
+    });
+  }
   targets.push(...processTierTargets(results['process-tier']));
+  targets.push(...startUpTargets(results['start-up']));
   return targets;
 }
 
@@ -168,6 +177,27 @@ function peerSection(result) {
 }
 // --- end of the peer ---
 
+/** `toolhost serve` of the same two packages, when the scenario measured it. */
+function serveRows({ serve }) {
+  if (serve === undefined) return [];
+  const rows = [
+    ['`initialize` answered', serve.big.initialized, serve.small.initialized],
+    ['`tools/list` answered', serve.big.listed, serve.small.listed],
+  ].map(([label, big, small]) => [
+    label,
+    formatMs(big.median),
+    formatMs(small.median),
+    formatRatio(big.median / small.median),
+    String(big.n),
+  ]);
+  return [
+    '`toolhost serve` of the same packages over stdio, from its start until each answer arrived (a fresh store each run).',
+    '',
+    table(['serve, until', 'with node_modules', 'without', 'ratio', 'n'], rows),
+    '',
+  ];
+}
+
 function snapshotsSection(result) {
   const { stats, methods } = result;
   const runs = [
@@ -199,6 +229,7 @@ function snapshotsSection(result) {
     '',
     table(['Run', 'with node_modules', 'without', 'ratio', 'n'], runs),
     '',
+    ...serveRows(result),
     `Making a dependency tree of ${methods.files.toLocaleString('en-US')} files (${formatMb(methods.bytes)}, toolhost's own dependency closure) on this file system; reflinks: ${methods.reflinks}.`,
     '',
     table(['Method', 'median', 'vs copy'], methodRows),
@@ -615,6 +646,7 @@ const sections = {
   snapshots: snapshotsSection,
   peer: peerSection,
   'many-packages': manyPackagesSection,
+  'start-up': startUpSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -5,6 +5,9 @@
  * package without node_modules, each a fresh process, interleaved run by run. "First run" starts
  * every run with an empty store (TOOLHOST_CACHE_DIR); "second run" keeps one store across runs.
  *
+ * `toolhost serve` of the same two packages, until its `initialize` answer and then its `tools/list`
+ * answer arrive over stdio (a fresh store each run, as a new user's first serve).
+ *
  * Then the ways a dependency tree can be made, on this machine's file system, for the same set of
  * installed files (toolhost's own dependency closure): copying each file, a reflink
  * (`fs.copyFile` with COPYFILE_FICLONE_FORCE, where the file system has them), and the store
@@ -73,6 +76,54 @@ function list(pkg, cacheDir) {
   });
 }
 
+/** `toolhost serve pkg` over stdio: ms until `initialize` is answered, and until `tools/list` is. */
+function serve(pkg, cacheDir) {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [cli, 'serve', pkg], {
+      env: { PATH: process.env.PATH ?? '', TMPDIR: join(work, 'tmp'), TOOLHOST_CACHE_DIR: cacheDir },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const send = (message) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', ...message })}\n`);
+    let stdout = '';
+    let stderr = '';
+    let initialized;
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk;
+    });
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk;
+      for (let end = stdout.indexOf('\n'); end !== -1; end = stdout.indexOf('\n')) {
+        const message = JSON.parse(stdout.slice(0, end));
+        stdout = stdout.slice(end + 1);
+        if (message.id === 1) {
+          initialized = performance.now() - started;
+          send({ method: 'notifications/initialized' });
+          send({ id: 2, method: 'tools/list' });
+        } else if (message.id === 2) {
+          const listed = performance.now() - started;
+          if (message.result?.tools?.length !== 1)
+            reject(new Error(`tools/list answered ${JSON.stringify(message)}`));
+          child.stdin.end();
+          child.once('exit', () => resolve({ initialized, listed }));
+        }
+      }
+    });
+    child.once('exit', (code) => {
+      if (initialized === undefined) reject(new Error(`toolhost serve exited with ${code}: ${stderr}`));
+    });
+    send({
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'bench', version: '1' },
+      },
+    });
+  });
+}
+
 /** The files of toolhost's own dependency closure, as a snapshot would copy them. */
 async function closureFiles() {
   const { listDependencyClosure } = await import(new URL('src/snapshot/dependency-closure.js', distUrl).href);
@@ -128,6 +179,16 @@ try {
     samples.secondSmall.push(await list(small, kept.small));
   }
 
+  const served = { big: [], small: [] };
+  for (let round = 0; round < rounds; round++) {
+    served.big.push(await serve(big, join(work, `serve-big-${round}`)));
+    served.small.push(await serve(small, join(work, `serve-small-${round}`)));
+  }
+  const serveStats = (runs) => ({
+    initialized: summarize(runs.map((run) => run.initialized)),
+    listed: summarize(runs.map((run) => run.listed)),
+  });
+
   // The ways to make a dependency tree, interleaved round by round.
   const closure = await closureFiles();
   const methods = { copy: [], reflink: [], storeFirst: [], storeAgain: [] };
@@ -171,6 +232,7 @@ try {
     files,
     rounds,
     stats: Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, summarize(values)])),
+    serve: { big: serveStats(served.big), small: serveStats(served.small) },
     methods: {
       files: closure.files.length,
       bytes: closureBytes,

@@ -121,7 +121,7 @@ export interface CallSettings {
 }
 
 /** A call's own tmpDir. */
-export function callTmpDir(settings: CallSettings, task: CallTask): string {
+export function callTmpDir(settings: Pick<CallSettings, 'tmpDir'>, task: Pick<CallTask, 'taskId'>): string {
   return `${settings.tmpDir}/call-${task.taskId}`;
 }
 

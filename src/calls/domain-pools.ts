@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
 import type { NetworkEvent } from '../process/network/egress.js';
-import { ProcessDomains, type ProcessSettings, type VersionReads } from '../process/process-domains.js';
+import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
 import { WorkerBudget, type WorkerBudgetEvent } from './worker-budget.js';
@@ -37,8 +37,13 @@ export class DomainPools {
   readonly #onFault: (source: string, message: string) => void;
   readonly #pools = new Map<SourceVersion, CallPool>();
   readonly #drainingPools = new Set<CallPool>();
-  /** The process tier's pools and reads. */
-  readonly #processes: ProcessDomains;
+  readonly #onNetwork: ((event: NetworkEvent) => void) | undefined;
+  /**
+   * The process tier's pools and reads, loaded with the tier's modules when its first version is
+   * read: a host that never uses the tier never loads them.
+   */
+  #processes: ProcessDomains | undefined;
+  #loadingProcesses: Promise<ProcessDomains> | undefined;
   /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
   readonly #tmpDirs = new Map<string, string>();
   /** What the host's own tools' calls share (made on the first such call). */
@@ -57,7 +62,7 @@ export class DomainPools {
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
-    this.#processes = new ProcessDomains(settings, onNetwork, this.#budget);
+    this.#onNetwork = onNetwork;
   }
 
   /** The pool of a current version (made on its first call). */
@@ -69,21 +74,33 @@ export class DomainPools {
       const onFault = (message: string) => this.#onFault(root, message);
       // The process tier runs the same pool, in a process of the version's own.
       pool =
-        version.isolation === 'process'
-          ? this.#processes.pool(version, limits, onFault)
-          : new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root });
+        version.isolation !== 'process'
+          ? new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root })
+          : this.#processes !== undefined
+            ? this.#processes.pool(version, limits, onFault)
+            : new LoadingPool(this.#processTier().then((tier) => tier.pool(version, limits, onFault)));
       this.#pools.set(version, pool);
     }
     return pool;
   }
 
   /** Where a process-tier version's declarations are read (a process of their own); none otherwise. */
-  readsFor(
+  async readsFor(
     version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
-  ): VersionReads | undefined {
+  ): Promise<VersionReads | undefined> {
     if (version.isolation !== 'process') return undefined;
+    const tier = this.#processes ?? (await this.#processTier());
     const tmpDir = this.#domainTmpDir(version.root);
-    return this.#processes.reads(version, this.execArgvFor(version), tmpDir, this.#limitsFor(version));
+    return tier.reads(version, this.execArgvFor(version), tmpDir, this.#limitsFor(version));
+  }
+
+  /** The process tier, its modules loaded on the first ask. */
+  #processTier(): Promise<ProcessDomains> {
+    this.#loadingProcesses ??= import('../process/process-domains.js').then(({ ProcessDomains }) => {
+      this.#processes = new ProcessDomains(this.#settings, this.#onNetwork, this.#budget);
+      return this.#processes;
+    });
+    return this.#loadingProcesses;
   }
 
   /** The limits of a version's pool. */
@@ -147,7 +164,9 @@ export class DomainPools {
   async close(): Promise<void> {
     const pools = [...this.#pools.values(), ...this.#drainingPools];
     this.#pools.clear();
-    await Promise.all([this.#processes.close(), ...pools.map((pool) => pool.close())]);
+    // A tier still loading is closed once it is there (it starts its spare when made).
+    const processes = this.#loadingProcesses?.then((tier) => tier.close());
+    await Promise.all([processes, ...pools.map((pool) => pool.close())]);
     this.#budget.close();
   }
 
@@ -169,5 +188,26 @@ export class DomainPools {
       this.#tmpDirs.set(domain, path);
     }
     return path;
+  }
+}
+
+/** A process-tier pool asked for before the tier's modules were there: each call waits for them. */
+class LoadingPool implements CallPool {
+  readonly #pool: Promise<CallPool>;
+
+  constructor(pool: Promise<CallPool>) {
+    this.#pool = pool;
+  }
+
+  run(...call: Parameters<CallPool['run']>): ReturnType<CallPool['run']> {
+    return this.#pool.then((pool) => pool.run(...call));
+  }
+
+  drain(): Promise<void> {
+    return this.#pool.then((pool) => pool.drain());
+  }
+
+  close(): Promise<void> {
+    return this.#pool.then((pool) => pool.close());
   }
 }

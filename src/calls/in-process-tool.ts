@@ -23,21 +23,8 @@ export interface InProcessCall {
 export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall): Promise<PoolReply> {
   const controller = new AbortController();
   const { settings } = call;
-  const tmpDir = callTmpDir(settings, task);
-  let tmpDirMade = false;
-  const ctx: ToolContext = {
-    sessionId: task.sessionId,
-    callId: task.callId,
-    dataDir: settings.dataDir,
-    withheld: Object.freeze([...task.withheld]),
-    signal: controller.signal,
-    emit: call.onProgress,
-    get tmpDir() {
-      if (!tmpDirMade) mkdirSync(tmpDir, { recursive: true });
-      tmpDirMade = true;
-      return tmpDir;
-    },
-  };
+  const tmpDir = new LazyTmpDir(callTmpDir(settings, task));
+  const ctx = toolContext(task, call, controller.signal, tmpDir);
 
   return new Promise<PoolReply>((resolve) => {
     let answered = false;
@@ -66,24 +53,72 @@ export function runInProcess(tool: HostTool, task: CallTask, call: InProcessCall
     call.signal?.addEventListener('abort', onCallerAbort, { once: true });
     call.closing.addEventListener('abort', onClose, { once: true });
 
-    Promise.resolve()
-      .then(() =>
-        task.kind === 'run' ? tool.run(task.args as Record<string, unknown>, ctx) : tool.selftest?.(ctx),
-      )
-      .then(
-        (value) =>
-          answer({
-            logs: [],
-            droppedLogChars: 0,
-            progressSent: 0,
-            ...encodeResult(value, settings.maxResultBytes),
-          }),
-        (error: unknown) => answer(failure('TOOL_THREW', describeThrown(error))),
-      )
-      .finally(() => {
-        if (tmpDirMade) void rm(tmpDir, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
-      });
+    runTool(tool, task, ctx, settings, answer).finally(() => tmpDir.remove());
   });
+}
+
+/** The call's `ctx.tmpDir`, made the first time the tool reads it, removed after the call if it was. */
+class LazyTmpDir {
+  readonly path: string;
+  #made = false;
+
+  constructor(path: string) {
+    this.path = path;
+  }
+
+  /** The folder, made on first use. */
+  use(): string {
+    if (!this.#made) mkdirSync(this.path, { recursive: true });
+    this.#made = true;
+    return this.path;
+  }
+
+  remove(): void {
+    if (this.#made) void rm(this.path, { recursive: true, force: true, maxRetries: 2 }).catch(() => {});
+  }
+}
+
+function toolContext(
+  task: CallTask,
+  call: InProcessCall,
+  signal: AbortSignal,
+  tmpDir: LazyTmpDir,
+): ToolContext {
+  return {
+    sessionId: task.sessionId,
+    callId: task.callId,
+    dataDir: call.settings.dataDir,
+    withheld: Object.freeze([...task.withheld]),
+    signal,
+    emit: call.onProgress,
+    get tmpDir() {
+      return tmpDir.use();
+    },
+  };
+}
+
+/** Runs the tool a tick later (so a synchronous throw is a rejection) and answers its value or its throw. */
+function runTool(
+  tool: HostTool,
+  task: CallTask,
+  ctx: ToolContext,
+  settings: CallSettings,
+  answer: (reply: PoolReply) => void,
+): Promise<void> {
+  return Promise.resolve()
+    .then(() =>
+      task.kind === 'run' ? tool.run(task.args as Record<string, unknown>, ctx) : tool.selftest?.(ctx),
+    )
+    .then(
+      (value) =>
+        answer({
+          logs: [],
+          droppedLogChars: 0,
+          progressSent: 0,
+          ...encodeResult(value, settings.maxResultBytes),
+        }),
+      (error: unknown) => answer(failure('TOOL_THREW', describeThrown(error))),
+    );
 }
 
 function failure(code: ToolErrorCode, message: string): PoolReply {

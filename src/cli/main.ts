@@ -5,9 +5,8 @@
  * interrupted. The first Ctrl-C stops the command and lets it clean up (end workers, remove temp
  * dirs); a second one ends the process at once.
  */
-import { parseCommandLine } from './args/args.js';
-import { helpText } from './args/help.js';
-
+import { asksForVersion } from './args/asks-for-version.js';
+import type { ParsedCommandLine } from './args/command-line.js';
 import { describeCliError, ExitCode } from './exit-codes.js';
 import { packageVersion } from './package-version.js';
 import { writeMessage } from './ui/messages.js';
@@ -21,8 +20,13 @@ async function main(argv: readonly string[], io: CliIo): Promise<number> {
   };
   process.on('SIGINT', onSigint);
   try {
-    const parsed = parseCommandLine(argv, io.env);
+    // `--version` (what scripts run most often) is answered without loading the parser and the
+    // flags' declarations, which it needs neither of.
+    const parsed: ParsedCommandLine = asksForVersion(argv)
+      ? { command: 'version' }
+      : (await import('./args/args.js')).parseCommandLine(argv, io.env);
     if (parsed.command === 'help') {
+      const { helpText } = await import('./args/help.js');
       io.stdout.write(helpText(parsed.topic));
       return ExitCode.ok;
     }

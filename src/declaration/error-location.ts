@@ -4,7 +4,6 @@
  * reads the source on stdin and prints `[stdin]:LINE`, the line, and a caret under the column. It
  * only parses: nothing of the module runs. Used only when a read already failed with a syntax error.
  */
-import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 
 /** How long the check may take before the host gives up on a location. */
@@ -22,6 +21,8 @@ export interface SourceLocation {
 export async function syntaxErrorLocation(file: string): Promise<SourceLocation | undefined> {
   const source = await readFile(file, 'utf8').catch(() => undefined);
   if (source === undefined) return undefined;
+  // Loaded here: only a module that fails to parse needs it, and importing toolhost need not.
+  const { spawn } = await import('node:child_process');
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--input-type=module', '--check'], {
       env: {},

@@ -20,25 +20,7 @@ export interface ToolLoopResult {
   messages: MessageParam[];
 }
 
-/**
- * Sends the request, runs every tool the model calls, answers all results of a turn in one user
- * message (in the calls' order), and repeats until `stop_reason` is neither `tool_use` nor
- * `pause_turn` (a `pause_turn` is sent again so the model can continue).
- *
- * A tool's failure (a throw, an error result, a timeout, an unknown name, input that is not JSON, a
- * blocked call) is an `is_error` result the model sees. Everything that ends the loop early throws a
- * {@link ToolLoopError} carrying the conversation; bad options throw a `ToolHostError` with code
- * `INVALID_OPTION` before anything is sent.
- *
- * @example
- * const { response, messages } = await runTools(
- *   client,
- *   { model: 'claude-sonnet-5', max_tokens: 2048, messages: [{ role: 'user', content: 'Weather in Oslo?' }] },
- *   { host, maxIterations: 6, toolTimeoutMs: 10_000 },
- * );
- * @example
- * const { response } = await runTools(client, 'Weather in Oslo?', { host, model: 'claude-sonnet-5' });
- */
+/** The tool-use loop itself: see {@link import('./run-entry.js').runTools}, which loads this on its first call. */
 export async function runTools(
   client: MessagesClient,
   bodyOrPrompt: ToolLoopBody | string,

@@ -6,7 +6,7 @@
  * load balancer. Before anything is parsed, each request passes the checks in http-checks.ts
  * (origin, host, token).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
 import {
@@ -61,7 +61,31 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     token: options.token === undefined ? undefined : digest(options.token),
     allowedOrigins: options.allowedOrigins,
   };
-  // 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts.
+  const { handler, route } = routeByEra(options);
+  const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
+  const requests = new RequestCount();
+  const server = createServer(requestListener(settings, route, requests));
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      const address = server.address() as AddressInfo;
+      settings.port = address.port;
+      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve({
+        url: `http://${host}:${address.port}${MCP_PATH}`,
+        stopAccepting: () => server.close(),
+        close: () => closeEndpoint({ server, handler, stopNotify, requests }),
+      });
+    });
+  });
+}
+
+type McpHandler = ReturnType<typeof createMcpHandler>;
+
+/** 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts. */
+function routeByEra(options: HttpServeOptions): { handler: McpHandler; route: WebHandler } {
   const handler = createMcpHandler(options.createServer, {
     legacy: 'reject',
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -75,22 +99,54 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     (await isLegacyRequest(request, extra.parsedBody))
       ? legacy(request, extra)
       : handler.fetch(request, extra);
-  const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
-  // Requests being answered, and how many of them are `subscriptions/listen` streams (open until
-  // the server ends them, so a shutdown waits for the others, then ends these).
-  let inFlight = 0;
-  const listening = { count: 0 };
-  let settled: () => void = () => {};
-  const check = () => {
-    if (inFlight - listening.count <= 0) settled();
+  return { handler, route };
+}
+
+/**
+ * Requests being answered, and how many of them are `subscriptions/listen` streams (open until the
+ * server ends them, so a shutdown waits for the others, then ends these).
+ */
+class RequestCount {
+  inFlight = 0;
+  readonly listening = { count: 0 };
+  #settled: () => void = () => {};
+
+  /** Tells a shutdown waiting for the requests beside the streams that they are answered. */
+  readonly check = (): void => {
+    if (this.inFlight - this.listening.count <= 0) this.#settled();
   };
 
-  const server = createServer((request, response) => {
-    inFlight += 1;
+  /** Counts a request until its response closes. */
+  opened(response: ServerResponse): void {
+    this.inFlight += 1;
     response.once('close', () => {
-      inFlight -= 1;
-      check();
+      this.inFlight -= 1;
+      this.check();
     });
+  }
+
+  /** Resolves once every request but the listen streams has been answered. */
+  othersAnswered(): Promise<void> {
+    return new Promise<void>((done) => (this.#settled = done));
+  }
+
+  /** Resolves once no request is left, at once if none is. */
+  allAnswered(): Promise<void> {
+    return new Promise<void>((done) => {
+      this.#settled = () => this.inFlight === 0 && done();
+      this.#settled();
+    });
+  }
+}
+
+/** Each request: counted, checked (origin, host, token), preflight answered, then POST only. */
+function requestListener(
+  settings: CheckSettings,
+  route: WebHandler,
+  requests: RequestCount,
+): (request: IncomingMessage, response: ServerResponse) => void {
+  return (request, response) => {
+    requests.opened(response);
     const refusal = refuse(request, settings);
     if (refusal !== undefined) {
       reply(response, refusal.status, refusal.message, {
@@ -113,39 +169,28 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
       });
       return;
     }
-    handle(request, response, route, cors, listening, check).catch(() => {
+    handle(request, response, route, cors, requests.listening, requests.check).catch(() => {
       if (!response.headersSent) reply(response, 500, 'Internal server error', cors);
       else response.destroy();
     });
-  });
+  };
+}
 
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      const address = server.address() as AddressInfo;
-      settings.port = address.port;
-      const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-      resolve({
-        url: `http://${host}:${address.port}${MCP_PATH}`,
-        stopAccepting: () => server.close(),
-        close: async () => {
-          server.close();
-          stopNotify();
-          if (inFlight - listening.count > 0) await new Promise<void>((done) => (settled = done));
-          // The listen streams: the entry ends each with its last answer.
-          await handler.close();
-          if (inFlight > 0) {
-            await new Promise<void>((done) => {
-              settled = () => inFlight === 0 && done();
-              settled();
-            });
-          }
-          server.closeAllConnections();
-        },
-      });
-    });
-  });
+/** The endpoint's shutdown: no new connections, the others answered, the listen streams ended, idle connections dropped. */
+async function closeEndpoint(endpoint: {
+  server: Server;
+  handler: McpHandler;
+  stopNotify: () => void;
+  requests: RequestCount;
+}): Promise<void> {
+  const { server, handler, stopNotify, requests } = endpoint;
+  server.close();
+  stopNotify();
+  if (requests.inFlight - requests.listening.count > 0) await requests.othersAnswered();
+  // The listen streams: the entry ends each with its last answer.
+  await handler.close();
+  if (requests.inFlight > 0) await requests.allAnswered();
+  server.closeAllConnections();
 }
 
 async function handle(

@@ -22,6 +22,11 @@ import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
 import { CallLog, isLoggingLevel, type LogWish } from './logging.js';
 import { ProgressRouter } from './progress.js';
 
+/** A 2025-era connection's `logging/setLevel`, when it holds for the connection (stdio). */
+interface ConnectionLogLevel {
+  level: LoggingLevel | undefined;
+}
+
 /** The part of a ToolHost the MCP server uses. */
 export type ServedHost = Pick<ToolHost, 'list' | 'call' | 'on' | 'off'>;
 
@@ -91,7 +96,23 @@ export class ToolServer {
   createServer(context: Pick<McpRequestContext, 'era'> = { era: 'legacy' }): Server {
     const modern = context.era === 'modern';
     const listChanged = modern || this.#options.listChanged;
-    const server = new Server(
+    const server = this.#newServer(listChanged);
+    const connection: ConnectionLogLevel = { level: undefined };
+    server.setRequestHandler('logging/setLevel', (request) => {
+      const { level } = request.params;
+      if (this.#options.legacyLogScope === 'endpoint') this.#endpointLevel = level;
+      else connection.level = level;
+      return {};
+    });
+    answerEmptyLists(server);
+    server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
+    this.#answerCalls(server, modern, connection);
+    if (listChanged) this.#announceChanges(server, modern);
+    return server;
+  }
+
+  #newServer(listChanged: boolean): Server {
+    return new Server(
       { name: this.#options.name, version: this.#options.version },
       {
         capabilities: { tools: { listChanged }, logging: {}, ...EMPTY_LIST_CAPABILITIES },
@@ -106,15 +127,10 @@ export class ToolServer {
         },
       },
     );
-    let connectionLevel: LoggingLevel | undefined;
-    server.setRequestHandler('logging/setLevel', (request) => {
-      const { level } = request.params;
-      if (this.#options.legacyLogScope === 'endpoint') this.#endpointLevel = level;
-      else connectionLevel = level;
-      return {};
-    });
-    answerEmptyLists(server);
-    server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
+  }
+
+  /** `tools/call`: the host's call, with its progress and its log lines sent as notifications. */
+  #answerCalls(server: Server, modern: boolean, connection: ConnectionLogLevel): void {
     server.setRequestHandler('tools/call', (request, ctx) => {
       // Every notification of a call is sent before its answer, on the same stream: the answer
       // waits for them (a stream's answer closes it, and a late one would be lost or reordered).
@@ -131,7 +147,7 @@ export class ToolServer {
         ? levelOf(ctx.mcpReq.envelope)
         : this.#options.legacyLogScope === 'endpoint'
           ? this.#endpointLevel
-          : connectionLevel;
+          : connection.level;
       return this.#call(request.params.name, request.params.arguments ?? {}, ctx.mcpReq.signal, pending, {
         sendProgress:
           progressToken === undefined
@@ -141,17 +157,19 @@ export class ToolServer {
         logs: level === undefined ? undefined : { level, send: notify },
       });
     });
-    if (listChanged) {
-      // A 2025 client hears of changes once it said it is initialized; on a 2026-07-28 connection
-      // the entry hands them to the client's `subscriptions/listen` streams, if any.
-      const state = { ready: modern };
-      this.#listeners.set(server, state);
-      server.oninitialized = () => {
-        state.ready = true;
-      };
-      server.onclose = () => this.#listeners.delete(server);
-    }
-    return server;
+  }
+
+  /**
+   * A 2025 client hears of changes once it said it is initialized; on a 2026-07-28 connection the
+   * entry hands them to the client's `subscriptions/listen` streams, if any.
+   */
+  #announceChanges(server: Server, modern: boolean): void {
+    const state = { ready: modern };
+    this.#listeners.set(server, state);
+    server.oninitialized = () => {
+      state.ready = true;
+    };
+    server.onclose = () => this.#listeners.delete(server);
   }
 
   /** Whether a 2025-era client of a stateless endpoint asked for log messages. */

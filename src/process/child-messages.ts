@@ -27,6 +27,7 @@ import type { JsonValue } from '../boundary/tool-contract.js';
 import { count, own, record } from '../boundary/untrusted.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
+import { FrameReader } from './frames.js';
 
 /** What a package's process is for: running calls (one per version), or reading declarations. */
 export type ChildInit =
@@ -163,4 +164,39 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
  */
 export function maxChildFrameBytes(limits: ReplyLimits): number {
   return 6 * (limits.maxResultBytes + limits.maxLogChars) + 1024 * 1024;
+}
+
+/**
+ * What a package process sends on its channel, read as it arrives: frames cut and bounded
+ * (frames.ts), each message parsed as untrusted. The first breach ends the reading, with the
+ * reason its process is ended for.
+ */
+export class ChildNoteReader {
+  readonly #frames: FrameReader;
+  readonly #limits: ReplyLimits;
+
+  constructor(limits: ReplyLimits) {
+    this.#limits = limits;
+    this.#frames = new FrameReader(maxChildFrameBytes(limits));
+  }
+
+  /**
+   * Reads a chunk and hands over each message it completes, while `onNote` says to go on.
+   * @returns `ok: false` with the reason when the chunk broke the protocol (or the host failed to handle a message)
+   */
+  push(chunk: Buffer, onNote: (note: ChildNote) => boolean): { ok: true } | { ok: false; reason: string } {
+    try {
+      const result = this.#frames.push(chunk);
+      if (!result.ok) return { ok: false, reason: `broke the protocol: ${result.reason}` };
+      for (const value of result.values) {
+        const note = parseChildMessage(value, this.#limits);
+        if (note === undefined)
+          return { ok: false, reason: 'broke the protocol: it sent a message that is not part of it' };
+        if (!onNote(note)) break;
+      }
+      return { ok: true };
+    } catch (error) {
+      return { ok: false, reason: `sent a message the host could not handle: ${String(error)}` };
+    }
+  }
 }

@@ -6,23 +6,17 @@
  * the process is gone and its channel is drained, so a reply sent just before a crash still counts.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import { descendantsOf } from '../shared/process-tree.js';
-import {
-  type ChildInit,
-  type ChildNote,
-  type HostMessage,
-  maxChildFrameBytes,
-  parseChildMessage,
-} from './child-messages.js';
-import { encodeFrame, FrameReader } from './frames.js';
+import { type ChildInit, type ChildNote, ChildNoteReader, type HostMessage } from './child-messages.js';
+import { encodeFrame } from './frames.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
 import { type EgressDoor, routedInit } from './network/egress.js';
 import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
 import { RssWatchdog } from './rss-watchdog.js';
-import { CHILD_MAIN, type SandboxPaths, type SandboxSupport, sandboxArgs } from './sandbox.js';
+import { childCommand, type SandboxPaths, type SandboxSupport } from './sandbox.js';
 
 /** What this machine gives a package's process (found once per process). */
 export interface ChildEnvironment {
@@ -156,11 +150,10 @@ export class DomainChild {
       return;
     }
     if (this.#killed !== undefined) return;
-    const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN, this.#init.mode];
-    const node = realpathSync(process.execPath);
-    const [command, args] = sandbox.available
-      ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]
-      : [node, nodeArgs];
+    const [command, args] = childCommand(paths, sandbox, {
+      allowAddons: options.allowAddons,
+      mode: this.#init.mode,
+    });
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
       env: {},
@@ -184,32 +177,13 @@ export class DomainChild {
 
   #listen(socket: Socket): void {
     this.#socket = socket;
-    const frames = new FrameReader(maxChildFrameBytes(this.#options.replyLimits));
+    const notes = new ChildNoteReader(this.#options.replyLimits);
     socket.on('data', (chunk: Buffer) => {
-      try {
-        const result = frames.push(chunk);
-        if (!result.ok) {
-          this.kill({ cause: 'protocol', message: `broke the protocol: ${result.reason}` });
-          return;
-        }
-        for (const value of result.values) {
-          if (this.#killed !== undefined) return;
-          const note = parseChildMessage(value, this.#options.replyLimits);
-          if (note === undefined) {
-            this.kill({
-              cause: 'protocol',
-              message: 'broke the protocol: it sent a message that is not part of it',
-            });
-            return;
-          }
-          this.#receive(note);
-        }
-      } catch (error) {
-        this.kill({
-          cause: 'protocol',
-          message: `sent a message the host could not handle: ${String(error)}`,
-        });
-      }
+      const result = notes.push(chunk, (note) => {
+        if (this.#killed === undefined) this.#receive(note);
+        return this.#killed === undefined;
+      });
+      if (!result.ok) this.kill({ cause: 'protocol', message: result.reason });
     });
     socket.on('error', () => {});
     socket.once('close', () => {

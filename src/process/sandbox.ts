@@ -156,6 +156,22 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
 let support: Promise<SandboxSupport> | undefined;
 
 /**
+ * The command that starts a package process: Node on the child's entry point, inside bubblewrap
+ * when this machine has it. `mode` is what the child is for (its first argument).
+ */
+export function childCommand(
+  paths: SandboxPaths,
+  sandbox: SandboxSupport,
+  options: { allowAddons: boolean; mode: string },
+): [command: string, args: string[]] {
+  const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN, options.mode];
+  const node = realpathSync(process.execPath);
+  return sandbox.available
+    ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]
+    : [node, nodeArgs];
+}
+
+/**
  * Whether this machine can sandbox a package's process: Linux, `bwrap` on the host's PATH, and a
  * trial run with the arguments every package's process gets (user namespaces may be off, or bwrap
  * refused by a security module). Tried once per process.

@@ -155,49 +155,7 @@ export function buildGeneration(
   const tools = new Map(hostTools);
   const statuses: ModuleStatus[] = [];
   const records = [...sources].flatMap((source) => source.modules).sort((a, b) => a.order - b.order);
-  for (const record of records) {
-    const status: ModuleStatus = { path: record.path, source: record.source.root, state: 'left-out' };
-    const { snapshot, packageName } = record.source;
-    if (snapshot !== undefined) status.version = snapshot.id;
-    if (packageName !== undefined) status.packageName = packageName;
-    const { read } = record;
-    const withheld = read.kind === 'read' ? pinCheck?.(record, read.info) : undefined;
-    if (read.kind === 'read' && withheld !== undefined) {
-      // Withheld before it could take a name: what the lock doesn't match never shadows anything.
-      status.name = read.info.name;
-      status.code = withheld.code;
-      status.reason = withheld.reason;
-      if (withheld.difference.length > 0) status.difference = structuredClone(withheld.difference);
-    } else if (read.kind === 'read') {
-      status.name = read.info.name;
-      const holder = tools.get(read.info.name);
-      if (holder === undefined) {
-        tools.set(read.info.name, {
-          info: read.info,
-          validate: read.validate,
-          validateOutput: read.validateOutput,
-          hasSelftest: read.hasSelftest,
-          origin: { kind: 'module', record },
-        });
-        status.state = 'offered';
-      } else {
-        status.code = 'NAME_TAKEN';
-        status.reason = clashReason(read.info.name, holder, record);
-      }
-    } else if (read.kind === 'failed') {
-      status.code = read.code;
-      status.reason = read.reason;
-    } else {
-      status.code = 'DECLARATION_TIMEOUT';
-      status.reason = read.reason;
-      if (read.schedule !== undefined) {
-        status.state = 'reread-pending';
-        const nextAt = read.schedule.nextAt;
-        if (nextAt !== undefined) status.nextRereadAt = nextAt;
-      }
-    }
-    statuses.push(status);
-  }
+  for (const record of records) statuses.push(moduleStatus(record, tools, pinCheck));
   for (const problem of problems) {
     statuses.push({
       path: problem.path,
@@ -208,6 +166,65 @@ export function buildGeneration(
     });
   }
   return { number, tools, statuses };
+}
+
+/** One module's status in load order; a module read, matched and not yet named takes its name in `tools`. */
+function moduleStatus(
+  record: ModuleRecord,
+  tools: Map<string, OfferedTool>,
+  pinCheck?: PinCheck,
+): ModuleStatus {
+  const status: ModuleStatus = { path: record.path, source: record.source.root, state: 'left-out' };
+  const { snapshot, packageName } = record.source;
+  if (snapshot !== undefined) status.version = snapshot.id;
+  if (packageName !== undefined) status.packageName = packageName;
+  const { read } = record;
+  const withheld = read.kind === 'read' ? pinCheck?.(record, read.info) : undefined;
+  if (read.kind === 'read' && withheld !== undefined) {
+    // Withheld before it could take a name: what the lock doesn't match never shadows anything.
+    status.name = read.info.name;
+    status.code = withheld.code;
+    status.reason = withheld.reason;
+    if (withheld.difference.length > 0) status.difference = structuredClone(withheld.difference);
+  } else if (read.kind === 'read') {
+    offerUnlessTaken(status, record, read, tools);
+  } else if (read.kind === 'failed') {
+    status.code = read.code;
+    status.reason = read.reason;
+  } else {
+    status.code = 'DECLARATION_TIMEOUT';
+    status.reason = read.reason;
+    if (read.schedule !== undefined) {
+      status.state = 'reread-pending';
+      const nextAt = read.schedule.nextAt;
+      if (nextAt !== undefined) status.nextRereadAt = nextAt;
+    }
+  }
+  return status;
+}
+
+/** Offers a read module under its name, or leaves it out when a tool before it holds the name. */
+function offerUnlessTaken(
+  status: ModuleStatus,
+  record: ModuleRecord,
+  read: ModuleRead & { kind: 'read' },
+  tools: Map<string, OfferedTool>,
+): void {
+  status.name = read.info.name;
+  const holder = tools.get(read.info.name);
+  if (holder === undefined) {
+    tools.set(read.info.name, {
+      info: read.info,
+      validate: read.validate,
+      validateOutput: read.validateOutput,
+      hasSelftest: read.hasSelftest,
+      origin: { kind: 'module', record },
+    });
+    status.state = 'offered';
+  } else {
+    status.code = 'NAME_TAKEN';
+    status.reason = clashReason(read.info.name, holder, record);
+  }
 }
 
 function clashReason(name: string, holder: OfferedTool, record: ModuleRecord): string {

@@ -29,7 +29,7 @@ export interface SourceReaderParts {
   reader: DeclarationReader;
   execArgvFor(version: VersionFlags): string[];
   /** Where a version's modules are read when not in the host's own workers (the process tier). */
-  readsFor(version: VersionFlags): VersionReads | undefined;
+  readsFor(version: VersionFlags): Promise<VersionReads | undefined>;
 }
 
 export interface SourceReadPlan {
@@ -58,25 +58,14 @@ export async function readSource(
   const escaping =
     isolation === 'strict' && source.kind === 'package' ? await findEscapingSymlink(source.root) : undefined;
   if (escaping !== undefined) {
-    return versionOf(plan, undefined, source.modules, () => ({
-      kind: 'failed',
-      code: 'MODULE_OUTSIDE_PACKAGE',
-      reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
-    }));
+    return versionOf(plan, undefined, source.modules, () => escapingRead(escaping));
   }
 
   let snapshot: Snapshot;
   try {
     snapshot = await parts.snapshots.take(source.root, source.kind);
   } catch (error) {
-    const read: ModuleRead =
-      (error as Error).name === 'AbortError'
-        ? CLOSED_READ
-        : {
-            kind: 'failed',
-            code: 'IMPORT_FAILED',
-            reason: `the package could not be copied to be read: ${(error as Error).message}`,
-          };
+    const read = uncopiedRead(error);
     return versionOf(plan, undefined, source.modules, () => read);
   }
   const { current } = plan;
@@ -85,7 +74,7 @@ export async function readSource(
     return 'unchanged';
   }
 
-  let listed: { packageName: string | undefined; permissions: PackagePermissions; modules: ListedModule[] };
+  let listed: ListedSource;
   try {
     // What the snapshot lists, not what the folder listed a moment ago: the two may differ.
     listed =
@@ -102,7 +91,7 @@ export async function readSource(
     listed.modules,
   );
   const execArgv = parts.execArgvFor(version);
-  const reads = parts.readsFor(version);
+  const reads = await parts.readsFor(version);
   try {
     await Promise.all(
       version.modules.map(async (record) => {
@@ -116,11 +105,38 @@ export async function readSource(
   return version;
 }
 
+/** Every module of a strict package that holds a symbolic link leading out of it. */
+function escapingRead(escaping: { link: string; target: string }): ModuleRead {
+  return {
+    kind: 'failed',
+    code: 'MODULE_OUTSIDE_PACKAGE',
+    reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+  };
+}
+
+/** Every module of a package whose snapshot could not be taken: closed, or the copy failed. */
+function uncopiedRead(error: unknown): ModuleRead {
+  return (error as Error).name === 'AbortError'
+    ? CLOSED_READ
+    : {
+        kind: 'failed',
+        code: 'IMPORT_FAILED',
+        reason: `the package could not be copied to be read: ${(error as Error).message}`,
+      };
+}
+
+/** What a snapshot lists: the package's name and permissions, and its modules. */
+interface ListedSource {
+  packageName: string | undefined;
+  permissions: PackagePermissions;
+  modules: ListedModule[];
+}
+
 /** Reads one module of a version again (a re-read after a read that ran over its time bound). */
 export async function rereadModule(parts: SourceReaderParts, record: ModuleRecord): Promise<ModuleRead> {
   const { source } = record;
   if (source.snapshot === undefined) return CLOSED_READ;
-  const reads = parts.readsFor(source);
+  const reads = await parts.readsFor(source);
   try {
     return await readModule(
       parts.reader,

@@ -5,65 +5,34 @@
  * host is plain data of bounded size; the host checks it all again, since tool code shares this
  * realm and could have changed any of it.
  */
-import { mkdirSync, rmSync } from 'node:fs';
-import { join, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { rmSync } from 'node:fs';
 import { threadId, workerData } from 'node:worker_threads';
 import { encodeResult } from '../../src/boundary/encode-result.js';
 import { describeThrown, type ToolErrorCode } from '../../src/boundary/errors.js';
-import { checkPlainData, MAX_DATA_DEPTH } from '../../src/boundary/plain-data.js';
 import {
   type CallReply,
   type CallSettings,
   type CallTask,
   callTmpDir,
-  MAX_PROGRESS_BYTES,
-  MAX_PROGRESS_MESSAGES,
   WORKER_MESSAGE_TAG,
   type WorkerMessage,
 } from '../../src/boundary/protocol.js';
 import { logBytes } from '../../src/boundary/reply-size.js';
 import { truncate } from '../../src/boundary/sanitize.js';
-import { stackOf, toolFrames } from '../../src/boundary/stack-frames.js';
-import type { JsonValue, ToolContext } from '../../src/boundary/tool-contract.js';
 import { accessDenied } from '../guard/access-denied.js';
 import { hardenWorker } from '../guard/harden.js';
 import { lockdown, takePrivateChannel } from '../guard/lockdown.js';
 import { toolSource } from '../tool-exports.js';
-import { type ActiveCall, activeCall, newCall, setActiveCall } from './active-call.js';
+import { type ActiveCall, newCall, setActiveCall } from './active-call.js';
 import { installCapture } from './capture.js';
+import { contextFor, progressOf } from './context.js';
+import { installFaultHandlers, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
-import { clearCallTimers, installTimerTracking, original, trackTimeout } from './timers.js';
+import { replySeal } from './own-replies.js';
+import { clearCallTimers, installTimerTracking, original } from './timers.js';
 
 /** `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals. */
 type CallWorkerData = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
-
-/**
- * Code that is not the tool's: toolhost's own (dist/) and piscina's (found from toolhost's own folder,
- * not resolved: resolving would probe files the strict tier may not let this worker see), as paths
- * and as file URLs.
- */
-const OWN = fileURLToPath(new URL('../../', import.meta.url));
-const NOT_THE_TOOL = [
-  OWN,
-  join(OWN, '..', 'node_modules', 'piscina', 'dist'),
-  join(OWN, '..', '..', 'piscina', 'dist'),
-]
-  .map((folder) => (folder.endsWith(sep) ? folder : `${folder}${sep}`))
-  .flatMap((folder) => [folder, pathToFileURL(folder).href]);
-
-/** The tool's frames of an error's stack (for the host only), or undefined when there are none. */
-function toolStack(error: unknown): string | undefined {
-  const frames = toolFrames(stackOf(error), NOT_THE_TOOL);
-  return frames.length === 0 ? undefined : frames.join('\n');
-}
-
-// How many progress messages each call has posted: kept here, not on the call's record, which a tool
-// can reach (it can import the worker module that holds it) and rewrite to post past the cap.
-const posted = new WeakMap<ActiveCall, number>();
-const { get: weakGet, set: weakSet } = WeakMap.prototype;
-const apply = Reflect.apply;
-const progressOf = (call: ActiveCall): number => (apply(weakGet, posted, [call]) as number | undefined) ?? 0;
 
 // First of all, before anything a tool could replace: the line to the host.
 const channel = takePrivateChannel();
@@ -95,110 +64,14 @@ if (given.egress !== undefined) {
 hardenWorker({ allowAddons: settings.allowAddons });
 installCapture(settings.maxLogChars);
 installTimerTracking();
-const exit = process.exit.bind(process);
+installFaultHandlers(post, process.exit.bind(process));
 
-// A fault outside the tool's own promise (an uncaught exception in a callback, an unhandled
-// rejection, process.exit) leaves this worker in an unknown state: report it, then end the worker so
-// piscina replaces it. Node delivers the report before the worker's 'exit' event.
-function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
-  let message: string;
-  let stack: string | undefined;
-  try {
-    message = truncate(describe());
-    stack = toolStack(thrown);
-  } catch {
-    // Tool code can have replaced what describing a fault uses (String.prototype.split, say).
-    message = 'a fault that could not be described';
-  }
-  const call = activeCall();
-  try {
-    post({
-      tag: WORKER_MESSAGE_TAG,
-      type: 'fault',
-      taskId: call?.task.taskId ?? null,
-      error: stack === undefined ? { code, message } : { code, message, stack },
-      logs: call?.logs ?? [],
-    });
-  } catch {
-    // The host still sees the worker end.
-  }
-}
-process.on('uncaughtException', (error) => {
-  fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
-  exit(70);
-});
-process.on('unhandledRejection', (reason) => {
-  fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
-  exit(70);
-});
-process.exit = ((code?: number | string | null) => {
-  // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
-  // `_exiting` first and report for themselves: a second report would race theirs to the host.
-  if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
-    fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
-  }
-  exit((code ?? 0) as number);
-}) as typeof process.exit;
-
-/**
- * `ctx.signal` aborts at the timeout; the host terminates this worker a short grace later if the
- * tool has not finished by then. It is made when the tool first reads it (most tools never do),
- * and counts from the call's start.
- */
-function signalFor(call: ActiveCall): AbortSignal {
-  if (call.signal !== undefined) return call.signal.signal;
-  const controller = new AbortController();
-  call.signal = controller;
-  const { timeoutMs } = call.task;
-  const timer = original.setTimeout(
-    () => {
-      call.timedOut = true;
-      controller.abort(new DOMException(`tool timed out after ${timeoutMs} ms`, 'TimeoutError'));
-    },
-    Math.max(0, timeoutMs - (performance.now() - call.startedAt)),
-  );
-  // Cleared with the call's other timers when it ends.
-  trackTimeout(call, timer);
-  return controller.signal;
-}
-
-/** Most loops withhold nothing: one frozen empty list serves every such call. */
-const NONE_WITHHELD: readonly string[] = Object.freeze([]);
-
-function contextFor(call: ActiveCall): ToolContext {
-  const { task } = call;
-  return {
-    sessionId: task.sessionId,
-    callId: task.callId,
-    dataDir: settings.dataDir,
-    withheld: task.withheld.length === 0 ? NONE_WITHHELD : Object.freeze([...task.withheld]),
-    get signal() {
-      return signalFor(call);
-    },
-    emit(data: JsonValue) {
-      const sent = progressOf(call);
-      if (call !== activeCall() || sent >= MAX_PROGRESS_MESSAGES) return;
-      // Progress is advisory: data that is not plain, too deep or too large is dropped here (and
-      // would be on the host).
-      const check = checkPlainData(data, { maxDepth: MAX_DATA_DEPTH, maxBytes: MAX_PROGRESS_BYTES });
-      if (!check.ok) return;
-      try {
-        post({ tag: WORKER_MESSAGE_TAG, type: 'progress', taskId: task.taskId, data });
-        apply(weakSet, posted, [call, sent + 1]);
-      } catch {
-        // Could not be cloned after all: dropped.
-      }
-    },
-    get tmpDir() {
-      const path = callTmpDir(settings, task);
-      if (!call.tmpDirMade) {
-        mkdirSync(path, { recursive: true });
-        call.tmpDirMade = true;
-      }
-      return path;
-    },
-  };
-}
+// A reply the host would refuse as over its caps (measured differently there) never crosses: about
+// the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
+const maxReplyBytes = 2 * (settings.maxResultBytes + 3 * settings.maxLogChars) + 65_536;
+// The replies this worker builds of nothing but what it checked cross without a second walk.
+const seal = replySeal({ maxLogChars: settings.maxLogChars, maxReplyBytes });
+const lockdownOptions = Object.freeze({ maxReplyBytes, vouchesFor: seal.vouchesFor });
 
 /** What a throw means: a stack overflow and a refusal of the strict tier get codes of their own. */
 function thrownFailure(error: unknown): { code: ToolErrorCode; message: string } {
@@ -242,7 +115,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
   // Known entries are taken at once: an async lookup would cost every call a promise and a turn.
   const entry = entries[entryKind(task)].get(task.moduleUrl) ?? (await loadEntry(task));
   if (typeof entry === 'string') return failure(call, 'TOOL_LOAD_FAILED', entry);
-  const ctx = contextFor(call);
+  const ctx = contextFor(call, settings, post);
   let value: unknown;
   let thrown: { error: unknown } | undefined;
   try {
@@ -251,6 +124,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
     thrown = { error };
   }
   // One turn of the event loop lets a rejection the tool left behind surface as this call's fault.
+  // (A rejection of the worker's own, reported after the tool's in the same pass, costs as much.)
   await new Promise((resolve) => original.setImmediate(resolve));
   if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
   if (thrown !== undefined) {
@@ -273,14 +147,12 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
   };
   if (encoded.details !== undefined) reply.details = encoded.details;
   if (encoded.structuredContent !== undefined) reply.structuredContent = encoded.structuredContent;
-  return reply;
+  return seal.seal(reply);
 }
 
 export default async function callTool(task: CallTask): Promise<CallReply | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
-  // A reply the host would refuse as over its caps (measured differently there) never crosses: about
-  // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
-  lockdown({ maxReplyBytes: 2 * (settings.maxResultBytes + 3 * settings.maxLogChars) + 65_536 });
+  lockdown(lockdownOptions);
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);
@@ -308,12 +180,12 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
 function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: unknown): CallReply {
   const message = truncate(full);
   const stack = thrown === undefined ? undefined : toolStack(thrown);
-  return {
+  return seal.seal({
     ok: false,
     error: stack === undefined ? { code, message } : { code, message, stack },
     logs: call.logs,
     droppedLogChars: call.droppedLogChars,
     progressSent: progressOf(call),
     logNotesSent: logNotesOf(call),
-  };
+  });
 }

@@ -188,13 +188,44 @@ export interface LockdownOptions {
    * @default no bound
    */
   maxReplyBytes?: number;
+  /**
+   * Vouches for a message on piscina's task port that needs no walk: a reply the worker built of
+   * nothing but what it checked, frozen (see workers/call/own-replies.ts). Anything it does not
+   * vouch for is walked.
+   * @default vouches for nothing
+   */
+  vouchesFor?: (message: unknown) => boolean;
 }
 
 /** Locks the channels down (once). Call it after the worker's start-up and before any tool import. */
 export function lockdown(options: LockdownOptions = {}): void {
-  const maxReplyBytes = options.maxReplyBytes ?? Number.MAX_VALUE;
   if (lockedDown) return;
   lockedDown = true;
+  const ports = heldPorts();
+  guardPostMessage(ports, {
+    maxReplyBytes: options.maxReplyBytes ?? Number.MAX_VALUE,
+    vouchesFor: options.vouchesFor ?? (() => false),
+  });
+  guardStructuredClone(ports.protectedPorts);
+  // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
+  for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
+    freeze(prototype);
+    prototype = getPrototypeOf(prototype);
+  }
+  sealThreads();
+}
+
+/** The ports this worker holds that a tool may not post on, transfer or take over. */
+interface HeldPorts {
+  /** Node's own (the worker's stdio and its internal messages). */
+  internalPorts: Set<object>;
+  /** piscina's task port, which carries the call's reply. */
+  taskPorts: Set<object>;
+  /** All of them, and the parent port. */
+  protectedPorts: Set<object>;
+}
+
+function heldPorts(): HeldPorts {
   const internalPorts = findInternalPorts();
   const protectedPorts = new Set<object>(internalPorts);
   if (threads.parentPort !== null) protectedPorts.add(threads.parentPort);
@@ -204,7 +235,14 @@ export function lockdown(options: LockdownOptions = {}): void {
     if (handle instanceof MessagePort && !protectedPorts.has(handle)) taskPorts.add(handle);
   }
   for (const port of taskPorts) protectedPorts.add(port);
+  return { internalPorts, taskPorts, protectedPorts };
+}
 
+/** `MessagePort.prototype.postMessage`, replaced for good by one that guards the held ports. */
+function guardPostMessage(
+  { internalPorts, taskPorts, protectedPorts }: HeldPorts,
+  { maxReplyBytes, vouchesFor }: Required<LockdownOptions>,
+): void {
   function postMessage(this: object, message: unknown, transfer?: unknown) {
     if (message === null || message === undefined) refused('posting null or undefined on a MessagePort');
     if (isIn(internalPorts, this)) {
@@ -220,8 +258,9 @@ export function lockdown(options: LockdownOptions = {}): void {
     // (receiveMessageOnPort): one it can't deserialize (nested deeper than the host's stack allows, a
     // host object whose deserializer throws) would throw there and end the host. A call's reply is
     // plain data, and the serializer reads it right after this check (no tool code can run between:
-    // the check reads no getter and nothing a tool can patch), so what passes is what crosses.
-    if (isIn(taskPorts, this)) {
+    // the check reads no getter and nothing a tool can patch), so what passes is what crosses. A
+    // reply the worker vouches for is frozen plain data of bounded size already: it is not walked.
+    if (isIn(taskPorts, this) && !vouchesFor(message)) {
       const check = checkPlainData(message, { maxDepth: MAX_DATA_DEPTH + 4, maxBytes: maxReplyBytes });
       if (!check.ok) message = replacedReply(message, check.problem);
     }
@@ -233,29 +272,30 @@ export function lockdown(options: LockdownOptions = {}): void {
     configurable: false,
     enumerable: true,
   });
-  if (typeof nativeStructuredClone === 'function') {
-    const structuredClone = (value: unknown, options?: unknown) => {
-      const list = transferList(options);
-      checkTransfers(list, protectedPorts);
-      return apply(
-        nativeStructuredClone,
-        globalThis,
-        list === undefined ? [value] : [value, { transfer: list }],
-      );
-    };
-    Object.defineProperty(globalThis, 'structuredClone', {
-      value: structuredClone,
-      writable: false,
-      configurable: false,
-      enumerable: false,
-    });
-  }
-  // MessagePort -> NodeEventTarget -> EventTarget: frozen, so nothing on the way to the guard moves.
-  for (let prototype = MessagePort.prototype; prototype !== Object.prototype && prototype !== null; ) {
-    freeze(prototype);
-    prototype = getPrototypeOf(prototype);
-  }
+}
 
+/** `structuredClone` may not transfer a held port either (it would detach it from its owner). */
+function guardStructuredClone(protectedPorts: Set<object>): void {
+  if (typeof nativeStructuredClone !== 'function') return;
+  const structuredClone = (value: unknown, options?: unknown) => {
+    const list = transferList(options);
+    checkTransfers(list, protectedPorts);
+    return apply(
+      nativeStructuredClone,
+      globalThis,
+      list === undefined ? [value] : [value, { transfer: list }],
+    );
+  };
+  Object.defineProperty(globalThis, 'structuredClone', {
+    value: structuredClone,
+    writable: false,
+    configurable: false,
+    enumerable: false,
+  });
+}
+
+/** No way back to the parent port or into another context; `node:worker_threads` frozen, and `Object.prototype` closed to new properties. */
+function sealThreads(): void {
   Object.defineProperty(threads, 'parentPort', { value: null, writable: false, configurable: false });
   Object.defineProperty(threads, 'moveMessagePortToContext', {
     value: () => refused('moving a MessagePort into another context'),

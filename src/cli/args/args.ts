@@ -8,6 +8,7 @@ import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { DEFAULT_LOCK_FILE_NAME } from '../../lock/lock-file.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
+import { asksForVersion } from './asks-for-version.js';
 import type {
   CallArgs,
   ChatArgs,
@@ -34,7 +35,7 @@ export function parseCommandLine(
   const [first, ...rest] = argv;
   if (first === undefined) throw new UsageError(messages.noCommand());
   if (first === '--help' || first === '-h') return { command: 'help', topic: undefined };
-  if (first === '--version') return { command: 'version' };
+  if (asksForVersion(argv)) return { command: 'version' };
   if (first === 'help') {
     const topic = rest[0];
     if (topic === undefined) return { command: 'help', topic: undefined };
@@ -44,30 +45,41 @@ export function parseCommandLine(
   const parsed = parseFor(command, rest);
   if (parsed.values['help'] === true) return { command: 'help', topic: command };
   const { positionals } = parsed;
-  // Positional mistakes first: what the command is for, before how it was asked to do it.
+  checkPositionals(command, positionals);
+  // Each command's fields are its flags' (see command-line.ts).
+  const fields: Record<string, unknown> = {};
+  for (const flag of flagsOf(command)) {
+    if (flag.field !== undefined) fields[flag.field] = flagValue(flag, command, parsed, env);
+  }
+  return commandArgs(command, fields, parsed, env);
+}
+
+/** Positional mistakes first: what the command is for, before how it was asked to do it. */
+function checkPositionals(command: CommandName, positionals: string[]): void {
   if (command === 'call' && (positionals[0] === undefined || positionals[1] === undefined))
     throw new UsageError(messages.callArguments());
   if (command === 'call' && positionals.length > 3)
     throw new UsageError(messages.callExtraArguments(positionals.slice(3)));
   if (command === 'init' && positionals.length > 1)
     throw new UsageError(messages.initExtraArguments(positionals.slice(1)));
-  const prompt = positionals.join(' ').trim();
-  if (command === 'chat' && prompt === '') throw new UsageError(messages.chatPrompt());
-  const paths =
-    command === 'serve' || command === 'call' || command === 'init' || command === 'chat'
-      ? positionals
-      : atLeastOnePath(command, positionals);
+  if (command === 'chat' && positionals.join(' ').trim() === '') throw new UsageError(messages.chatPrompt());
+  if (!(command === 'serve' || command === 'call' || command === 'init' || command === 'chat'))
+    atLeastOnePath(command, positionals);
+}
 
-  // Each command's fields are its flags' (see command-line.ts); the casts below name which.
-  const fields: Record<string, unknown> = {};
-  for (const flag of flagsOf(command)) {
-    if (flag.field !== undefined) fields[flag.field] = flagValue(flag, command, parsed, env);
-  }
+/** A command's arguments: its flags' fields (the casts name which) and its positionals. */
+function commandArgs(
+  command: CommandName,
+  fields: Record<string, unknown>,
+  parsed: Parsed,
+  env: Readonly<Record<string, string | undefined>>,
+): Exclude<ParsedCommandLine, { command: 'help' } | { command: 'version' }> {
+  const { positionals } = parsed;
   switch (command) {
     case 'init':
-      return { command, ...(fields as Omit<InitArgs, 'command' | 'dir'>), dir: paths[0] ?? '.' };
+      return { command, ...(fields as Omit<InitArgs, 'command' | 'dir'>), dir: positionals[0] ?? '.' };
     case 'call': {
-      const [path = '', tool = '', argsJson = '{}'] = paths;
+      const [path = '', tool = '', argsJson = '{}'] = positionals;
       return {
         command,
         ...(fields as Omit<CallArgs, 'command' | 'path' | 'tool' | 'argsJson'>),
@@ -77,19 +89,28 @@ export function parseCommandLine(
       };
     }
     case 'chat':
-      return { command, ...(fields as Omit<ChatArgs, 'command' | 'prompt'>), prompt };
+      return {
+        command,
+        ...(fields as Omit<ChatArgs, 'command' | 'prompt'>),
+        prompt: positionals.join(' ').trim(),
+      };
     case 'serve':
       return serveArgs(fields as Omit<ServeArgs, 'command' | 'paths' | 'token'>, parsed, env);
     case 'selftest':
-      return { command, ...(fields as Omit<SelftestArgs, 'command' | 'paths'>), paths };
+      return { command, ...(fields as Omit<SelftestArgs, 'command' | 'paths'>), paths: positionals };
     case 'list':
-      return { command, ...(fields as Omit<ListArgs, 'command' | 'paths'>), paths };
+      return { command, ...(fields as Omit<ListArgs, 'command' | 'paths'>), paths: positionals };
     case 'mcp-config':
-      return { command, ...(fields as Omit<McpConfigArgs, 'command' | 'paths'>), paths };
+      return { command, ...(fields as Omit<McpConfigArgs, 'command' | 'paths'>), paths: positionals };
     case 'pin': {
       // Its --lock is the file it writes: there is always one.
       const lock = (fields['lock'] as string | undefined) ?? resolve(DEFAULT_LOCK_FILE_NAME);
-      return { command, ...(fields as Omit<PinArgs, 'command' | 'paths' | 'lock'>), paths, lock };
+      return {
+        command,
+        ...(fields as Omit<PinArgs, 'command' | 'paths' | 'lock'>),
+        paths: positionals,
+        lock,
+      };
     }
   }
 }

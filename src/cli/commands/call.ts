@@ -7,11 +7,13 @@ import { text as readText } from 'node:stream/consumers';
 import type { ToolOutcome } from '../../boundary/outcome.js';
 import type { CapturedLog } from '../../boundary/protocol.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
+import type { LoadReport } from '../../host/events.js';
+import type { ToolHost } from '../../host/tool-host.js';
 import type { CallArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { describeBlock } from '../ui/content-display.js';
 import { messages, writeMessage } from '../ui/messages.js';
-import { type CliIo, oneLine, styleFor } from '../ui/terminal.js';
+import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
 import { createHost, loadAll } from './host-setup.js';
 
 /** The `--json` document. */
@@ -31,33 +33,9 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
   const host = createHost(args, io.stderr);
   try {
     const [report] = await loadAll(host, [{ shown: args.path, path: args.path }]);
-    if (!host.list().some((info) => info.name === args.tool)) {
-      const leftOut = host.status().find((status) => status.name === args.tool && status.state !== 'offered');
-      if (leftOut !== undefined) {
-        writeMessage(
-          io.stderr,
-          messages.toolLeftOut(args.tool, leftOut.code ?? 'LEFT_OUT', oneLine(leftOut.reason ?? '')),
-        );
-        return ExitCode.failed;
-      }
-      const names = (report?.modules ?? [])
-        .flatMap((status) => (status.state === 'offered' && status.name !== undefined ? [status.name] : []))
-        .sort();
-      const leftOutCount = (report?.modules ?? []).filter((status) => status.state !== 'offered').length;
-      throw new UsageError(messages.unknownTool(args.tool, args.path, names, leftOutCount));
-    }
+    if (!host.list().some((info) => info.name === args.tool)) return notOffered(host, args, io, report);
 
-    const output: CapturedLog[] = [];
-    const progress: JsonValue[] = [];
-    host.on('output', (event) => {
-      output.push(...event.logs);
-      if (!args.json) for (const log of event.logs) io.stderr.write(prefixLines(log.text, style.dim('│ ')));
-    });
-    host.on('progress', (event) => {
-      progress.push(event.data);
-      if (!args.json) io.stderr.write(`${style.dim(`progress: ${JSON.stringify(event.data)}`)}\n`);
-    });
-
+    const heard = collectEvents(host, args, io, style);
     const outcome = await host.call(args.tool, input, {
       signal,
       ...(args.timeoutMs === undefined ? {} : { timeoutMs: args.timeoutMs }),
@@ -70,30 +48,73 @@ export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal
     if (outcome.error?.code === 'INVALID_INPUT') {
       throw new UsageError(messages.argumentsDontMatch(args.tool, validationErrors(outcome)));
     }
-
     if (args.json) {
-      const document: CallJson = { tool: args.tool, ok: !outcome.isError, outcome, output, progress };
+      const document: CallJson = { tool: args.tool, ok: !outcome.isError, outcome, ...heard };
       io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-    } else if (outcome.isError) {
-      const code = outcome.error?.code ?? 'TOOL_ERROR_RESULT';
-      const message =
-        outcome.error?.message ??
-        outcome.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
-      writeMessage(io.stderr, messages.toolFailed(args.tool, code, oneLine(message)));
-      // Where it failed, for the tool's author: the tool's own frames, relative to its package.
-      if (outcome.error?.stack !== undefined) io.stderr.write(`${style.dim(outcome.error.stack)}\n`);
-      writeDetails(outcome, io, style.dim);
-    } else {
-      for (const block of outcome.content) {
-        const shown = block.type === 'text' ? block.text : describeBlock(block);
-        io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
-      }
-      writeDetails(outcome, io, style.dim);
-    }
+    } else if (outcome.isError) writeFailure(args.tool, outcome, io, style);
+    else writeAnswer(outcome, io, style);
     return outcome.isError ? ExitCode.failed : ExitCode.ok;
   } finally {
     await host.close();
   }
+}
+
+/** The tool asked for is not offered: left out (exit 1, with its reason), or unknown (a usage error). */
+function notOffered(host: ToolHost, args: CallArgs, io: CliIo, report: LoadReport | undefined): ExitCode {
+  const leftOut = host.status().find((status) => status.name === args.tool && status.state !== 'offered');
+  if (leftOut !== undefined) {
+    writeMessage(
+      io.stderr,
+      messages.toolLeftOut(args.tool, leftOut.code ?? 'LEFT_OUT', oneLine(leftOut.reason ?? '')),
+    );
+    return ExitCode.failed;
+  }
+  const names = (report?.modules ?? [])
+    .flatMap((status) => (status.state === 'offered' && status.name !== undefined ? [status.name] : []))
+    .sort();
+  const leftOutCount = (report?.modules ?? []).filter((status) => status.state !== 'offered').length;
+  throw new UsageError(messages.unknownTool(args.tool, args.path, names, leftOutCount));
+}
+
+/** Keeps what the tool printed and sent with `ctx.emit` (for `--json`), and shows it on stderr otherwise. */
+function collectEvents(
+  host: ToolHost,
+  args: CallArgs,
+  io: CliIo,
+  style: Style,
+): { output: CapturedLog[]; progress: JsonValue[] } {
+  const output: CapturedLog[] = [];
+  const progress: JsonValue[] = [];
+  host.on('output', (event) => {
+    output.push(...event.logs);
+    if (!args.json) for (const log of event.logs) io.stderr.write(prefixLines(log.text, style.dim('│ ')));
+  });
+  host.on('progress', (event) => {
+    progress.push(event.data);
+    if (!args.json) io.stderr.write(`${style.dim(`progress: ${JSON.stringify(event.data)}`)}\n`);
+  });
+  return { output, progress };
+}
+
+/** An error result: one line naming the tool and the code, the tool's frames, the details. */
+function writeFailure(tool: string, outcome: ToolOutcome, io: CliIo, style: Style): void {
+  const code = outcome.error?.code ?? 'TOOL_ERROR_RESULT';
+  const message =
+    outcome.error?.message ??
+    outcome.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+  writeMessage(io.stderr, messages.toolFailed(tool, code, oneLine(message)));
+  // Where it failed, for the tool's author: the tool's own frames, relative to its package.
+  if (outcome.error?.stack !== undefined) io.stderr.write(`${style.dim(outcome.error.stack)}\n`);
+  writeDetails(outcome, io, style.dim);
+}
+
+/** A result: its blocks on stdout, each on its own line, and the details on stderr. */
+function writeAnswer(outcome: ToolOutcome, io: CliIo, style: Style): void {
+  for (const block of outcome.content) {
+    const shown = block.type === 'text' ? block.text : describeBlock(block);
+    io.stdout.write(shown.endsWith('\n') ? shown : `${shown}\n`);
+  }
+  writeDetails(outcome, io, style.dim);
 }
 
 /** The JSON arguments as typed, or read from stdin for `-`; a plain JSON object or a usage error. */

@@ -6,6 +6,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Message, MessageParam } from '@anthropic-ai/sdk/resources/messages';
 import type { ToolOutcome } from '../../boundary/outcome.js';
+import type { ToolHost } from '../../host/tool-host.js';
 import { ToolLoopError } from '../../loop/loop-error.js';
 import type { LoopHost } from '../../loop/loop-host.js';
 import { runTools } from '../../loop/run-tools.js';
@@ -15,7 +16,7 @@ import { ExitCode, UsageError } from '../exit-codes.js';
 import { ChatDisplay } from '../ui/chat-display.js';
 import { chatFailureLines } from '../ui/chat-failure.js';
 import { messages, writeMessage } from '../ui/messages.js';
-import { type CliIo, oneLine, styleFor } from '../ui/terminal.js';
+import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
 import { createHost, loadAll } from './host-setup.js';
 
 /** The `--json` document. */
@@ -48,25 +49,10 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
       host,
       args.toolPaths.map((path) => ({ shown: path, path })),
     );
-    for (const status of host.status()) {
-      if (status.state === 'offered') continue;
-      writeMessage(
-        io.stderr,
-        messages.moduleLeftOut(status.path, status.code ?? 'LEFT_OUT', oneLine(status.reason ?? '')),
-      );
-    }
+    reportLeftOut(host, io);
     const display = args.json ? undefined : new ChatDisplay(io.stdout, style);
     const toolCalls: ChatToolCall[] = [];
-    // The loop drives the host through this view of it, so each outcome is shown as it comes.
-    const shownHost: LoopHost = {
-      list: () => host.list(),
-      call: async (name, input, options) => {
-        const outcome = await host.call(name, input, options);
-        toolCalls.push({ id: options?.callId ?? null, name, input, outcome });
-        display?.toolFinished(name, outcome);
-        return outcome;
-      },
-    };
+    const shownHost = showingHost(host, toolCalls, display);
     if (!args.json) {
       host.on('output', (event) => {
         for (const log of event.logs)
@@ -75,6 +61,7 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
     }
 
     const client = new Anthropic({ apiKey, ...(baseURL === undefined ? {} : { baseURL }) });
+    const chat: Chat = { args, io, style, display, toolCalls };
     try {
       const { response, messages } = await runTools(client, args.prompt, {
         host: shownHost,
@@ -85,40 +72,85 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
         ...(args.maxIterations === undefined ? {} : { maxIterations: args.maxIterations }),
         ...(args.timeoutMs === undefined ? {} : { toolTimeoutMs: args.timeoutMs }),
       });
-      if (args.json) {
-        const document: ChatJson = { ok: true, response, messages, toolCalls };
-        io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-      } else {
-        display?.finish();
-        if (response.stop_reason !== 'end_turn' && response.stop_reason !== 'stop_sequence') {
-          io.stderr.write(style.dim(`(the model stopped: ${response.stop_reason})\n`));
-        }
-      }
+      reportAnswer(chat, response, messages);
       return ExitCode.ok;
     } catch (error) {
       if (!(error instanceof ToolLoopError)) throw error;
-      display?.finish();
-      if (error.type === 'aborted' && signal.aborted) {
-        writeMessage(io.stderr, messages.chatInterrupted());
-        return ExitCode.interrupted;
-      }
-      if (args.json) {
-        const document: ChatJson = {
-          ok: false,
-          error: { type: error.type, message: error.message },
-          messages: error.messages,
-          toolCalls,
-        };
-        io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-      } else {
-        const [first = '', ...rest] = chatFailureLines(error);
-        writeMessage(io.stderr, first, rest);
-      }
-      return ExitCode.failed;
+      return reportLoopFailure(chat, error, signal);
     }
   } finally {
     await host.close();
   }
+}
+
+/** What the reports of one conversation write to, and what they report. */
+interface Chat {
+  args: ChatArgs;
+  io: CliIo;
+  style: Style;
+  display: ChatDisplay | undefined;
+  toolCalls: ChatToolCall[];
+}
+
+/** One line on stderr for each module that is not offered. */
+function reportLeftOut(host: ToolHost, io: CliIo): void {
+  for (const status of host.status()) {
+    if (status.state === 'offered') continue;
+    writeMessage(
+      io.stderr,
+      messages.moduleLeftOut(status.path, status.code ?? 'LEFT_OUT', oneLine(status.reason ?? '')),
+    );
+  }
+}
+
+/** The loop drives the host through this view of it, so each outcome is kept and shown as it comes. */
+function showingHost(host: ToolHost, toolCalls: ChatToolCall[], display: ChatDisplay | undefined): LoopHost {
+  return {
+    list: () => host.list(),
+    call: async (name, input, options) => {
+      const outcome = await host.call(name, input, options);
+      toolCalls.push({ id: options?.callId ?? null, name, input, outcome });
+      display?.toolFinished(name, outcome);
+      return outcome;
+    },
+  };
+}
+
+/** The model's last answer: the `--json` document, or the end of the streamed text and why it stopped. */
+function reportAnswer(chat: Chat, response: Message, messages: MessageParam[]): void {
+  const { args, io, style, display, toolCalls } = chat;
+  if (args.json) {
+    const document: ChatJson = { ok: true, response, messages, toolCalls };
+    io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  } else {
+    display?.finish();
+    if (response.stop_reason !== 'end_turn' && response.stop_reason !== 'stop_sequence') {
+      io.stderr.write(style.dim(`(the model stopped: ${response.stop_reason})\n`));
+    }
+  }
+}
+
+/** A loop that ended without an answer: interrupted by the user, or failed (as `--json` or as lines). */
+function reportLoopFailure(chat: Chat, error: ToolLoopError, signal: AbortSignal): ExitCode {
+  const { args, io, display, toolCalls } = chat;
+  display?.finish();
+  if (error.type === 'aborted' && signal.aborted) {
+    writeMessage(io.stderr, messages.chatInterrupted());
+    return ExitCode.interrupted;
+  }
+  if (args.json) {
+    const document: ChatJson = {
+      ok: false,
+      error: { type: error.type, message: error.message },
+      messages: error.messages,
+      toolCalls,
+    };
+    io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
+  } else {
+    const [first = '', ...rest] = chatFailureLines(error);
+    writeMessage(io.stderr, first, rest);
+  }
+  return ExitCode.failed;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -17,11 +17,11 @@ import {
   type SelftestRow,
   type WriteFinding,
 } from '../selftest/results.js';
-import { runInScratch } from '../selftest/run.js';
+import { type RunOutcome, runInScratch } from '../selftest/run.js';
 import { type SelftestTier, selftestTier } from '../selftest/selftest-tier.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import { renderSummary } from '../ui/selftest-display.js';
-import { type CliIo, oneLine, styleFor } from '../ui/terminal.js';
+import { type CliIo, oneLine, type Style, styleFor } from '../ui/terminal.js';
 
 /** The `--json` document. */
 export interface SelftestJson {
@@ -52,41 +52,55 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
     writeMessage(io.stderr, messages.selftestsInterrupted());
     return ExitCode.interrupted;
   }
-  const { rows, findings, reruns, processesLeft, tmpDirsLeft, logs, faults } = outcome;
-  applyVerdicts(rows, findings, reruns);
-  const strays = findings.filter((finding) => finding.tool === null && finding.suspects.length === 0);
-  const counts = countRows(rows);
+  applyVerdicts(outcome.rows, outcome.findings, outcome.reruns);
+  const strays = outcome.findings.filter((finding) => finding.tool === null && finding.suspects.length === 0);
+  const counts = countRows(outcome.rows);
   const ok =
     counts.failed === 0 &&
     counts.leftOut === 0 &&
     strays.length === 0 &&
-    processesLeft.length === 0 &&
-    tmpDirsLeft.length === 0;
-
+    outcome.processesLeft.length === 0 &&
+    outcome.tmpDirsLeft.length === 0;
   if (args.json) {
-    const document: SelftestJson = {
-      ok,
-      isolation: { tier: tier.tier, sandboxed: tier.sandboxed, chosen: tier.chosen },
-      counts,
-      results: rows.map((row) => {
-        const output = row.tool === null ? undefined : logs.get(row.tool);
-        return output === undefined ? row : { ...row, output };
-      }),
-      writesOutsideTmpDir: findings.map((finding) => ({
-        path: finding.path,
-        place: finding.place,
-        change: finding.change,
-        tool: finding.tool,
-        suspects: finding.suspects,
-      })),
-      processesLeft,
-      tmpDirsLeft,
-      faults,
-    };
-    io.stdout.write(`${JSON.stringify(document, null, 2)}\n`);
-    return ok ? ExitCode.ok : ExitCode.failed;
+    io.stdout.write(`${JSON.stringify(selftestJson(outcome, ok, counts), null, 2)}\n`);
+  } else {
+    writeReport(io, style, outcome, counts, strays);
   }
+  return ok ? ExitCode.ok : ExitCode.failed;
+}
 
+function selftestJson(outcome: RunOutcome, ok: boolean, counts: SelftestJson['counts']): SelftestJson {
+  const { tier, rows, findings, processesLeft, tmpDirsLeft, logs, faults } = outcome;
+  return {
+    ok,
+    isolation: { tier: tier.tier, sandboxed: tier.sandboxed, chosen: tier.chosen },
+    counts,
+    results: rows.map((row) => {
+      const output = row.tool === null ? undefined : logs.get(row.tool);
+      return output === undefined ? row : { ...row, output };
+    }),
+    writesOutsideTmpDir: findings.map((finding) => ({
+      path: finding.path,
+      place: finding.place,
+      change: finding.change,
+      tool: finding.tool,
+      suspects: finding.suspects,
+    })),
+    processesLeft,
+    tmpDirsLeft,
+    faults,
+  };
+}
+
+/** The summary table, then what was left behind, then what each failed selftest printed. */
+function writeReport(
+  io: CliIo,
+  style: Style,
+  outcome: RunOutcome,
+  counts: SelftestJson['counts'],
+  strays: WriteFinding[],
+): void {
+  const { rows, processesLeft, tmpDirsLeft, logs, faults } = outcome;
   io.stdout.write(`\n${renderSummary({ rows, counts, style, stream: io.stdout, env: io.env })}`);
   if (strays.length > 0) {
     io.stdout.write(
@@ -110,5 +124,4 @@ export async function selftestCommand(args: SelftestArgs, io: CliIo, signal: Abo
     for (const line of text.replace(/\n$/, '').split('\n')) io.stdout.write(`  ${style.dim('│')} ${line}\n`);
   }
   for (const fault of faults) writeMessage(io.stderr, messages.fault(fault.source, oneLine(fault.message)));
-  return ok ? ExitCode.ok : ExitCode.failed;
 }

@@ -61,77 +61,107 @@ export function createSelftestDisplay(options: {
   total: number;
 }): SelftestDisplay {
   const { stream, style, total } = options;
-  if (!isInteractive(stream, options.env)) {
-    // Plain lines: fixed columns, no colour codes unless colour is forced, nothing redrawn.
-    return {
-      running() {},
-      finished(row) {
-        const word = resultWord(row.status).padEnd(11);
-        const time = row.durationMs === null ? '' : ` ${formatDuration(row.durationMs)}`;
-        const reason = reasonOf(row);
-        stream.write(
-          `${paintResult(style, row.status, word)} ${rowLabel(row)} (${row.package})${time}${reason === '' ? '' : `: ${reason}`}\n${stackOf(row, style)}`,
-        );
-      },
-      stop() {},
-    };
-  }
-
-  const running: string[] = [];
-  let done = 0;
-  let frame = 0;
-  let drawn = false;
-  const width = () => Math.max(20, screenWidth(stream) - 1);
-  const clear = () => {
-    if (drawn) stream.write('\r\u001b[K');
-    drawn = false;
-  };
-  const draw = () => {
-    clear();
-    if (running.length === 0) return;
-    const spinner = SPINNER[frame % SPINNER.length] ?? '-';
-    const line = truncate(`${done}/${total} done · running ${running.join(', ')}`, width() - 2);
-    stream.write(`${style.cyan(spinner)} ${style.dim(line)}`);
-    drawn = true;
-  };
-  const timer = setInterval(() => {
-    frame += 1;
-    draw();
-  }, SPINNER_INTERVAL_MS);
-  timer.unref();
-
-  const icons: Record<SelftestResult, string> = {
-    passed: '✓',
-    failed: '✗',
-    'no-selftest': '–',
-    'left-out': '!',
-  };
+  if (!isInteractive(stream, options.env)) return plainDisplay(stream, style);
+  const line = new SpinnerLine(stream, style, total);
   return {
     running(tool) {
-      running.push(tool);
-      draw();
+      line.running.push(tool);
+      line.draw();
     },
     finished(row) {
-      const at = row.tool === null ? -1 : running.indexOf(row.tool);
-      if (at !== -1) running.splice(at, 1);
-      done += 1;
-      clear();
-      const head = `${paintResult(style, row.status, icons[row.status])} ${rowLabel(row)} ${style.dim(row.package)}`;
-      const time = row.durationMs === null ? '' : ` ${style.dim(formatDuration(row.durationMs))}`;
-      const status =
-        row.status === 'passed' ? '' : ` ${paintResult(style, row.status, resultWord(row.status))}`;
-      const reason = reasonOf(row);
-      const room = width() - (rowLabel(row).length + row.package.length + 16);
-      stream.write(
-        `${head}${time}${status}${reason === '' ? '' : ` ${style.dim(truncate(reason, Math.max(room, 20)))}`}\n${stackOf(row, style)}`,
-      );
-      draw();
+      const at = row.tool === null ? -1 : line.running.indexOf(row.tool);
+      if (at !== -1) line.running.splice(at, 1);
+      line.done += 1;
+      line.clear();
+      stream.write(finishedLine(row, style, line.width()));
+      line.draw();
     },
     stop() {
-      clearInterval(timer);
-      clear();
+      line.stop();
     },
   };
+}
+
+/** Plain lines: fixed columns, no colour codes unless colour is forced, nothing redrawn. */
+function plainDisplay(stream: OutputStream, style: Style): SelftestDisplay {
+  return {
+    running() {},
+    finished(row) {
+      const word = resultWord(row.status).padEnd(11);
+      const time = row.durationMs === null ? '' : ` ${formatDuration(row.durationMs)}`;
+      const reason = reasonOf(row);
+      stream.write(
+        `${paintResult(style, row.status, word)} ${rowLabel(row)} (${row.package})${time}${reason === '' ? '' : `: ${reason}`}\n${stackOf(row, style)}`,
+      );
+    },
+    stop() {},
+  };
+}
+
+/** The terminal's spinner line: the selftests still running, redrawn every frame until stopped. */
+class SpinnerLine {
+  readonly running: string[] = [];
+  done = 0;
+  readonly #stream: OutputStream;
+  readonly #style: Style;
+  readonly #total: number;
+  #frame = 0;
+  #drawn = false;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(stream: OutputStream, style: Style, total: number) {
+    this.#stream = stream;
+    this.#style = style;
+    this.#total = total;
+    this.#timer = setInterval(() => {
+      this.#frame += 1;
+      this.draw();
+    }, SPINNER_INTERVAL_MS);
+    this.#timer.unref();
+  }
+
+  width(): number {
+    return Math.max(20, screenWidth(this.#stream) - 1);
+  }
+
+  clear(): void {
+    if (this.#drawn) this.#stream.write('\r\u001b[K');
+    this.#drawn = false;
+  }
+
+  draw(): void {
+    this.clear();
+    if (this.running.length === 0) return;
+    const spinner = SPINNER[this.#frame % SPINNER.length] ?? '-';
+    const line = truncate(
+      `${this.done}/${this.#total} done · running ${this.running.join(', ')}`,
+      this.width() - 2,
+    );
+    this.#stream.write(`${this.#style.cyan(spinner)} ${this.#style.dim(line)}`);
+    this.#drawn = true;
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.clear();
+  }
+}
+
+const ICONS: Record<SelftestResult, string> = {
+  passed: '✓',
+  failed: '✗',
+  'no-selftest': '–',
+  'left-out': '!',
+};
+
+/** A finished tool's line on a terminal: icon, name, package, time, result, the reason cut to the screen. */
+function finishedLine(row: SelftestRow, style: Style, width: number): string {
+  const head = `${paintResult(style, row.status, ICONS[row.status])} ${rowLabel(row)} ${style.dim(row.package)}`;
+  const time = row.durationMs === null ? '' : ` ${style.dim(formatDuration(row.durationMs))}`;
+  const status = row.status === 'passed' ? '' : ` ${paintResult(style, row.status, resultWord(row.status))}`;
+  const reason = reasonOf(row);
+  const room = width - (rowLabel(row).length + row.package.length + 16);
+  return `${head}${time}${status}${reason === '' ? '' : ` ${style.dim(truncate(reason, Math.max(room, 20)))}`}\n${stackOf(row, style)}`;
 }
 
 /** The summary table and the counts line under it. */

@@ -31,32 +31,44 @@ const MAX_ANSWER_BYTES = 16 * 1024;
 export function routeThroughProxy(route: EgressRoute): void {
   const ca =
     route.trustCertificates === undefined ? undefined : [...tls.rootCertificates, route.trustCertificates];
-  const open = (host: string, port: number) => tunnel(route.socketPath, host, port);
-  setGlobalDispatcher(
-    new Agent({
-      connect: (options, callback) => {
-        const https = options.protocol === 'https:';
-        const port = Number(options.port) || (https ? 443 : 80);
-        open(options.hostname, port).then(
-          (socket) => {
-            if (!https) {
-              callback(null, socket);
-              return;
-            }
-            const secure = tls.connect({
-              socket,
-              servername: options.servername ?? serverName(options.hostname),
-              ALPNProtocols: ['http/1.1'],
-              ...(ca === undefined ? {} : { ca }),
-            });
-            secure.once('secureConnect', () => callback(null, secure));
-            secure.once('error', (error) => callback(error, null));
-          },
-          (error: Error) => callback(error, null),
-        );
-      },
-    }),
-  );
+  const open: OpenTunnel = (host, port) => tunnel(route.socketPath, host, port);
+  setGlobalDispatcher(tunnelledDispatcher(open, ca));
+  const keepAlive = { keepAlive: true };
+  (http as { globalAgent: http.Agent }).globalAgent = tunnelledHttpAgent(open, keepAlive);
+  (https as { globalAgent: https.Agent }).globalAgent = tunnelledHttpsAgent(open, ca, keepAlive);
+}
+
+type OpenTunnel = (host: string, port: number) => Promise<Socket>;
+
+/** The undici dispatcher (`fetch`'s): each connection a tunnel, with TLS over it for https. */
+function tunnelledDispatcher(open: OpenTunnel, ca: string[] | undefined): Agent {
+  return new Agent({
+    connect: (options, callback) => {
+      const https = options.protocol === 'https:';
+      const port = Number(options.port) || (https ? 443 : 80);
+      open(options.hostname, port).then(
+        (socket) => {
+          if (!https) {
+            callback(null, socket);
+            return;
+          }
+          const secure = tls.connect({
+            socket,
+            servername: options.servername ?? serverName(options.hostname),
+            ALPNProtocols: ['http/1.1'],
+            ...(ca === undefined ? {} : { ca }),
+          });
+          secure.once('secureConnect', () => callback(null, secure));
+          secure.once('error', (error) => callback(error, null));
+        },
+        (error: Error) => callback(error, null),
+      );
+    },
+  });
+}
+
+/** `http`'s global agent: each connection a tunnel. */
+function tunnelledHttpAgent(open: OpenTunnel, agentOptions: http.AgentOptions): http.Agent {
   class TunnelledHttpAgent extends http.Agent {
     override createConnection(
       options: http.ClientRequestArgs,
@@ -69,6 +81,15 @@ export function routeThroughProxy(route: EgressRoute): void {
       return undefined;
     }
   }
+  return new TunnelledHttpAgent(agentOptions);
+}
+
+/** `https`'s global agent: each connection a tunnel with TLS over it, the request's own TLS options kept. */
+function tunnelledHttpsAgent(
+  open: OpenTunnel,
+  ca: string[] | undefined,
+  agentOptions: https.AgentOptions,
+): https.Agent {
   class TunnelledHttpsAgent extends https.Agent {
     override createConnection(
       options: https.RequestOptions,
@@ -92,9 +113,7 @@ export function routeThroughProxy(route: EgressRoute): void {
       return undefined;
     }
   }
-  const keepAlive = { keepAlive: true };
-  (http as { globalAgent: http.Agent }).globalAgent = new TunnelledHttpAgent(keepAlive);
-  (https as { globalAgent: https.Agent }).globalAgent = new TunnelledHttpsAgent(keepAlive);
+  return new TunnelledHttpsAgent(agentOptions);
 }
 
 /** A tunnel to `host:port` through the proxy, or the proxy's refusal as an error. */

@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import type { CallSettings } from '../../boundary/protocol.js';
 import type { ChildInit } from '../child-messages.js';
 import type { NetworkGrant } from './grant.js';
-import type { NetworkNote, ProxyLimits } from './proxy-server.js';
+import type { NetworkNote, ProxyLimits } from './proxy-options.js';
 import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
 
 const PROXY_WORKER = new URL('./proxy-worker.js', import.meta.url);

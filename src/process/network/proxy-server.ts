@@ -8,61 +8,16 @@
  * sizes, idle time; data is relayed with backpressure, so memory stays a few buffers per connection.
  * A connection asked for while no call of the package is in flight is refused.
  */
-import { createServer, type IncomingMessage, request, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { CallBudget } from './call-budget.js';
-import { type Decision, decide, type PolicySettings, refusalMessage } from './policy.js';
+import { refusalMessage } from './policy.js';
+import { decided, idleRefusal, response, unreachable } from './proxy-answers.js';
+import { forward } from './proxy-forward.js';
+import type { ProxyOptions } from './proxy-options.js';
 import { Relay } from './relay.js';
-import { hostPort } from './rules.js';
 
-export interface ProxyLimits {
-  /** Open client connections the package may hold; one more is answered 503. */
-  maxConnections: number;
-  /** Bytes a connection may carry, both ways together; then it is cut. */
-  maxBytesPerConnection: number;
-  /** Bytes the package may move while one call is in flight, both ways together (see CallBudget). */
-  maxBytesPerCall: number;
-  /** A connection that carries nothing this long is closed. */
-  idleTimeoutMs: number;
-}
-
-/** What the proxy reports of each request it decided. */
-export interface NetworkNote {
-  host: string;
-  port: number;
-  allowed: boolean;
-  /** Why it was refused (refusals only). */
-  reason?: string;
-  /** The address it connected to (allowed ones only). */
-  address?: string;
-  /**
-   * Only for a cut over `maxNetworkBytesPerCall` (`host` empty, `port` 0): the bytes charged to the
-   * call, or to the time between calls, when it ran over.
-   */
-  bytes?: number;
-}
-
-export interface ProxyOptions {
-  socketPath: string;
-  policy: PolicySettings;
-  limits: ProxyLimits;
-  /** The calls in flight and what they may move. */
-  budget: CallBudget;
-  onNote(note: NetworkNote): void;
-}
-
-/** The header a refusal's sentence travels in too, for clients that read headers, not bodies. */
-export const REFUSAL_HEADER = 'x-toolhost-refusal';
 const CONNECT_BOUND_MS = 10_000;
-const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request',
-  403: 'Forbidden',
-  431: 'Request Header Fields Too Large',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-};
-
 export function startProxy(options: ProxyOptions): Promise<Server> {
   let open = 0;
   // What forwarded bodies have moved on each client connection, for its per-connection bound.
@@ -151,93 +106,6 @@ async function tunnel(
   });
 }
 
-async function forward(
-  options: ProxyOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  used: { bytes: number },
-): Promise<void> {
-  let url: URL | undefined;
-  try {
-    url = new URL(req.url ?? '');
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || url.protocol !== 'http:') {
-    res.writeHead(400, { 'content-type': 'text/plain' });
-    res.end('the process isolation tier forwards only absolute http: requests (use CONNECT for TLS)');
-    return;
-  }
-  const port = url.port === '' ? 80 : Number(url.port);
-  if (!options.budget.running) {
-    const message = idleRefusal(options, url.hostname, port);
-    res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
-    res.end(message);
-    return;
-  }
-  const decision = await decided(options, url.hostname, port);
-  if (!decision.allowed) {
-    const message = refusalMessage(decision);
-    res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
-    res.end(message);
-    return;
-  }
-  const headers = { ...req.headers };
-  for (const name of ['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive'])
-    delete headers[name];
-  // The host the decision was about, not one the tool names in a header (a CDN in front of a granted
-  // host would route by it).
-  headers.host = url.host;
-  const upstream = request({
-    host: decision.address,
-    port,
-    method: req.method,
-    path: `${url.pathname}${url.search}`,
-    headers,
-    setHost: false,
-    timeout: options.limits.idleTimeoutMs,
-  });
-  upstream.on('timeout', () => upstream.destroy());
-  // The bodies both ways are the call's bytes, and the client connection's: they count for both.
-  const relay = new Relay({
-    charge: (bytes) => {
-      used.bytes += bytes;
-      if (used.bytes > options.limits.maxBytesPerConnection) {
-        relay.destroy();
-        return false;
-      }
-      return options.budget.charge(bytes);
-    },
-    destroy: () => {
-      upstream.destroy();
-      res.destroy();
-      req.socket.destroy();
-    },
-  });
-  res.once('close', options.budget.add(relay));
-  upstream.once('error', (error: NodeJS.ErrnoException) => {
-    if (!res.headersSent) {
-      res.writeHead(502, { 'content-type': 'text/plain' });
-      res.end(unreachable(decision, error));
-    } else res.destroy();
-  });
-  upstream.once('response', (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers);
-    relay.pipe(answer, res);
-  });
-  relay.pipe(req, upstream);
-}
-
-async function decided(options: ProxyOptions, host: string, port: number): Promise<Decision> {
-  const decision = await decide(options.policy, host, port);
-  options.onNote(
-    decision.allowed
-      ? { host: decision.host, port, allowed: true, address: decision.address }
-      : { host: decision.host, port, allowed: false, reason: decision.reason },
-  );
-  return decision;
-}
-
 /**
  * Both ways, with backpressure, counting bytes for the connection and for the call; either side's
  * end or error ends both.
@@ -271,20 +139,6 @@ function splice(options: ProxyOptions, client: Socket, upstream: Socket, head: B
   }
 }
 
-/** The refusal of a connection asked for while none of the package's calls is in flight. */
-function idleRefusal(options: ProxyOptions, host: string, port: number): string {
-  const reason = `no call of package ${options.policy.packageName} is running`;
-  options.onNote({ host, port, allowed: false, reason });
-  return refusalMessage({ host, port, reason });
-}
-
-function unreachable(
-  decision: { host: string; port: number; address: string },
-  error: NodeJS.ErrnoException,
-): string {
-  return `the process isolation tier could not reach ${hostPort(decision.host, decision.port)} at ${decision.address} (${error.code ?? 'connection failed'})`;
-}
-
 /** `host:port` of a CONNECT request (`[v6]:port` for IPv6). */
 function parseAuthority(authority: string): { host: string; port: number } | undefined {
   const colon = authority.lastIndexOf(':');
@@ -292,10 +146,4 @@ function parseAuthority(authority: string): { host: string; port: number } | und
   const port = authority.slice(colon + 1);
   if (!/^[0-9]{1,5}$/.test(port)) return undefined;
   return { host: authority.slice(0, colon), port: Number(port) };
-}
-
-function response(status: number, message: string): string {
-  const body = Buffer.from(message, 'utf8');
-  const reason = STATUS_TEXT[status] ?? 'Bad Request';
-  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: text/plain; charset=utf-8\r\n${REFUSAL_HEADER}: ${encodeURIComponent(message)}\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${message}`;
 }

@@ -8,7 +8,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { hostAddresses } from './addresses.js';
 import { type BudgetOver, CallBudget } from './call-budget.js';
 import type { NetworkGrant } from './grant.js';
-import { type ProxyLimits, startProxy } from './proxy-server.js';
+import type { ProxyLimits } from './proxy-options.js';
+import { startProxy } from './proxy-server.js';
 
 /** What the host hands the proxy thread. */
 export interface ProxyWorkerData {

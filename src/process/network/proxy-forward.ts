@@ -1,0 +1,99 @@
+/**
+ * An egress proxy's plain-HTTP side: an absolute-form request (`GET http://host/path`) decided by
+ * the package's grant, then forwarded to the address the decision was about, with the host header
+ * set to that host and the proxy's own headers dropped. Both bodies count toward the connection's
+ * bytes and the call's.
+ */
+import { type IncomingMessage, request, type ServerResponse } from 'node:http';
+import type { Decision } from './policy.js';
+import { refusalMessage } from './policy.js';
+import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answers.js';
+import type { ProxyOptions } from './proxy-options.js';
+import { Relay } from './relay.js';
+
+export async function forward(
+  options: ProxyOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  used: { bytes: number },
+): Promise<void> {
+  let url: URL | undefined;
+  try {
+    url = new URL(req.url ?? '');
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || url.protocol !== 'http:') {
+    res.writeHead(400, { 'content-type': 'text/plain' });
+    res.end('the process isolation tier forwards only absolute http: requests (use CONNECT for TLS)');
+    return;
+  }
+  const port = url.port === '' ? 80 : Number(url.port);
+  if (!options.budget.running) {
+    const message = idleRefusal(options, url.hostname, port);
+    res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
+    res.end(message);
+    return;
+  }
+  const decision = await decided(options, url.hostname, port);
+  if (!decision.allowed) {
+    const message = refusalMessage(decision);
+    res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
+    res.end(message);
+    return;
+  }
+  relay(options, { req, res, used }, url, decision);
+}
+
+/** Sends an allowed request on to its host and the answer back, both bodies charged as they move. */
+function relay(
+  options: ProxyOptions,
+  { req, res, used }: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  url: URL,
+  decision: Extract<Decision, { allowed: true }>,
+): void {
+  const headers = { ...req.headers };
+  for (const name of ['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive'])
+    delete headers[name];
+  // The host the decision was about, not one the tool names in a header (a CDN in front of a granted
+  // host would route by it).
+  headers.host = url.host;
+  const upstream = request({
+    host: decision.address,
+    port: decision.port,
+    method: req.method,
+    path: `${url.pathname}${url.search}`,
+    headers,
+    setHost: false,
+    timeout: options.limits.idleTimeoutMs,
+  });
+  upstream.on('timeout', () => upstream.destroy());
+  // The bodies both ways are the call's bytes, and the client connection's: they count for both.
+  const bodies = new Relay({
+    charge: (bytes) => {
+      used.bytes += bytes;
+      if (used.bytes > options.limits.maxBytesPerConnection) {
+        bodies.destroy();
+        return false;
+      }
+      return options.budget.charge(bytes);
+    },
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+  });
+  res.once('close', options.budget.add(bodies));
+  upstream.once('error', (error: NodeJS.ErrnoException) => {
+    if (!res.headersSent) {
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(unreachable(decision, error));
+    } else res.destroy();
+  });
+  upstream.once('response', (answer) => {
+    res.writeHead(answer.statusCode ?? 502, answer.headers);
+    bodies.pipe(answer, res);
+  });
+  bodies.pipe(req, upstream);
+}

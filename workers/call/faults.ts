@@ -1,0 +1,82 @@
+/**
+ * Faults outside the tool's own promise: an uncaught exception in a callback, an unhandled
+ * rejection, `process.exit`. Each leaves the worker in an unknown state: it is reported to the host
+ * (as the running call's, or as no call's), then the worker ends and piscina replaces it. Node
+ * delivers the report before the worker's 'exit' event.
+ */
+import { join, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { describeThrown, type ToolErrorCode } from '../../src/boundary/errors.js';
+import { WORKER_MESSAGE_TAG, type WorkerMessage } from '../../src/boundary/protocol.js';
+import { truncate } from '../../src/boundary/sanitize.js';
+import { stackOf, toolFrames } from '../../src/boundary/stack-frames.js';
+import { activeCall } from './active-call.js';
+
+/**
+ * Code that is not the tool's: toolhost's own (dist/) and piscina's (found from toolhost's own folder,
+ * not resolved: resolving would probe files the strict tier may not let this worker see), as paths
+ * and as file URLs.
+ */
+const OWN = fileURLToPath(new URL('../../', import.meta.url));
+const NOT_THE_TOOL = [
+  OWN,
+  join(OWN, '..', 'node_modules', 'piscina', 'dist'),
+  join(OWN, '..', '..', 'piscina', 'dist'),
+]
+  .map((folder) => (folder.endsWith(sep) ? folder : `${folder}${sep}`))
+  .flatMap((folder) => [folder, pathToFileURL(folder).href]);
+
+/** The tool's frames of an error's stack (for the host only), or undefined when there are none. */
+export function toolStack(error: unknown): string | undefined {
+  const frames = toolFrames(stackOf(error), NOT_THE_TOOL);
+  return frames.length === 0 ? undefined : frames.join('\n');
+}
+
+/**
+ * Reports faults on `post` and ends the worker with `exit` (Node's own, taken before any tool code
+ * could replace it); `process.exit` itself becomes a fault.
+ */
+export function installFaultHandlers(
+  post: (message: WorkerMessage) => void,
+  exit: (code?: number) => never,
+): void {
+  function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
+    let message: string;
+    let stack: string | undefined;
+    try {
+      message = truncate(describe());
+      stack = toolStack(thrown);
+    } catch {
+      // Tool code can have replaced what describing a fault uses (String.prototype.split, say).
+      message = 'a fault that could not be described';
+    }
+    const call = activeCall();
+    try {
+      post({
+        tag: WORKER_MESSAGE_TAG,
+        type: 'fault',
+        taskId: call?.task.taskId ?? null,
+        error: stack === undefined ? { code, message } : { code, message, stack },
+        logs: call?.logs ?? [],
+      });
+    } catch {
+      // The host still sees the worker end.
+    }
+  }
+  process.on('uncaughtException', (error) => {
+    fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
+    exit(70);
+  });
+  process.on('unhandledRejection', (reason) => {
+    fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
+    exit(70);
+  });
+  process.exit = ((code?: number | string | null) => {
+    // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
+    // `_exiting` first and report for themselves: a second report would race theirs to the host.
+    if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
+      fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
+    }
+    exit((code ?? 0) as number);
+  }) as typeof process.exit;
+}
