@@ -40,6 +40,7 @@ export type {
   ToolHostEvents,
   ToolOutputEvent,
   ToolProgressEvent,
+  WorkerBudgetEvent,
 } from './host/events.js';
 export type {
   LoadOptions,

@@ -6,6 +6,8 @@ describe('ToolHost options', () => {
     [{ callHeapMb: -5 }, 'Expected `callHeapMb` to be a positive integer, got -5'],
     [{ readTimeoutMs: 1.5 }, 'Expected `readTimeoutMs` to be a positive integer, got 1.5'],
     [{ maxThreadsPerPool: 0 }, 'Expected `maxThreadsPerPool` to be a positive integer, got 0'],
+    [{ maxWorkers: 0 }, 'Expected `maxWorkers` to be a positive integer, got 0'],
+    [{ maxWorkers: 2.5 }, 'Expected `maxWorkers` to be a positive integer, got 2.5'],
     [{ outputBudgetBytes: '32k' }, 'Expected `outputBudgetBytes` to be a positive integer, got "32k"'],
     [{ timeoutGraceMs: -1 }, 'Expected `timeoutGraceMs` to be a non-negative integer, got -1'],
     [

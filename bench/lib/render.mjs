@@ -1,6 +1,7 @@
 /** Turns the scenarios' results into the targets and the markdown report. */
 import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
+import { manyPackagesSection } from './render-many-packages.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
@@ -644,6 +645,7 @@ const sections = {
   egress: egressSection,
   snapshots: snapshotsSection,
   peer: peerSection,
+  'many-packages': manyPackagesSection,
   'start-up': startUpSection,
 };
 

@@ -11,12 +11,15 @@ import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
+import { WorkerBudget, type WorkerBudgetEvent } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
 import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
 
 /** What the pools read of the host's settings (the process tier's included). */
 export interface PoolSettings extends ProcessSettings {
   maxThreadsPerPool: number;
+  /** Units the whole host runs at once: worker threads, and the process tier's package processes. */
+  maxWorkers: number;
   idleTimeoutMs: number;
   callHeapMb: number;
   callStackMb: number;
@@ -45,13 +48,17 @@ export class DomainPools {
   readonly #tmpDirs = new Map<string, string>();
   /** What the host's own tools' calls share (made on the first such call). */
   #inProcess: CallSettings | undefined;
+  /** Every pool's calls start through this one budget. */
+  readonly #budget: WorkerBudget;
 
   constructor(
     settings: PoolSettings,
     flags: WorkerFlags,
     onFault: (source: string, message: string) => void,
     onNetwork?: (event: NetworkEvent) => void,
+    onWorkers?: (event: WorkerBudgetEvent) => void,
   ) {
+    this.#budget = new WorkerBudget(settings.maxWorkers, onWorkers);
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;
@@ -68,7 +75,7 @@ export class DomainPools {
       // The process tier runs the same pool, in a process of the version's own.
       pool =
         version.isolation !== 'process'
-          ? new TrustDomainPool(limits, onFault)
+          ? new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root })
           : this.#processes !== undefined
             ? this.#processes.pool(version, limits, onFault)
             : new LoadingPool(this.#processTier().then((tier) => tier.pool(version, limits, onFault)));
@@ -90,7 +97,7 @@ export class DomainPools {
   /** The process tier, its modules loaded on the first ask. */
   #processTier(): Promise<ProcessDomains> {
     this.#loadingProcesses ??= import('../process/process-domains.js').then(({ ProcessDomains }) => {
-      this.#processes = new ProcessDomains(this.#settings, this.#onNetwork);
+      this.#processes = new ProcessDomains(this.#settings, this.#onNetwork, this.#budget);
       return this.#processes;
     });
     return this.#loadingProcesses;
@@ -160,6 +167,7 @@ export class DomainPools {
     // A tier still loading is closed once it is there (it starts its spare when made).
     const processes = this.#loadingProcesses?.then((tier) => tier.close());
     await Promise.all([processes, ...pools.map((pool) => pool.close())]);
+    this.#budget.close();
   }
 
   #callSettings(domain: string): CallSettings {

@@ -10,7 +10,7 @@ import type { Piscina } from 'piscina';
 import { parseWorkerMessage, type WorkerNote } from '../boundary/parse-call-reply.js';
 import type { CallTask } from '../boundary/protocol.js';
 import { queueOptionsSymbol } from './piscina.js';
-import { type TrackedWorker, trackWorker } from './thread-reaper.js';
+import { ensureEnded, type TrackedWorker, trackWorker } from './thread-reaper.js';
 
 /** What piscina's balancer sees of a worker. */
 interface WorkerView {
@@ -48,21 +48,33 @@ export class PoolThreads {
   /** OS thread ids from workers' hellos, kept until the worker is ready. */
   readonly #hellos = new Map<number, number | null>();
   readonly #all = new Set<TrackedWorker>();
+  /** Workers told to end (by piscina, or to give their budget place back) that have not exited. */
+  readonly #ending = new Set<TrackedWorker>();
+  /** Ended workers that did not exit within the reaper's bound and were let go: they still run. */
+  readonly #stranded = new Set<TrackedWorker>();
+  /** Workers that exited: piscina may list one a moment longer, until its own exit listener runs. */
+  readonly #exited = new WeakSet<Worker>();
+  #piscina: Piscina | undefined;
 
   readonly #onWorkerGone: () => void;
+  readonly #onChange: () => void;
 
   constructor(options: {
     maxLogChars: number;
     onFault: (message: string) => void;
     onWorkerGone: () => void;
+    /** A worker started, or was told to end, or was let go. */
+    onChange: () => void;
   }) {
     this.#maxLogChars = options.maxLogChars;
     this.#onFault = options.onFault;
     this.#onWorkerGone = options.onWorkerGone;
+    this.#onChange = options.onChange;
   }
 
   /** Wires a piscina pool to this registry; every listener here is total (it never throws). */
   attach(piscina: Piscina): void {
+    this.#piscina = piscina;
     piscina.on('message', (message: unknown) => {
       // Before a worker is ready, only its start-up code (ours) has run: its hello can be believed.
       const note = parseWorkerMessage(message, 0);
@@ -72,8 +84,70 @@ export class PoolThreads {
     piscina.on('workerCreate', (view: WorkerView) => {
       const worker = piscina.threads.find((thread) => thread.threadId === view.id);
       if (worker !== undefined) this.#adopt(worker);
+      this.#onChange();
     });
-    piscina.on('workerDestroy', (view: WorkerView) => this.#ready.delete(view.id));
+    piscina.on('workerDestroy', (view: WorkerView) => {
+      this.#ready.delete(view.id);
+      const tracked = [...this.#all].find((candidate) => candidate.threadId === view.id);
+      if (tracked !== undefined) this.#ended(tracked);
+      this.#onChange();
+    });
+  }
+
+  /** Workers piscina runs or starts, not counting those told to end or already exited. */
+  get running(): number {
+    let count = 0;
+    for (const worker of this.#piscina?.threads ?? []) {
+      if (this.#exited.has(worker)) continue;
+      if (![...this.#ending].some((tracked) => tracked.worker === worker)) count += 1;
+    }
+    return count;
+  }
+
+  /** Workers told to end that have not exited (their budget places come back when they do). */
+  get ending(): number {
+    return this.#ending.size;
+  }
+
+  /** Workers let go (see thread-reaper): still alive, and not coming back on their own. */
+  get stranded(): number {
+    return this.#stranded.size;
+  }
+
+  /** Ready workers with no call, less those a call given to piscina is about to take. */
+  get idle(): number {
+    let free = 0;
+    for (const thread of this.#ready.values()) if (thread.calls.size === 0) free += 1;
+    return Math.max(0, free - this.#waiting.size);
+  }
+
+  /**
+   * Ends one ready worker that has no call, to give its budget place back; false when there is none.
+   * It leaves the ready set first, so the balancer never hands it a call while it ends.
+   */
+  endIdleWorker(): boolean {
+    if (this.idle === 0) return false;
+    for (const [threadId, thread] of this.#ready) {
+      if (thread.calls.size > 0) continue;
+      this.#ready.delete(threadId);
+      this.#ended(thread.tracked);
+      // piscina removes it when it exits; nothing runs on it, so no call hears of it.
+      void thread.tracked.worker.terminate().catch(() => {});
+      return true;
+    }
+    return false;
+  }
+
+  /** A worker told to end: it counts as ending until it exits, or as stranded once it is let go. */
+  #ended(tracked: TrackedWorker): void {
+    if (tracked.hasExited() || this.#ending.has(tracked) || this.#stranded.has(tracked)) return;
+    this.#ending.add(tracked);
+    void ensureEnded(tracked).then(() => {
+      this.#ending.delete(tracked);
+      if (tracked.hasExited()) return;
+      this.#stranded.add(tracked);
+      this.#onChange();
+    });
   }
 
   /** piscina's `loadBalancer`: an idle, ready worker, or none (piscina then waits or starts one). */
@@ -126,7 +200,10 @@ export class PoolThreads {
     this.#hellos.delete(threadId);
     this.#all.add(tracked);
     void tracked.exited.then(() => {
+      this.#exited.add(worker);
       this.#all.delete(tracked);
+      this.#ending.delete(tracked);
+      this.#stranded.delete(tracked);
       this.#ready.delete(threadId);
       this.#onWorkerGone();
     });

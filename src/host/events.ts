@@ -3,6 +3,7 @@
  */
 import type { CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../boundary/tool-contract.js';
+import type { WorkerBudgetEvent } from '../calls/worker-budget.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ModuleState, ModuleStatus } from '../registry/generation.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
@@ -67,6 +68,8 @@ export interface ModuleEvent {
   status: ModuleStatus;
 }
 
+export type { WorkerBudgetEvent } from '../calls/worker-budget.js';
+
 export interface ToolHostEvents {
   output: [ToolOutputEvent];
   progress: [ToolProgressEvent];
@@ -74,4 +77,6 @@ export interface ToolHostEvents {
   fault: [{ source: string; message: string }];
   /** A package's egress proxy allowed or refused a connection (the process tier in bubblewrap). */
   network: [NetworkEvent];
+  /** Workers (threads, or the process tier's package processes) started or ended, with the host's count. */
+  workers: [WorkerBudgetEvent];
 }

@@ -49,6 +49,13 @@ export interface ToolHostOptions {
   timeoutGraceMs?: number;
   /** Worker threads per trust domain (package). @default os.availableParallelism() */
   maxThreadsPerPool?: number;
+  /**
+   * Workers the whole host runs at once: worker threads (worker and strict tiers) and package
+   * processes (the process tier; each counts one, whatever threads it runs inside). A call beyond it
+   * waits its turn, round-robin across packages, and its timeout counts from when it starts; idle
+   * packages' workers are ended first, least recently used, to make room. @default 64
+   */
+  maxWorkers?: number;
   /** An idle worker exits after this long. @default 30000 */
   idleTimeoutMs?: number;
   /** Output over this many UTF-8 bytes is cut head + tail for the model; the whole is kept under `dataDir`. @default 32768 */
@@ -162,6 +169,12 @@ export interface Settings extends PoolSettings, InvokeSettings {
   store: StoreSettings;
 }
 
+/**
+ * Workers a host runs at once unless told otherwise: dozens of active packages at a thread or two
+ * each, at some 10 to 30 MB a worker.
+ */
+const DEFAULT_MAX_WORKERS = 64;
+
 /** Checks every option and fills in the defaults. */
 export function resolveSettings(options: ToolHostOptions): Settings {
   for (const key of [
@@ -170,6 +183,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     'readHeapMb',
     'readTimeoutMs',
     'maxThreadsPerPool',
+    'maxWorkers',
     'idleTimeoutMs',
     'outputBudgetBytes',
     'maxResultBytes',
@@ -246,6 +260,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     callStackMb: options.callStackMb ?? 4,
     timeoutGraceMs: options.timeoutGraceMs ?? 100,
     maxThreadsPerPool: options.maxThreadsPerPool ?? cores,
+    maxWorkers: options.maxWorkers ?? DEFAULT_MAX_WORKERS,
     idleTimeoutMs: options.idleTimeoutMs ?? 30_000,
     outputBudgetBytes: options.outputBudgetBytes ?? 32_768,
     maxResultBytes: options.maxResultBytes ?? 10 * 1024 * 1024,

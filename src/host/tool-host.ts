@@ -18,6 +18,7 @@ import { escapeControl, truncate } from '../boundary/sanitize.js';
 import { DomainPools } from '../calls/domain-pools.js';
 import { invokeTool } from '../calls/invoke.js';
 import { runSelftests } from '../calls/selftests.js';
+import type { WorkerBudgetEvent } from '../calls/worker-budget.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { DeclarationReader } from '../declaration/reader.js';
@@ -90,6 +91,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       new WorkerFlags(settings),
       (source, message) => this.#fault(source, message),
       (event) => this.#networkCounts.record(event),
+      (event) => this.#workers(event),
     );
     const reporter = new ModuleReporter((event) => this.emit('module', event), settings.logger);
     this.#registry = new Registry({
@@ -287,6 +289,15 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       inProcess: { settings: this.#pools.inProcessSettings(), closing: this.#closing.signal },
       emit: this,
     });
+  }
+
+  #workers(event: WorkerBudgetEvent): void {
+    try {
+      this.emit('workers', event);
+    } catch (error) {
+      // A listener's throw must not reach the budget in the middle of giving turns.
+      this.#settings.logger.error(`a workers listener threw: ${String(error)}`);
+    }
   }
 
   #fault(source: string, message: string): void {

@@ -36,6 +36,8 @@ export interface Live {
   faults: number;
   /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
   tmpDir: string;
+  /** The call whose turn started this process: it is sent the moment the process is ready. */
+  first: ProcessCall | undefined;
 }
 
 /** What the pool hears of its process. */
@@ -106,9 +108,11 @@ function takeSpare(live: Live, options: LiveOptions, handlers: LiveHandlers): bo
   void taken.placed.then((placed) => {
     state.placed = placed;
     if (placed) becomeReady();
-    // Its package could not be placed in the spare (a folder went while it was mirrored): the
-    // pool starts a process of its own, as without spares.
+    // Its package could not be placed in the spare (a folder went while it was mirrored), and the
+    // spare has ended: the pool starts a process of its own on the same place, as without spares.
     else if (handlers.stillWanted()) startOwn(live, options, handlers);
+    // Or the pool no longer wants it (it closed meanwhile): it hears that its process is gone.
+    else handlers.onEnd({ cause: 'ended', message: 'was ended by the host' });
   });
   return true;
 }

@@ -7,6 +7,7 @@
  */
 
 import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
+import { WorkerBudget } from '../calls/worker-budget.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
@@ -52,10 +53,17 @@ export class ProcessDomains {
   readonly #reads = new Set<ProcessReads>();
   readonly #onNetwork: (event: NetworkEvent) => void;
   readonly #spares: ProcessSpares;
+  readonly #budget: WorkerBudget;
 
-  constructor(settings: ProcessSettings, onNetwork: (event: NetworkEvent) => void = () => {}) {
+  /** `budget`: the host's worker budget, where each package process and each spare counts one. */
+  constructor(
+    settings: ProcessSettings,
+    onNetwork: (event: NetworkEvent) => void = () => {},
+    budget: WorkerBudget = new WorkerBudget(Number.POSITIVE_INFINITY),
+  ) {
     this.#settings = settings;
     this.#onNetwork = onNetwork;
+    this.#budget = budget;
     this.#tier = new ProcessTier({ logger: settings.logger, allowNetwork: settings.allowNetwork });
     this.#spares = new ProcessSpares({
       tmpRoot: settings.tmpRoot,
@@ -63,6 +71,7 @@ export class ProcessDomains {
       allowAddons: settings.allowAddons,
       count: SPARE_PROCESSES,
       environment: () => this.#tier.environment(),
+      budget,
     });
   }
 
@@ -87,6 +96,8 @@ export class ProcessDomains {
       onFault,
       egress,
       spares: this.#spares,
+      budget: this.#budget,
+      source: version.root,
     });
   }
 

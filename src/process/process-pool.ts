@@ -1,38 +1,35 @@
 /**
  * The process tier's pool for one package version: the calls run in a process of the package's own
  * (see domain-child.ts), which runs the same pool of worker threads the worker tier runs in the host.
- * The host queues the calls and sends that process at most one per thread, so a call sent starts at
- * once; deadlines are the host's ({@link ProcessCall}). When the process dies, however it dies, the
- * calls it was running answer (`TOOL_OUT_OF_MEMORY` when its memory limit killed it, `TOOL_CRASHED`
- * otherwise), and the next call starts a new process. An idle process ends after `idleTimeoutMs`.
+ * The host queues the calls; the host's worker budget (worker-budget.ts) starts the process and
+ * sends it calls as their turns come, at most one per thread, so a call sent starts at once;
+ * deadlines are the host's ({@link ProcessCall}). What the process holds is sent-calls.ts's. When
+ * the process dies, however it dies, the calls it was running answer (`TOOL_OUT_OF_MEMORY` when its
+ * memory limit killed it, `TOOL_CRASHED` otherwise), and the next call starts a new process. An idle
+ * process ends after `idleTimeoutMs`, or sooner when the budget needs its place for another package.
  * A package held to hosts has its egress proxy told when each call is sent and given back: that is
  * what its bytes per call are charged by, and a call that runs over answers `TOOL_ACCESS_DENIED`.
  */
-import { rm } from 'node:fs/promises';
-import { type CallTask, callTmpDir } from '../boundary/protocol.js';
+import type { CallTask } from '../boundary/protocol.js';
 import { failure, type PoolReply } from '../calls/answer-once.js';
+import { type BudgetMember, type NextStart, WorkerBudget } from '../calls/worker-budget.js';
 import type { CallPool, PoolCallHooks } from '../calls/worker-pool.js';
-import type { ChildNote } from './child-messages.js';
 import type { ChildEnd, DomainChild } from './domain-child.js';
 import { type Live, type LiveOptions, startLive } from './pool-process.js';
 import { ProcessCall } from './process-call.js';
+import { answerFor, SentCalls } from './sent-calls.js';
 
 export interface ProcessPoolOptions extends LiveOptions {
   onFault: (message: string) => void;
+  /** The host's worker budget, where the package's process counts one. @default a budget of its own */
+  budget?: WorkerBudget;
+  /** The package, for the budget's events. */
+  source?: string;
 }
 
-/** How long a process may take to give back a call the host has answered (timed out, aborted). */
-const RELEASE_BOUND_MS = 10_000;
-/** Fault reports kept per process: a process that floods them is heard this many times. */
-const MAX_FAULTS = 100;
-
-function answerFor(end: ChildEnd): PoolReply {
-  const code = end.cause === 'memory' ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED';
-  return failure(code, `the tool's process ${end.message}`);
-}
-
-export class ProcessDomainPool implements CallPool {
+export class ProcessDomainPool implements CallPool, BudgetMember {
   readonly #options: ProcessPoolOptions;
+  readonly #sent: SentCalls;
   readonly #calls = new Set<ProcessCall>();
   readonly #queue: ProcessCall[] = [];
   #live: Live | undefined;
@@ -44,10 +41,92 @@ export class ProcessDomainPool implements CallPool {
   #closed = false;
   /** Whether this pool has had the spares replenished (once, after its first calls were answered). */
   #replenished = false;
+  /** Processes started that have not ended (a second one while the first is being ended). */
+  readonly #alive = new Set<Live>();
+  /** The host's worker budget: it starts this pool's process and calls, in turn with other pools'. */
+  readonly #budget: WorkerBudget;
+  readonly source: string;
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options;
+    this.#budget = options.budget ?? new WorkerBudget(Number.POSITIVE_INFINITY);
+    this.source = options.source ?? '';
+    this.#sent = new SentCalls({
+      egress: options.egress,
+      onFault: options.onFault,
+      timeoutGraceMs: options.limits.timeoutGraceMs,
+      call: options.limits.call,
+      onGivenBack: () => this.#pump(),
+    });
     options.egress?.watchCalls((taskId, message) => this.#overBudget(taskId, message));
+    this.#budget.join(this);
+  }
+
+  get queued(): number {
+    while (this.#queue[0]?.answered === true) this.#queue.shift();
+    return this.#queue.length;
+  }
+
+  get occupied(): number {
+    return this.#alive.size;
+  }
+
+  get ending(): number {
+    let count = 0;
+    for (const live of this.#alive) if (live.child.ending) count += 1;
+    return count;
+  }
+
+  get idle(): number {
+    const live = this.#current;
+    return live?.ready === true && live.holding.size === 0 && live.first === undefined ? 1 : 0;
+  }
+
+  get resting(): boolean {
+    const live = this.#current;
+    return live === undefined || (live.holding.size === 0 && live.first === undefined);
+  }
+
+  nextStart(): NextStart {
+    const live = this.#current;
+    if (live === undefined) {
+      const { spares, egress, limits, paths } = this.#options;
+      // A package held to hosts gets its proxy bound when its process starts: no spare has it.
+      return egress === undefined && spares?.fits(limits, paths) === true ? 'spare' : 'place';
+    }
+    return live.ready && live.holding.size < this.#options.limits.maxThreads ? 'now' : 'wait';
+  }
+
+  /** Sends the next waiting call to the process, or (with none) starts the process it will run on. */
+  startNext(): boolean {
+    if (this.queued === 0) return false;
+    const live = this.#current;
+    const call = this.#queue.shift() as ProcessCall;
+    if (live === undefined) {
+      // The turn is this call's: the new process is not idle (nor ended to make room) until it has it.
+      const spawned = this.#spawn();
+      spawned.child.busy = true;
+      spawned.first = call;
+      return true;
+    }
+    if (!live.ready) {
+      this.#queue.unshift(call);
+      return false;
+    }
+    this.#dispatchTo(live, call);
+    return true;
+  }
+
+  endIdle(): boolean {
+    const live = this.#current;
+    if (live === undefined || this.idle === 0) return false;
+    live.child.kill({ cause: 'ended', message: 'was ended to make room for another package' });
+    return true;
+  }
+
+  /** The process calls go to: not one being ended (it still answers what it holds, but takes nothing new). */
+  get #current(): Live | undefined {
+    return this.#live?.child.ending === true ? undefined : this.#live;
   }
 
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
@@ -66,7 +145,8 @@ export class ProcessDomainPool implements CallPool {
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
           this.#calls.delete(call);
-          this.#awaitRelease(call);
+          if (this.#live !== undefined) this.#sent.awaitRelease(this.#live, call);
+          this.#pump();
         },
       });
       this.#calls.add(call);
@@ -87,6 +167,7 @@ export class ProcessDomainPool implements CallPool {
     if (this.#calls.size > 0 || (this.#live?.holding.size ?? 0) > 0) {
       await new Promise<void>((resolve) => this.#drained.push(resolve));
     }
+    this.#budget.leave(this);
     await this.#endProcess();
     await this.#options.egress?.close();
   }
@@ -97,6 +178,7 @@ export class ProcessDomainPool implements CallPool {
     this.#queue.length = 0;
     for (const call of [...this.#calls])
       call.answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
+    this.#budget.leave(this);
     await this.#endProcess();
     await this.#options.egress?.close();
   }
@@ -113,55 +195,21 @@ export class ProcessDomainPool implements CallPool {
     });
   }
 
-  /** Sends waiting calls to the process (starting one if there is none), up to one per thread. */
+  /**
+   * Something changed: the budget sends waiting calls (starting the process if there is none) as
+   * their turns come, up to one per thread; with none waiting, the process goes idle.
+   */
   #pump(): void {
-    while (this.#queue[0]?.answered === true) this.#queue.shift();
-    if (this.#queue.length === 0) {
-      this.#settle();
-      return;
-    }
+    this.#budget.changed(this);
+    if (this.queued === 0) this.#settle();
+  }
+
+  /** Gives `live` a call: it holds the call (a thread of its) until it gives it back. */
+  #dispatchTo(live: Live, call: ProcessCall): void {
+    if (call.answered) return;
     clearTimeout(this.#idle);
-    // A process being ended still answers what it holds, but takes nothing new.
-    if (this.#live?.child.ending === true) this.#live = undefined;
-    const live = this.#live ?? this.#spawn();
     live.child.busy = true;
-    if (!live.ready) return;
-    while (this.#queue.length > 0 && live.holding.size < this.#options.limits.maxThreads) {
-      const call = this.#queue.shift() as ProcessCall;
-      if (call.answered) continue;
-      live.holding.set(call.task.taskId, call);
-      this.#send(live, call);
-    }
-  }
-
-  /** A call to the process, once its egress proxy (if any) charges it. */
-  #send(live: Live, call: ProcessCall): void {
-    const send = () => {
-      live.child.send({ type: 'run', task: call.task });
-      call.sent(() => this.#kill(live, 'crashed', 'did not start a call it was sent'));
-    };
-    const egress = this.#options.egress;
-    if (egress === undefined) {
-      send();
-      return;
-    }
-    const { taskId } = call.task;
-    void egress.begin(taskId).then(() => {
-      // The process ended meanwhile (and answered the call), or the call was answered unsent.
-      if (live.holding.get(taskId) !== call) return;
-      if (call.answered) {
-        this.#release(live, taskId);
-        this.#pump();
-        return;
-      }
-      send();
-    });
-  }
-
-  /** The process gave a call back (or is gone): its thread is free, and its bytes are counted no more. */
-  #release(live: Live, taskId: string): void {
-    live.holding.delete(taskId);
-    this.#options.egress?.end(taskId);
+    this.#sent.send(live, call);
   }
 
   /** A call ran over its bytes: it answers with the limit, and its tool is told to stop. */
@@ -177,11 +225,11 @@ export class ProcessDomainPool implements CallPool {
   /** Nothing waits: a process with nothing to do goes idle, and drains finish. */
   #settle(): void {
     const live = this.#live;
-    if (live !== undefined && live.holding.size === 0) {
+    if (live !== undefined && live.holding.size === 0 && live.first === undefined) {
       live.child.busy = false;
       clearTimeout(this.#idle);
       this.#idle = setTimeout(
-        () => this.#kill(live, 'ended', 'was idle'),
+        () => live.child.kill({ cause: 'ended', message: 'was idle' }),
         this.#options.limits.idleTimeoutMs,
       );
       this.#idle.unref();
@@ -203,80 +251,37 @@ export class ProcessDomainPool implements CallPool {
       holding: new Map(),
       faults: 0,
       tmpDir: this.#options.limits.call.tmpDir,
+      first: undefined,
     };
     this.#live = live;
+    this.#alive.add(live);
     startLive(live, this.#options, {
-      onReady: () => this.#pump(),
-      onNote: (note) => this.#note(live, note),
+      onReady: () => {
+        const first = live.first;
+        live.first = undefined;
+        if (first !== undefined) this.#dispatchTo(live, first);
+        this.#pump();
+      },
+      onNote: (note) => this.#sent.note(live, note),
       onEnd: (end) => this.#processEnded(live, end),
       stillWanted: () => this.#live === live && !this.#closed,
     });
     return live;
   }
 
-  #note(live: Live, note: ChildNote): void {
-    if (note.type === 'fault') {
-      live.faults += 1;
-      if (live.faults <= MAX_FAULTS) this.#options.onFault(note.message);
-      return;
-    }
-    if (note.type === 'hello' || note.type === 'ready' || note.type === 'read') return;
-    const call = live.holding.get(note.taskId);
-    if (call === undefined) return;
-    if (note.type === 'started') {
-      call.started();
-    } else if (note.type === 'progress') {
-      call.progress(note.data);
-    } else if (note.type === 'log') {
-      call.logs(note.logs);
-    } else if (call.answered) {
-      // A call the host answered itself (timed out, aborted): its reply only gives its thread back.
-      this.#release(live, note.taskId);
-      this.#pump();
-    } else if (!note.reply.ok) {
-      const reason = note.reply.reason;
-      call.answer(failure('TOOL_BAD_RESULT', `the tool's process sent a malformed reply: ${reason}`));
-      // Its pool parsed its workers' replies: a bad one means the process itself was taken over.
-      this.#kill(live, 'protocol', 'sent a malformed reply');
-    } else {
-      this.#release(live, note.taskId);
-      call.answer(note.reply.value);
-      this.#pump();
-    }
-  }
-
-  /** The host answered a call the process still holds: the process must give it back in time. */
-  #awaitRelease(call: ProcessCall): void {
-    const live = this.#live;
-    if (live === undefined || live.holding.get(call.task.taskId) !== call) return;
-    const bound = this.#options.limits.timeoutGraceMs + RELEASE_BOUND_MS;
-    setTimeout(() => {
-      if (live.holding.get(call.task.taskId) === call)
-        this.#kill(live, 'crashed', 'did not end a call in time');
-    }, bound).unref();
-  }
-
-  #kill(live: Live, cause: ChildEnd['cause'], message: string): void {
-    live.child.kill({ cause, message });
-  }
-
   #processEnded(live: Live, end: ChildEnd): void {
+    // Heard once (a spare that could not hold the package may report its end after the pool closed).
+    if (!this.#alive.delete(live)) return;
     if (this.#live === live) {
       this.#live = undefined;
       // Its idle timer would end a process that is gone.
       clearTimeout(this.#idle);
     }
-    const reply = answerFor(end);
-    for (const taskId of live.holding.keys()) this.#options.egress?.end(taskId);
-    for (const call of live.holding.values()) {
-      call.answer(reply);
-      // Its worker could not remove the call's tmpDir: the process is gone.
-      const settings = { ...this.#options.limits.call, tmpDir: live.tmpDir };
-      void rm(callTmpDir(settings, call.task), { recursive: true, force: true }).catch(() => {});
-    }
-    live.holding.clear();
+    this.#sent.lost(live, end);
     // Calls that waited for a process that never started would only wait for the next one.
     if (!live.ready) {
+      live.first?.answer(answerFor({ ...end, cause: 'crashed' }));
+      live.first = undefined;
       for (const call of this.#queue.splice(0)) call.answer(answerFor({ ...end, cause: 'crashed' }));
     }
     for (const resolve of this.#gone.splice(0)) resolve();

@@ -12,11 +12,17 @@
  * that holds: a sandbox (without one, a process's workers get flags naming the package's folders),
  * a package with no network (the network is a namespace chosen at start), a snapshot under the tmp
  * root, and a pool whose limits the spare was made with.
+ *
+ * A spare counts against the host's worker budget like a package process: it starts only when a
+ * place is free and no pool waits for one, it is the first unit ended when a pool needs room, and a
+ * pool that takes it takes its place with it (so a host never runs more package processes and
+ * spares together than `maxWorkers`).
  */
 import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
+import { type BudgetMember, type NextStart, WorkerBudget } from '../calls/worker-budget.js';
 import type { PoolLimits } from '../calls/worker-pool.js';
 import { isWithin } from '../shared/paths.js';
 import type { ChildNote } from './child-messages.js';
@@ -39,13 +45,18 @@ export interface SpareSettings {
   /** How many spares are kept ready (0: none). */
   count: number;
   environment: () => Promise<ChildEnvironment>;
+  /** The host's worker budget, where each spare counts one until a pool takes it. @default none */
+  budget?: WorkerBudget;
 }
 
 /** A spare taken by a pool: its process, its tmp folder, and when the package is in place. */
 export interface TakenSpare {
   child: DomainChild;
   tmpDir: string;
-  /** Resolves once the snapshot is mirrored; `false` when it could not be (the process is ended). */
+  /**
+   * Resolves once the snapshot is mirrored; `false` when it could not be, once the process has
+   * ended (until then its place is still the pool's).
+   */
   placed: Promise<boolean>;
 }
 
@@ -58,6 +69,8 @@ interface Spare {
   /** Which handlers hear it: the spares', then a pool's. */
   handlers: SpareHandlers;
   idle?: NodeJS.Timeout;
+  /** Its process has ended. */
+  gone: boolean;
 }
 
 /** Limits as a spare must match them: all but the tmp folder, which is the spare's own. */
@@ -65,14 +78,55 @@ function limitsKey(limits: PoolLimits): string {
   return JSON.stringify({ ...limits, call: { ...limits.call, tmpDir: '' } });
 }
 
-export class ProcessSpares {
+export class ProcessSpares implements BudgetMember {
   readonly #settings: SpareSettings;
+  readonly #budget: WorkerBudget;
+  /** Spares no pool has taken. */
   readonly #ready = new Set<Spare>();
+  /** Spares no pool has taken whose process has not ended (those ended and not yet gone too). */
+  readonly #alive = new Set<Spare>();
   #counter = 0;
   #closed = false;
+  readonly source = 'spare';
+  readonly standby = true;
+  readonly queued = 0;
+  readonly resting = true;
 
   constructor(settings: SpareSettings) {
     this.#settings = settings;
+    this.#budget = settings.budget ?? new WorkerBudget(Number.POSITIVE_INFINITY);
+    this.#budget.join(this);
+  }
+
+  get occupied(): number {
+    return this.#alive.size;
+  }
+
+  get ending(): number {
+    let count = 0;
+    for (const spare of this.#alive) if (spare.child.ending) count += 1;
+    return count;
+  }
+
+  get idle(): number {
+    return this.#ready.size;
+  }
+
+  nextStart(): NextStart {
+    return 'wait';
+  }
+
+  startNext(): boolean {
+    return false;
+  }
+
+  /** Ends a spare to give its place to a pool. */
+  endIdle(): boolean {
+    const [spare] = this.#ready;
+    if (spare === undefined) return false;
+    this.#ready.delete(spare);
+    spare.child.kill(ended);
+    return true;
   }
 
   /**
@@ -87,15 +141,39 @@ export class ProcessSpares {
     // An overlay over the tmp root would hide toolhost's own code or Node if they were in it.
     if (codePaths().some((path) => isWithin(root, path))) return;
     const key = limitsKey(limits);
-    for (const spare of this.#ready) if (spare.key !== key) spare.child.kill(ended);
-    while (this.#ready.size < this.#settings.count) {
+    for (const spare of this.#ready) {
+      if (spare.key === key) continue;
+      this.#ready.delete(spare);
+      spare.child.kill(ended);
+    }
+    // A spare takes a place of the budget: only a free one that no pool waits for.
+    while (this.#ready.size < this.#settings.count && this.#budget.hasRoom) {
       try {
         this.#start(limits, key, replyLimits);
       } catch {
         // Its folders could not be made: pools start processes of their own, as without spares.
         return;
+      } finally {
+        this.#budget.changed(this);
       }
     }
+  }
+
+  /**
+   * Whether {@link take} would give a pool with `limits` and `paths` a spare now. A pool whose
+   * package is held to hosts never asks: its egress proxy is bound when its process starts.
+   */
+  fits(limits: PoolLimits, paths: SandboxPaths): boolean {
+    return this.#fitting(limits, paths) !== undefined;
+  }
+
+  #fitting(limits: PoolLimits, paths: SandboxPaths): { spare: Spare; snapshot: string } | undefined {
+    const snapshot = paths.readOnly.length === 1 ? paths.readOnly[0] : undefined;
+    if (snapshot === undefined || paths.network || paths.egress !== undefined) return undefined;
+    if (!isWithin(this.#settings.tmpRoot, snapshot)) return undefined;
+    const key = limitsKey(limits);
+    const spare = [...this.#ready].find((one) => one.key === key && !one.child.ending);
+    return spare === undefined ? undefined : { spare, snapshot };
   }
 
   /**
@@ -104,31 +182,40 @@ export class ProcessSpares {
    * package is held to hosts never asks: its egress proxy is bound when its process starts.
    */
   take(limits: PoolLimits, paths: SandboxPaths, handlers: SpareHandlers): TakenSpare | undefined {
-    const snapshot = paths.readOnly.length === 1 ? paths.readOnly[0] : undefined;
-    if (snapshot === undefined || paths.network || paths.egress !== undefined) return undefined;
-    if (!isWithin(this.#settings.tmpRoot, snapshot)) return undefined;
-    const key = limitsKey(limits);
-    const spare = [...this.#ready].find((one) => one.key === key && !one.child.ending);
-    if (spare === undefined) return undefined;
+    const fitting = this.#fitting(limits, paths);
+    if (fitting === undefined) return undefined;
+    const { spare, snapshot } = fitting;
     this.#ready.delete(spare);
+    // Its place is the pool's from now on (the pool counts its process).
+    this.#alive.delete(spare);
+    this.#budget.changed(this);
     clearTimeout(spare.idle);
     spare.handlers = handlers;
-    const placed = mirrorSnapshot(snapshot, join(spare.overlay, relative(this.#settings.tmpRoot, snapshot)))
+    const mirrored = mirrorSnapshot(
+      snapshot,
+      join(spare.overlay, relative(this.#settings.tmpRoot, snapshot)),
+    );
+    const placed = mirrored
       .catch(() => false)
-      .then((mirrored) => {
-        if (mirrored) return true;
-        // The pool starts a process of its own instead: this one's end is no longer its business.
-        spare.handlers = { onReady: () => {}, onNote: () => {}, onEnd: () => {} };
-        spare.child.kill(ended);
-        return false;
-      });
+      .then(
+        (done) =>
+          done ||
+          new Promise<boolean>((resolve) => {
+            // The pool starts a process of its own instead, once this one is gone (it holds the
+            // pool's place until then): this one's end is no longer its business.
+            spare.handlers = { onReady: () => {}, onNote: () => {}, onEnd: () => resolve(false) };
+            if (spare.gone) resolve(false);
+            else spare.child.kill(ended);
+          }),
+      );
     return { child: spare.child, tmpDir: spare.tmpDir, placed };
   }
 
   /** Ends every spare still waiting; resolves once they are gone. */
   close(): Promise<void> {
     this.#closed = true;
-    const gone = [...this.#ready].map(
+    this.#budget.leave(this);
+    const gone = [...this.#alive].map(
       (spare) =>
         new Promise<void>((resolve) => {
           const { onEnd } = spare.handlers;
@@ -173,8 +260,11 @@ export class ProcessSpares {
         onEnd: () => {
           clearTimeout(spare.idle);
           this.#ready.delete(spare);
+          this.#alive.delete(spare);
+          this.#budget.changed(this);
         },
       },
+      gone: false,
     };
     spare.child = new DomainChild({
       init: {
@@ -191,13 +281,18 @@ export class ProcessSpares {
       onReady: () => spare.handlers.onReady(),
       onNote: (note) => spare.handlers.onNote(note),
       onEnd: (end: ChildEnd) => {
+        spare.gone = true;
         spare.handlers.onEnd(end);
         void rm(folder, { recursive: true, force: true }).catch(() => {});
       },
     });
     this.#ready.add(spare);
+    this.#alive.add(spare);
     // Unused, it ends as an idle package process does (the next load or first call makes another).
-    spare.idle = setTimeout(() => spare.child.kill(ended), limits.idleTimeoutMs);
+    spare.idle = setTimeout(() => {
+      this.#ready.delete(spare);
+      spare.child.kill(ended);
+    }, limits.idleTimeoutMs);
     spare.idle.unref();
   }
 }

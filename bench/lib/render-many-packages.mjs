@@ -1,0 +1,27 @@
+/** The many-packages section of the report: 200 packages loaded against 50, per tier, and a budget too small. */
+import { formatMs, formatRatio } from './stats.mjs';
+
+const mb = (value) => `${value.toFixed(1)} MB`;
+const calls = (value) => `${Math.round(value).toLocaleString('en-US')}/s`;
+
+export function manyPackagesSection(result) {
+  const rows = [];
+  for (const [tier, variants] of Object.entries(result.results)) {
+    const baseline = Object.values(variants)[0];
+    for (const [name, stats] of Object.entries(variants)) {
+      rows.push(
+        `| ${tier} | ${name} | ${mb(stats.warmMb)} | ${mb(stats.loadedMb)} | ${mb(stats.perActiveMb)} | ${calls(stats.callsPerSecond.median)} | ${formatRatio(stats.callsPerSecond.median / baseline.callsPerSecond.median)} | ${formatMs(stats.latency.median)} / ${formatMs(stats.latency.p99)} | ${formatRatio(stats.latency.median / baseline.latency.median)} | ${stats.mostWorkers} of ${stats.maxWorkers} |`,
+      );
+    }
+  }
+  return [
+    `## Many packages on one host (${result.rounds} rounds of alternating batches, ${result.callsPerBatch} calls a batch, ${result.window} in flight)`,
+    '',
+    '| Tier | Active of loaded | Host RSS added, warm | of it, loading | RSS per active package | Calls/s (median batch) | vs baseline | Latency median / p99 | Median vs baseline | Most workers at once |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows,
+    '',
+    "Each tier's baseline is its first row (only the active packages loaded). RSS is the host process's, plus its package processes' in the process tier, measured as each host is built (before the next one); the RSS per active package is what the host grew by from loaded to every active package having its worker, over the active packages. `maxThreadsPerPool` is 1. The `maxWorkers` row has fewer workers than active packages, and batches a quarter as long: its calls take turns in runs, and one call in a run starts a worker. The process tier runs 10 active of 40 loaded (5 of 20 in a quick run): loading reads each package in a process of its own.",
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,309 @@
+/**
+ * The host-wide budget of workers: worker threads in the thread tiers, package processes in the
+ * process tier, and the process tier's spare processes (a *unit* below is any of them). Pools never
+ * start a call themselves: each tells the budget that something changed, and the budget starts
+ * calls, one per turn, round-robin across the pools with calls waiting (first in, first out within
+ * one pool).
+ *
+ * What a pool occupies is never granted and remembered: it is read from the pool after every change
+ * (units running, idle, starting or ending), so every way a unit goes (an idle timeout, a crash, a
+ * timeout's kill, an eviction, the pool closing) gives its place back the moment the pool reports it,
+ * and no place can leak.
+ *
+ * Why it is live and fair: pools that need a new unit while the budget is full wait for places in
+ * turn order, and no pool behind them gets a place before them. For each of them one unit is ended
+ * (unless enough are on their way back): spares first, then idle pools' units, least recently used
+ * first, then an idle unit of a pool that has had its run. A pool with calls waiting may still run
+ * them on the units it has while others wait, for a run of up to {@link RUN_LENGTH} calls or
+ * {@link RUN_MS} (a unit's start costs as much as a hundred trivial calls: a run much shorter than
+ * that spends the machine on starting workers), and then its idle unit may be ended too. Every
+ * occupied place is then running a call (which ends: its timeout bounds it, and the pool reports
+ * the idle unit), idle (ended now, or after its run), or ending (it exits, or is let go and stops
+ * counting as coming back). So the first place freed goes to the first pool waiting, after at most
+ * one run of each pool ahead of it.
+ */
+
+/** Calls a pool may start on the units it has while another pool waits for a place (its run). */
+export const RUN_LENGTH = 64;
+/**
+ * How long a run may go on starting calls, from its first: with calls slower than a unit's start,
+ * a waiting pool waits for about this long per pool ahead of it, not for RUN_LENGTH slow calls.
+ */
+export const RUN_MS = 500;
+/**
+ * How long a pool in its run keeps an idle unit while it has no call waiting: long enough for a
+ * caller that spreads its calls over packages to send the next, short enough that a pool that is
+ * done holds no place a waiting pool needs.
+ */
+export const RUN_GRACE_MS = 50;
+
+/** What starting a pool's next waiting call takes. */
+export type NextStart =
+  /** A unit of its own is free (or, uncontended, can take a call queued behind a running one). */
+  | 'now'
+  /** A new unit, on a place of the budget. */
+  | 'place'
+  /** A spare unit started for no pool yet, handed over: its place goes with it. */
+  | 'spare'
+  /** Its own units are busy at its own maximum, or starting: it waits for itself, not for the budget. */
+  | 'wait';
+
+/** What the budget reads of one pool. */
+export interface BudgetMember {
+  /** The trust domain (package root), or `spare`, for events. */
+  readonly source: string;
+  /** Calls waiting to start. */
+  readonly queued: number;
+  /** Units it has now: running, idle, starting or ending. */
+  readonly occupied: number;
+  /** Units ended that have not exited yet: their places come back without anyone's help. */
+  readonly ending: number;
+  /** Units with nothing to run that `endIdle` can end now. */
+  readonly idle: number;
+  /** Nothing runs in it: no call started and unanswered. */
+  readonly resting: boolean;
+  /** What its next call takes; `contended`: another pool waits for a place. */
+  nextStart(contended: boolean): NextStart;
+  /** Starts its next waiting call (or, the process tier, the process it will run on); false if nothing changed. */
+  startNext(): boolean;
+  /** Ends one idle unit; false if it has none. Its place comes back when it has exited. */
+  endIdle(): boolean;
+  /** Its units run no package yet (the process tier's spares): the first ended to make room. */
+  readonly standby?: boolean;
+}
+
+/** A change in how many units the host runs. */
+export interface WorkerBudgetEvent {
+  type: 'started' | 'ended';
+  /**
+   * The package (or module) whose units changed; `spare` for the process tier's spare process (a
+   * spare a package takes is `ended` for `spare` and `started` for the package: its place goes too).
+   */
+  source: string;
+  /** How many of its units started or ended. */
+  count: number;
+  /** Units the whole host runs now. */
+  workers: number;
+  /** The budget (`maxWorkers`). */
+  limit: number;
+}
+
+export class WorkerBudget {
+  readonly limit: number;
+  readonly #onEvent: ((event: WorkerBudgetEvent) => void) | undefined;
+  /** What each pool occupied when it last reported (kept after it leaves, until its units are gone). */
+  readonly #occupied = new Map<BudgetMember, number>();
+  #total = 0;
+  /** Pools that may start calls, least recently started first (a Map keeps insertion order). */
+  readonly #recent = new Map<BudgetMember, true>();
+  /** Pools with calls waiting, in turn order. */
+  readonly #turns: BudgetMember[] = [];
+  readonly #inTurns = new Set<BudgetMember>();
+  #settling = false;
+  #again = false;
+  /** Pools wait for places. */
+  #contended = false;
+  /** Calls each pool started on its own units while another waited for a place. */
+  /** Per pool in a run: calls started, when the first and the last of them started. */
+  readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
+  /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
+  #runEnds: NodeJS.Timeout | undefined;
+
+  /**
+   * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
+   * @param onEvent told every change in the count; it must not throw
+   */
+  constructor(limit: number, onEvent?: (event: WorkerBudgetEvent) => void) {
+    this.limit = limit;
+    this.#onEvent = onEvent;
+  }
+
+  /** Units the host runs now. */
+  get workers(): number {
+    return this.#total;
+  }
+
+  /**
+   * Whether a unit that no call asked for (a spare) may start now: a place is free and no pool
+   * waits for one.
+   */
+  get hasRoom(): boolean {
+    return this.#total < this.limit && !this.#contended;
+  }
+
+  /** A pool joins (on its first call); it may be told to start calls from now on. */
+  join(member: BudgetMember): void {
+    this.#recent.set(member, true);
+    if (!this.#occupied.has(member)) this.#occupied.set(member, 0);
+  }
+
+  /** A pool closes: it starts nothing more; its units still count until it reports them gone. */
+  leave(member: BudgetMember): void {
+    this.#recent.delete(member);
+    this.changed(member);
+  }
+
+  /** Something changed in a pool (a call came, ended or was answered; a unit started, went idle or exited). */
+  changed(member: BudgetMember): void {
+    this.#count(member);
+    if (this.#recent.has(member) && !this.#inTurns.has(member) && member.queued > 0) {
+      this.#inTurns.add(member);
+      this.#turns.push(member);
+    }
+    this.#settle();
+  }
+
+  #count(member: BudgetMember): void {
+    const before = this.#occupied.get(member);
+    if (before === undefined) return;
+    const now = member.occupied;
+    if (now === 0 && !this.#recent.has(member)) this.#occupied.delete(member);
+    else this.#occupied.set(member, now);
+    if (now === before) return;
+    this.#total += now - before;
+    this.#onEvent?.({
+      type: now > before ? 'started' : 'ended',
+      source: member.source,
+      count: Math.abs(now - before),
+      workers: this.#total,
+      limit: this.limit,
+    });
+  }
+
+  /** Runs passes until nothing changed during one; a change reported during a pass runs another. */
+  #settle(): void {
+    if (this.#settling) {
+      this.#again = true;
+      return;
+    }
+    this.#settling = true;
+    try {
+      do {
+        this.#again = false;
+        this.#pass();
+      } while (this.#again);
+    } finally {
+      this.#settling = false;
+    }
+  }
+
+  /**
+   * Gives turns in order until every pool with calls waiting has been looked at once since the last
+   * start. Pools that need a place the budget doesn't have wait for one, in turn order: no pool
+   * behind the first of them gets a place before it, while pools may still run calls on the units
+   * they have, up to their run.
+   */
+  #pass(): void {
+    const waiting: BudgetMember[] = [];
+    let heldToRun = false;
+    let untried = this.#turns.length;
+    while (untried > 0) {
+      const member = this.#turns.shift() as BudgetMember;
+      untried -= 1;
+      if (!this.#recent.has(member) || member.queued === 0) {
+        this.#inTurns.delete(member);
+        continue;
+      }
+      const contended = this.#contended || waiting.length > 0;
+      const next = member.nextStart(contended);
+      const needsPlace = next === 'place' && this.#total >= this.limit;
+      if ((next === 'place' || next === 'spare') && (waiting.length > 0 || needsPlace)) {
+        waiting.push(member);
+        continue;
+      }
+      this.#turns.push(member);
+      if (next === 'wait') continue;
+      if (next === 'now' && contended && this.#hadRun(member)) {
+        heldToRun = true;
+        continue;
+      }
+      if (!member.startNext()) continue;
+      if (contended) {
+        const run = this.#runs.get(member);
+        const now = performance.now();
+        if (run === undefined) this.#runs.set(member, { calls: 1, since: now, last: now });
+        else {
+          run.calls += 1;
+          run.last = now;
+        }
+      }
+      this.#recent.delete(member);
+      this.#recent.set(member, true);
+      this.#count(member);
+      untried = this.#turns.length;
+    }
+    // Those waiting for places keep the first turns, in the order they came to wait.
+    this.#turns.unshift(...waiting);
+    this.#contended = waiting.length > 0;
+    if (this.#contended) {
+      this.#makeRoom(waiting);
+      return;
+    }
+    this.#runs.clear();
+    clearTimeout(this.#runEnds);
+    // No one waits any more: a pool held to its run may start its calls now, in another pass.
+    if (heldToRun) this.#again = true;
+  }
+
+  /** Whether a pool has started a whole run of calls while others waited (RUN_LENGTH, or RUN_MS). */
+  #hadRun(member: BudgetMember): boolean {
+    const run = this.#runs.get(member);
+    return run !== undefined && (run.calls >= RUN_LENGTH || performance.now() - run.since >= RUN_MS);
+  }
+
+  /**
+   * Until when a pool in its run keeps its idle unit from a waiting pool: the end of its run, or
+   * with no call waiting, RUN_GRACE_MS after its last call started. 0: it doesn't.
+   */
+  #keptUntil(member: BudgetMember): number {
+    const run = this.#runs.get(member);
+    if (run === undefined || this.#hadRun(member)) return 0;
+    const end = run.since + RUN_MS;
+    return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
+  }
+
+  #inRun(member: BudgetMember): boolean {
+    return this.#keptUntil(member) > performance.now();
+  }
+
+  /**
+   * Ends one unit for each pool waiting for a place, less the places already on their way back:
+   * spares first, then idle pools' units (least recently used first), then idle units of pools
+   * that have had their run. A pool in its run keeps its idle unit though it has no call waiting
+   * this moment, for RUN_GRACE_MS (in a busy host its next call is seldom far behind): if that
+   * leaves a pool waiting, this runs again when the earliest such hold ends.
+   */
+  #makeRoom(waiting: BudgetMember[]): void {
+    let coming = 0;
+    for (const member of this.#occupied.keys()) coming += member.ending;
+    let needed = waiting.length - coming;
+    const candidates = [...this.#recent.keys()].filter((member) => !waiting.includes(member));
+    const passes: Array<(member: BudgetMember) => boolean> = [
+      (member) => member.standby === true,
+      (member) => member.resting && !this.#inRun(member),
+      (member) => !this.#inRun(member),
+    ];
+    for (const eligible of passes) {
+      for (const member of candidates) {
+        while (needed > 0 && member.idle > 0 && eligible(member) && member.endIdle()) {
+          this.#runs.delete(member);
+          needed -= 1;
+        }
+      }
+    }
+    clearTimeout(this.#runEnds);
+    let soonest = Number.POSITIVE_INFINITY;
+    for (const member of candidates) {
+      if (member.idle > 0 && this.#inRun(member)) soonest = Math.min(soonest, this.#keptUntil(member));
+    }
+    // Otherwise every place runs a call, or will: the first to end reports, and this runs again.
+    if (needed <= 0 || soonest === Number.POSITIVE_INFINITY) return;
+    // Held (not unref'd): a call waits on it, and nothing else may hold the host's event loop.
+    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest - performance.now()));
+  }
+
+  /** The host is closing: no run's end is waited for any more. */
+  close(): void {
+    clearTimeout(this.#runEnds);
+  }
+}
