@@ -11,9 +11,10 @@ import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { DomainPaths } from './isolation.js';
+import type { PoolLimits } from './pool-workers.js';
 import { WorkerBudget, type WorkerBudgetEvent } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
-import { type CallPool, type PoolLimits, TrustDomainPool } from './worker-pool.js';
+import { type CallPool, TrustDomainPool } from './worker-pool.js';
 
 /** What the pools read of the host's settings (the process tier's included). */
 export interface PoolSettings extends ProcessSettings {

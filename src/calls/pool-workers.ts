@@ -7,13 +7,29 @@
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
+import type { CallSettings } from '../boundary/protocol.js';
 import { type CallTask, callTmpDir } from '../boundary/protocol.js';
 import { failure } from './answer-once.js';
 import { piscina } from './piscina.js';
 import type { PoolCall } from './pool-call.js';
 import { PoolThreads, tagTask } from './pool-threads.js';
 import { ensureEnded } from './thread-reaper.js';
-import type { PoolLimits } from './worker-pool.js';
+
+/** The bounds and settings of a trust domain's worker pool. */
+export interface PoolLimits {
+  maxThreads: number;
+  idleTimeoutMs: number;
+  heapMb: number;
+  stackMb: number;
+  timeoutGraceMs: number;
+  env: Record<string, string>;
+  execArgv: string[];
+  allowAddons: boolean;
+  /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
+  call: CallSettings;
+  /** The process tier without a sandbox: its workers run under strict's flags, and say so. */
+  permissionTier?: 'process';
+}
 
 /** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
 const CALL_WORKER = fileURLToPath(new URL('../../workers/call/entry.cjs', import.meta.url));

@@ -9,30 +9,15 @@
  * their turns come (pool-workers.ts runs them there), and reads what this pool occupies from its
  * threads.
  */
-import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.js';
+import type { CallTask, CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
 import { failure, type PoolReply } from './answer-once.js';
 import { PoolCall, type PoolCallLimits } from './pool-call.js';
 import type { PoolThreads } from './pool-threads.js';
-import { PoolWorkers } from './pool-workers.js';
+import { type PoolLimits, PoolWorkers } from './pool-workers.js';
 import { type BudgetMember, type NextStart, WorkerBudget } from './worker-budget.js';
 
 export type { PoolReply } from './answer-once.js';
-
-export interface PoolLimits {
-  maxThreads: number;
-  idleTimeoutMs: number;
-  heapMb: number;
-  stackMb: number;
-  timeoutGraceMs: number;
-  env: Record<string, string>;
-  execArgv: string[];
-  allowAddons: boolean;
-  /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
-  call: CallSettings;
-  /** The process tier without a sandbox: its workers run under strict's flags, and say so. */
-  permissionTier?: 'process';
-}
 
 export interface PoolCallHooks {
   signal?: AbortSignal | undefined;

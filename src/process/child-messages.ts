@@ -25,7 +25,7 @@ import {
 import { safeMessage } from '../boundary/sanitize.js';
 import type { JsonValue } from '../boundary/tool-contract.js';
 import { count, own, record } from '../boundary/untrusted.js';
-import type { PoolLimits } from '../calls/worker-pool.js';
+import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
 import { FrameReader } from './frames.js';
 

@@ -4,7 +4,7 @@
  * package's paths bound. Either way the pool hears it through the same three handlers.
  */
 
-import type { PoolLimits } from '../calls/worker-pool.js';
+import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import type { PackageEgress } from './network/egress.js';

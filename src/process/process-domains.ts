@@ -7,8 +7,8 @@
  */
 
 import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
+import type { PoolLimits } from '../calls/pool-workers.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
-import type { PoolLimits } from '../calls/worker-pool.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
