@@ -177,18 +177,23 @@ function peerSection(result) {
 }
 // --- end of the peer ---
 
-/** `toolhost serve` of the same two packages, when the scenario measured it. */
-function serveRows({ serve }) {
-  if (serve === undefined) return [];
-  const rows = [
-    ['`initialize` answered', serve.big.initialized, serve.small.initialized],
-    ['`tools/list` answered', serve.big.listed, serve.small.listed],
-  ].map(([label, big, small]) => [
+/** Rows of a label, the big package's median, the small one's, their ratio and the count. */
+function withAgainstWithout(pairs) {
+  return pairs.map(([label, big, small]) => [
     label,
     formatMs(big.median),
     formatMs(small.median),
     formatRatio(big.median / small.median),
     String(big.n),
+  ]);
+}
+
+/** `toolhost serve` of the same two packages, when the scenario measured it. */
+function serveRows({ serve }) {
+  if (serve === undefined) return [];
+  const rows = withAgainstWithout([
+    ['`initialize` answered', serve.big.initialized, serve.small.initialized],
+    ['`tools/list` answered', serve.big.listed, serve.small.listed],
   ]);
   return [
     '`toolhost serve` of the same packages over stdio, from its start until each answer arrived (a fresh store each run).',
@@ -200,15 +205,9 @@ function serveRows({ serve }) {
 
 function snapshotsSection(result) {
   const { stats, methods } = result;
-  const runs = [
+  const runs = withAgainstWithout([
     ['first run (empty store)', stats.firstBig, stats.firstSmall],
     ['second run (the store kept)', stats.secondBig, stats.secondSmall],
-  ].map(([label, big, small]) => [
-    label,
-    formatMs(big.median),
-    formatMs(small.median),
-    formatRatio(big.median / small.median),
-    String(big.n),
   ]);
   const names = {
     copy: 'copy each file (`fs.copyFile`)',
