@@ -10,9 +10,10 @@ import type { CallSettings } from '../boundary/protocol.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
+import type { WorkerBudgetEvent } from './budget-member.js';
 import type { DomainPaths } from './isolation.js';
 import type { PoolLimits } from './pool-workers.js';
-import { WorkerBudget, type WorkerBudgetEvent } from './worker-budget.js';
+import { WorkerBudget } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
 import { type CallPool, TrustDomainPool } from './worker-pool.js';
 

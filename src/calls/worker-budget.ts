@@ -22,6 +22,7 @@
  * counting as coming back). So the first place freed goes to the first pool waiting, after at most
  * one run of each pool ahead of it.
  */
+import type { BudgetMember, WorkerBudgetEvent } from './budget-member.js';
 
 /** Calls a pool may start on the units it has while another pool waits for a place (its run). */
 export const RUN_LENGTH = 64;
@@ -36,57 +37,6 @@ export const RUN_MS = 500;
  * done holds no place a waiting pool needs.
  */
 export const RUN_GRACE_MS = 50;
-
-/** What starting a pool's next waiting call takes. */
-export type NextStart =
-  /** A unit of its own is free (or, uncontended, can take a call queued behind a running one). */
-  | 'now'
-  /** A new unit, on a place of the budget. */
-  | 'place'
-  /** A spare unit started for no pool yet, handed over: its place goes with it. */
-  | 'spare'
-  /** Its own units are busy at its own maximum, or starting: it waits for itself, not for the budget. */
-  | 'wait';
-
-/** What the budget reads of one pool. */
-export interface BudgetMember {
-  /** The trust domain (package root), or `spare`, for events. */
-  readonly source: string;
-  /** Calls waiting to start. */
-  readonly queued: number;
-  /** Units it has now: running, idle, starting or ending. */
-  readonly occupied: number;
-  /** Units ended that have not exited yet: their places come back without anyone's help. */
-  readonly ending: number;
-  /** Units with nothing to run that `endIdle` can end now. */
-  readonly idle: number;
-  /** Nothing runs in it: no call started and unanswered. */
-  readonly resting: boolean;
-  /** What its next call takes; `contended`: another pool waits for a place. */
-  nextStart(contended: boolean): NextStart;
-  /** Starts its next waiting call (or, the process tier, the process it will run on); false if nothing changed. */
-  startNext(): boolean;
-  /** Ends one idle unit; false if it has none. Its place comes back when it has exited. */
-  endIdle(): boolean;
-  /** Its units run no package yet (the process tier's spares): the first ended to make room. */
-  readonly standby?: boolean;
-}
-
-/** A change in how many units the host runs. */
-export interface WorkerBudgetEvent {
-  type: 'started' | 'ended';
-  /**
-   * The package (or module) whose units changed; `spare` for the process tier's spare process (a
-   * spare a package takes is `ended` for `spare` and `started` for the package: its place goes too).
-   */
-  source: string;
-  /** How many of its units started or ended. */
-  count: number;
-  /** Units the whole host runs now. */
-  workers: number;
-  /** The budget (`maxWorkers`). */
-  limit: number;
-}
 
 export class WorkerBudget {
   readonly limit: number;
@@ -103,7 +53,6 @@ export class WorkerBudget {
   #again = false;
   /** Pools wait for places. */
   #contended = false;
-  /** Calls each pool started on its own units while another waited for a place. */
   /** Per pool in a run: calls started, when the first and the last of them started. */
   readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
   /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */

@@ -12,10 +12,11 @@
 import type { CallTask, CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
 import { failure, type PoolReply } from './answer-once.js';
+import type { BudgetMember, NextStart } from './budget-member.js';
 import { PoolCall, type PoolCallLimits } from './pool-call.js';
 import type { PoolThreads } from './pool-threads.js';
 import { type PoolLimits, PoolWorkers } from './pool-workers.js';
-import { type BudgetMember, type NextStart, WorkerBudget } from './worker-budget.js';
+import { WorkerBudget } from './worker-budget.js';
 
 export type { PoolReply } from './answer-once.js';
 

@@ -3,7 +3,7 @@
  */
 import type { CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../boundary/tool-contract.js';
-import type { WorkerBudgetEvent } from '../calls/worker-budget.js';
+import type { WorkerBudgetEvent } from '../calls/budget-member.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ModuleState, ModuleStatus } from '../registry/generation.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
@@ -68,7 +68,7 @@ export interface ModuleEvent {
   status: ModuleStatus;
 }
 
-export type { WorkerBudgetEvent } from '../calls/worker-budget.js';
+export type { WorkerBudgetEvent } from '../calls/budget-member.js';
 
 export interface ToolHostEvents {
   output: [ToolOutputEvent];

@@ -12,7 +12,8 @@
  */
 import type { CallTask } from '../boundary/protocol.js';
 import { failure, type PoolReply } from '../calls/answer-once.js';
-import { type BudgetMember, type NextStart, WorkerBudget } from '../calls/worker-budget.js';
+import type { BudgetMember, NextStart } from '../calls/budget-member.js';
+import { WorkerBudget } from '../calls/worker-budget.js';
 import type { CallPool, PoolCallHooks } from '../calls/worker-pool.js';
 import type { ChildEnd, DomainChild } from './domain-child.js';
 import { type Live, type LiveOptions, startLive } from './pool-process.js';
