@@ -43,17 +43,9 @@ import type { CallOptions } from './call-options.js';
 import { callTarget } from './call-target.js';
 import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
 import { NetworkCounts } from './network-counts.js';
-import {
-  expectLockFile,
-  expectTier,
-  type LoadOptions,
-  type PinOptions,
-  resolveSettings,
-  type SelftestOptions,
-  type Settings,
-  type ToolHostOptions,
-} from './options.js';
+import type { LoadOptions, PinOptions, SelftestOptions, ToolHostOptions } from './options.js';
 import { ServedSources } from './served-sources.js';
+import { expectLockFile, expectTier, resolveSettings, type Settings } from './settings.js';
 import { holdTempRoot, releaseTempRoot, sweepDeadTempRoots } from './temp-root.js';
 
 export class ToolHost extends EventEmitter<ToolHostEvents> {
