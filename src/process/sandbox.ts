@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isWithin } from '../shared/paths.js';
+import { CHILD_MAIN } from './child-entry.js';
 
 export type SandboxSupport =
   | {
@@ -65,9 +66,6 @@ const NETWORK_FILES = [
   '/etc/ca-certificates',
   '/etc/pki',
 ];
-
-/** The entry point of a package's process. */
-export const CHILD_MAIN = realpathSync(fileURLToPath(new URL('./child-main.js', import.meta.url)));
 
 let cachedCodePaths: string[] | undefined;
 
