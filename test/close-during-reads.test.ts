@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ToolHost } from '../dist/src/index.js';
+import { processEnvironment } from '../dist/src/process/process-tier.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
@@ -112,5 +113,51 @@ console.log(JSON.stringify(host.status()));
     // only bounds a failure (it is far below the read bound).
     const { stdout } = await promisify(execFile)(process.execPath, [script], { timeout: 45_000 });
     expect(JSON.parse(stdout)).toEqual([]);
+  });
+});
+
+const { sandbox } = await processEnvironment();
+
+describe("close() during a process-tier package's first load", () => {
+  // The tier's modules load on a host's first process-tier package, and the tier starts a spare
+  // process once they are there. A close before, while and after they load (here: after 0 to 300
+  // turns of the event loop, one fresh host each) must end whatever the tier started.
+  it('leaves no process running, whenever it comes: the process exits by itself', async () => {
+    if (!sandbox.available) return expect(sandbox.reason).not.toBe('');
+    const pkg = await writePackage(join(root, 'tools'), { 'echo.js': toolSource('echo', "'echoed'") });
+    const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
+    const script = join(root, 'close-during-tier-load.mjs');
+    await writeFile(
+      script,
+      `import { ToolHost } from ${JSON.stringify(index)};
+const results = [];
+for (const turns of [0, 1, 10, 30, 100, 300]) {
+  const host = new ToolHost({ isolation: 'process', dataDir: ${JSON.stringify(join(root, 'data'))}, logger: { info() {}, warn() {}, error() {} } });
+  let closed = false;
+  const startedAfterClose = [];
+  host.on('workers', (event) => { if (closed && event.type === 'started') startedAfterClose.push(event.source); });
+  const loading = host.load(${JSON.stringify(pkg)}).then((report) => report.modules.map((module) => module.state), (error) => error.code);
+  for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setImmediate(resolve));
+  await host.close();
+  closed = true;
+  results.push({ load: await loading, tools: host.list().length, startedAfterClose });
+}
+console.log(JSON.stringify(results));
+`,
+    );
+    // No process.exit in the script: it ends only if every close() left nothing running.
+    const { stdout } = await promisify(execFile)(process.execPath, [script], { timeout: 60_000 });
+    const results = JSON.parse(stdout) as Array<{
+      load: unknown;
+      tools: number;
+      startedAfterClose: string[];
+    }>;
+    expect(results).toHaveLength(6);
+    for (const { load, tools, startedAfterClose } of results) {
+      expect(tools).toBe(0);
+      expect(startedAfterClose).toEqual([]);
+      // Cut short, or read before the close: never a rejection for the caller's load.
+      expect(Array.isArray(load)).toBe(true);
+    }
   });
 });
