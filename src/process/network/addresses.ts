@@ -5,8 +5,9 @@
  * IPv6 address that carries an IPv4 one (mapped, compatible, NAT64, 6to4, Teredo) is judged by that
  * IPv4 address too: `::ffff:127.0.0.1` is loopback however it is spelled.
  */
-import { isIP } from 'node:net';
+
 import { networkInterfaces } from 'node:os';
+import { isIP } from './ip-family.js';
 
 /** Why an address is refused, as the proxy's message says it (`resolves to 10.0.0.5, a private address`). */
 export type AddressClass =
@@ -54,17 +55,23 @@ const V6: Array<[string, number, AddressClass]> = [
   ['100::', 64, 'a multicast or reserved address'], // discard-only
 ];
 
-const RANGES: Range[] = [
-  ...V4.map(([text, prefix, kind]) => ({
-    bytes: bytesOf(text) as number[],
-    prefix: prefix + 96,
-    class: kind,
-  })),
-  ...V6.map(([text, prefix, kind]) => ({ bytes: bytesOf(text) as number[], prefix, class: kind })),
-].map((range) =>
-  // IPv4 ranges are kept as IPv4-mapped IPv6 ranges: one comparison for both families.
-  range.bytes.length === 4 ? { ...range, bytes: mapped(range.bytes) } : range,
-);
+/** The refused ranges as bytes, made on the first address judged (not when the host is built). */
+let ranges: Range[] | undefined;
+
+function refusedRanges(): Range[] {
+  ranges ??= [
+    ...V4.map(([text, prefix, kind]) => ({
+      bytes: bytesOf(text) as number[],
+      prefix: prefix + 96,
+      class: kind,
+    })),
+    ...V6.map(([text, prefix, kind]) => ({ bytes: bytesOf(text) as number[], prefix, class: kind })),
+  ].map((range) =>
+    // IPv4 ranges are kept as IPv4-mapped IPv6 ranges: one comparison for both families.
+    range.bytes.length === 4 ? { ...range, bytes: mapped(range.bytes) } : range,
+  );
+  return ranges;
+}
 
 /**
  * Why `address` is refused, or undefined for an ordinary public address. `own` is the host's own
@@ -75,7 +82,7 @@ export function refusedAddress(address: string, own: ReadonlySet<string>): Addre
   if (bytes === undefined) return 'a multicast or reserved address';
   const full = bytes.length === 4 ? mapped(bytes) : bytes;
   for (const candidate of [full, ...embeddedV4(full).map(mapped)]) {
-    for (const range of RANGES) if (inRange(candidate, range)) return range.class;
+    for (const range of refusedRanges()) if (inRange(candidate, range)) return range.class;
     if (own.has(canonical(candidate))) return "one of the host's own addresses";
   }
   return undefined;

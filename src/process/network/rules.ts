@@ -5,8 +5,9 @@
  * made; matching is then exact, lower-case and ASCII only (a Unicode name must be given as its
  * `xn--` form, so two names that look alike can't both match one rule).
  */
-import { isIP } from 'node:net';
+
 import { canonicalAddress } from './addresses.js';
+import { isIP } from './ip-family.js';
 
 export interface NetRule {
   /** Lower-case host name (without the `*.`), or an IP address (IPv6 without brackets). */
