@@ -31,6 +31,15 @@ describe('what loading toolhost loads', () => {
     expect(packages).toEqual(['is-network-error', 'p-retry']);
   });
 
+  it("importing toolhost doesn't load Node's socket stack (node:net): only a network rule that names an address needs it", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, [
+      ...module(
+        `await import(${JSON.stringify(INDEX)}); console.log(process.moduleLoadList.includes('NativeModule net'));`,
+      ),
+    ]);
+    expect(stdout.trim()).toBe('false');
+  });
+
   it('toolhost --version loads no dependency', async () => {
     expect(await packagesLoaded([CLI, '--version'])).toEqual([]);
   });
