@@ -88,7 +88,7 @@ function spareProcesses() {
 /**
  * The spare a package's first call has the host start again, once it has started (its Node and its
  * prestarted worker): its PSS read until two readings a quarter second apart agree within 2%, for
- * at most 10 s. Its processes, or none (no sandbox, so no spares).
+ * at most 10 s. Its processes (only with a sandbox: without one there are no spares).
  */
 async function settledSpare() {
   let last = -1;
@@ -144,7 +144,7 @@ for (const tier of TIERS) {
     if (outcome.isError) throw new Error(`${tier}: ${tool} answered ${JSON.stringify(outcome)}`);
   }
   // The host's ready spare is not a package's: it is one per host, whatever its packages.
-  const spare = tier === 'process' ? await settledSpare() : new Set();
+  const spare = tier === 'process' && environment.sandbox.available ? await settledSpare() : new Set();
   const hostRss = (await settledHostRss()) - before;
   const below = descendantsOf(process.pid);
   const children = memoryOf(below.filter((pid) => !spare.has(pid)));
@@ -153,8 +153,7 @@ for (const tier of TIERS) {
     hostRssPerPackage: hostRss / packages,
     childRssPerPackage: (children.rss - childrenBefore.rss) / packages,
     childPssPerPackage: (children.pss - childrenBefore.pss) / packages,
-    spareRss: memoryOf(spare).rss,
-    sparePss: memoryOf(spare).pss,
+    ...(spare.size === 0 ? {} : { spareRss: memoryOf(spare).rss, sparePss: memoryOf(spare).pss }),
   };
   await host.close();
   for (const { folder } of made) await rm(folder, { recursive: true, force: true });
