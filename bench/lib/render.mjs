@@ -549,7 +549,17 @@ function processTierSection(result) {
     `Memory an idle package holds after one call (${memory.process.packages} packages per tier, each its own pool; the host's RSS after a full GC, and what its child processes hold: RSS counts shared pages in each process, PSS shares them out):`,
     '',
     table(['Tier', 'Host RSS per package', 'Child RSS per package', 'Child PSS per package'], memoryRows),
+    ...spareLines(memory.process),
   ].join('\n');
+}
+
+/** The process tier's ready spare, one per host: apart from the packages' figures (older results have none). */
+function spareLines(memory) {
+  if (memory.sparePss === undefined) return [];
+  return [
+    '',
+    `Not in the rows above: the host's ready spare process (one per host, whatever its packages), ${formatMb(memory.sparePss)} PSS (${formatMb(memory.spareRss)} RSS).`,
+  ];
 }
 
 function slowUploadLines(upload) {

@@ -18,25 +18,16 @@
  * pool that takes it takes its place with it (so a host never runs more package processes and
  * spares together than `maxWorkers`).
  */
-import { mkdirSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import type { BudgetMember, NextStart } from '../calls/budget-member.js';
 import type { PoolLimits } from '../calls/pool-workers.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
 import { isWithin } from '../shared/paths.js';
-import type { ChildNote } from './child-messages.js';
-import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { ChildEnd, ChildEnvironment, DomainChild } from './domain-child.js';
 import { codePaths, type SandboxPaths } from './sandbox.js';
 import { mirrorSnapshot } from './spare-mirror.js';
-
-/** What a spare's owner hears from it: the spares', then a pool's once one has taken it. */
-export interface SpareHandlers {
-  onReady(): void;
-  onNote(note: ChildNote): void;
-  onEnd(end: ChildEnd): void;
-}
+import { limitsKey, type Spare, type SpareHandlers, startSpare } from './spare-process.js';
 
 export interface SpareSettings {
   /** The host's tmp root: spares' folders are made in it, and their overlays bound over it. */
@@ -59,24 +50,6 @@ export interface TakenSpare {
    * ended (until then its place is still the pool's).
    */
   placed: Promise<boolean>;
-}
-
-interface Spare {
-  child: DomainChild;
-  key: string;
-  folder: string;
-  overlay: string;
-  tmpDir: string;
-  /** Which handlers hear it: the spares', then a pool's. */
-  handlers: SpareHandlers;
-  idle?: NodeJS.Timeout;
-  /** Its process has ended. */
-  gone: boolean;
-}
-
-/** Limits as a spare must match them: all but the tmp folder, which is the spare's own. */
-function limitsKey(limits: PoolLimits): string {
-  return JSON.stringify({ ...limits, call: { ...limits.call, tmpDir: '' } });
 }
 
 export class ProcessSpares implements BudgetMember {
@@ -236,55 +209,16 @@ export class ProcessSpares implements BudgetMember {
   }
 
   #start(limits: PoolLimits, key: string, replyLimits: ReplyLimits): void {
-    const { tmpRoot, memoryMb, allowAddons, environment } = this.#settings;
-    const folder = join(tmpRoot, 'spares', `${process.pid}-${++this.#counter}`);
-    const overlay = join(folder, 'overlay');
-    const tmpDir = join(folder, 'tmp');
-    // The mount point of its tmp folder, inside the overlay that hides the rest of the tmp root.
-    mkdirSync(join(overlay, relative(tmpRoot, tmpDir)), { recursive: true });
-    const paths: SandboxPaths = {
-      readOnly: [],
-      tmpDir,
-      network: false,
-      overlay: { folder: overlay, at: tmpRoot },
-    };
-    const spare: Spare = {
-      child: undefined as unknown as DomainChild,
+    const spare = startSpare(this.#settings, {
+      limits,
       key,
-      folder,
-      overlay,
-      tmpDir,
-      handlers: {
-        onReady: () => {},
-        // Before a package is in it, nothing runs there but toolhost's code: a fault is the spare's.
-        onNote: () => {},
-        onEnd: () => {
-          clearTimeout(spare.idle);
-          this.#ready.delete(spare);
-          this.#alive.delete(spare);
-          this.#budget.changed(this);
-        },
-      },
-      gone: false,
-    };
-    spare.child = new DomainChild({
-      init: {
-        type: 'init',
-        mode: 'calls',
-        limits: { ...limits, call: { ...limits.call, tmpDir } },
-        prestart: true,
-      },
-      paths,
-      allowAddons,
-      memoryMb,
       replyLimits,
-      environment,
-      onReady: () => spare.handlers.onReady(),
-      onNote: (note) => spare.handlers.onNote(note),
-      onEnd: (end: ChildEnd) => {
-        spare.gone = true;
-        spare.handlers.onEnd(end);
-        void rm(folder, { recursive: true, force: true }).catch(() => {});
+      name: `${process.pid}-${++this.#counter}`,
+      onGone: (gone) => {
+        clearTimeout(gone.idle);
+        this.#ready.delete(gone);
+        this.#alive.delete(gone);
+        this.#budget.changed(this);
       },
     });
     this.#ready.add(spare);
