@@ -54,6 +54,14 @@ export function parseLogs(value: unknown, maxLogChars: number): Parsed<CapturedL
   return { ok: true, value: logs };
 }
 
+/** What every reply carries, ok or not: its captured output and the counts it claims. */
+interface ReplyCounts {
+  logs: CapturedLog[];
+  droppedLogChars: number;
+  progressSent: number;
+  logNotesSent: number;
+}
+
 /**
  * A call's reply (piscina's task result): shape, types, codes and the size of all of it. `codes` are
  * the error codes it may carry (a package's process also relays the faults its workers had).
@@ -65,66 +73,74 @@ export function parseCallReply(
 ): Parsed<CallReply> {
   const reply = record(value);
   if (reply === undefined) return fail('the reply is not an object');
-  const logs = parseLogs(own(reply, 'logs'), limits.maxLogChars);
-  if (!logs.ok) return logs;
+  const counts = parseReplyCounts(reply, limits.maxLogChars);
+  if (typeof counts === 'string') return fail(counts);
+  const ok = own(reply, 'ok');
+  if (ok === false) return parseFailedReply(reply, counts, codes);
+  if (ok !== true) return fail('its ok flag is not a boolean');
+  return parseSuccessfulReply(reply, counts, limits.maxResultBytes);
+}
+
+/** The reply's logs and counts, or why they are not what a worker sends. */
+function parseReplyCounts(reply: Data, maxLogChars: number): ReplyCounts | string {
+  const logs = parseLogs(own(reply, 'logs'), maxLogChars);
+  if (!logs.ok) return logs.reason;
   const droppedLogChars = count(own(reply, 'droppedLogChars'), Number.MAX_SAFE_INTEGER);
   const progressSent = count(own(reply, 'progressSent'), MAX_PROGRESS_MESSAGES);
-  if (droppedLogChars === undefined) return fail('its droppedLogChars is not a count');
-  if (progressSent === undefined)
-    return fail(`its progressSent is not a count up to ${MAX_PROGRESS_MESSAGES}`);
+  if (droppedLogChars === undefined) return 'its droppedLogChars is not a count';
+  if (progressSent === undefined) return `its progressSent is not a count up to ${MAX_PROGRESS_MESSAGES}`;
   const logNotesSent = Object.hasOwn(reply, 'logNotesSent')
     ? count(own(reply, 'logNotesSent'), MAX_LOG_NOTES)
     : 0;
-  if (logNotesSent === undefined) return fail(`its logNotesSent is not a count up to ${MAX_LOG_NOTES}`);
+  if (logNotesSent === undefined) return `its logNotesSent is not a count up to ${MAX_LOG_NOTES}`;
+  return { logs: logs.value, droppedLogChars, progressSent, logNotesSent };
+}
 
-  const ok = own(reply, 'ok');
-  if (ok === false) {
-    const error = record(own(reply, 'error'));
-    const code = error === undefined ? undefined : own(error, 'code');
-    if (typeof code !== 'string' || !codes.has(code as ToolErrorCode)) {
-      return fail('its error has no known code');
-    }
-    const message = safeMessage(own(error as Data, 'message'), 'the tool failed without a message');
-    const stack = parseStack(own(error as Data, 'stack'));
-    const parsed =
-      stack === undefined
-        ? { code: code as ToolErrorCode, message }
-        : { code: code as ToolErrorCode, message, stack };
-    // Literals, not spreads: on Node 20 a spread with properties after it costs microseconds.
-    return {
-      ok: true,
-      value: { ok: false, error: parsed, logs: logs.value, droppedLogChars, progressSent, logNotesSent },
-    };
+/** A reply with `ok: false`: an error with a code it may carry, a safe message and maybe a stack. */
+function parseFailedReply(
+  reply: Data,
+  counts: ReplyCounts,
+  codes: ReadonlySet<ToolErrorCode>,
+): Parsed<CallReply> {
+  const error = record(own(reply, 'error'));
+  const code = error === undefined ? undefined : own(error, 'code');
+  if (typeof code !== 'string' || !codes.has(code as ToolErrorCode)) {
+    return fail('its error has no known code');
   }
-  if (ok !== true) return fail('its ok flag is not a boolean');
+  const message = safeMessage(own(error as Data, 'message'), 'the tool failed without a message');
+  const stack = parseStack(own(error as Data, 'stack'));
+  const parsed =
+    stack === undefined
+      ? { code: code as ToolErrorCode, message }
+      : { code: code as ToolErrorCode, message, stack };
+  const { logs, droppedLogChars, progressSent, logNotesSent } = counts;
+  // Literals, not spreads: on Node 20 a spread with properties after it costs microseconds.
+  return { ok: true, value: { ok: false, error: parsed, logs, droppedLogChars, progressSent, logNotesSent } };
+}
 
-  const rawContent = own(reply, 'content');
-  if (!Array.isArray(rawContent)) return fail('its content is not an array');
-  const content: ToolContentBlock[] = [];
-  for (const item of rawContent) {
-    const block = readContentBlock(item);
-    if (typeof block === 'string') return fail(`a content block is malformed: ${block}`);
-    content.push(block);
-  }
+/** A reply with `ok: true`: its content blocks, flags and plain data, all of it within the cap. */
+function parseSuccessfulReply(reply: Data, counts: ReplyCounts, maxResultBytes: number): Parsed<CallReply> {
+  const content = parseContent(own(reply, 'content'));
+  if (typeof content === 'string') return fail(content);
   const isError = own(reply, 'isError');
   const cutBytes = count(own(reply, 'cutBytes'), Number.MAX_SAFE_INTEGER);
   if (typeof isError !== 'boolean') return fail('its isError is not a boolean');
   if (cutBytes === undefined) return fail('its cutBytes is not a count');
+  const { logs, droppedLogChars, progressSent, logNotesSent } = counts;
   const parsed: CallReply = {
     ok: true,
     content,
     isError,
     cutBytes,
-    logs: logs.value,
+    logs,
     droppedLogChars,
     progressSent,
     logNotesSent,
   };
-  let size = contentBytes(content) + logBytes(logs.value);
+  let size = contentBytes(content) + logBytes(logs);
   if (Object.hasOwn(reply, 'details')) {
     const details = own(reply, 'details');
-    const limit = { maxDepth: MAX_DATA_DEPTH, maxBytes: limits.maxResultBytes };
-    const check = checkPlainData(details, limit, 'details');
+    const check = checkPlainData(details, { maxDepth: MAX_DATA_DEPTH, maxBytes: maxResultBytes }, 'details');
     if (!check.ok) return fail(`its details are not plain data: ${check.problem}`);
     parsed.details = details as JsonValue;
     size += check.bytes;
@@ -132,16 +148,26 @@ export function parseCallReply(
   if (Object.hasOwn(reply, 'structuredContent')) {
     const structured = own(reply, 'structuredContent');
     if (record(structured) === undefined) return fail('its structuredContent is not a JSON object');
-    const limit = { maxDepth: MAX_DATA_DEPTH, maxBytes: limits.maxResultBytes };
+    const limit = { maxDepth: MAX_DATA_DEPTH, maxBytes: maxResultBytes };
     const check = checkPlainData(structured, limit, 'structuredContent');
     if (!check.ok) return fail(`its structuredContent is not plain data: ${check.problem}`);
     parsed.structuredContent = structured as JsonObject;
     size += check.bytes;
   }
-  if (size > limits.maxResultBytes) {
-    return fail(`it is ${size} bytes, over the ${limits.maxResultBytes}-byte cap`);
-  }
+  if (size > maxResultBytes) return fail(`it is ${size} bytes, over the ${maxResultBytes}-byte cap`);
   return { ok: true, value: parsed };
+}
+
+/** The reply's content blocks, each read afresh, or why one is not a block. */
+function parseContent(value: unknown): ToolContentBlock[] | string {
+  if (!Array.isArray(value)) return 'its content is not an array';
+  const content: ToolContentBlock[] = [];
+  for (const item of value) {
+    const block = readContentBlock(item);
+    if (typeof block === 'string') return `a content block is malformed: ${block}`;
+    content.push(block);
+  }
+  return content;
 }
 
 /** A progress message's data: plain, at most {@link MAX_PROGRESS_BYTES}. */

@@ -46,10 +46,10 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   const task = callTask(tool, invocation, callId);
   const onProgress = (data: JsonValue) => emit.emit('progress', { name: tool.info.name, callId, data });
   const { onOutput } = options;
-  const output = outputDelivery(onOutput, emit);
   let onLogs: ((logs: CapturedLog[]) => void) | undefined;
   if (onOutput !== undefined && tool.origin.kind === 'module') {
     task.forwardLogs = true;
+    const output = outputDelivery(onOutput, emit);
     onLogs = (logs) => output.deliver({ name: tool.info.name, callId, logs, droppedChars: 0 });
   }
 
@@ -58,7 +58,7 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   const reply = await running;
 
   if (reply.logs.length > 0 || reply.droppedLogChars > 0)
-    reportLogs(tool, callId, reply, output, settings.logger);
+    reportLogs(tool, callId, reply, outputDelivery(onOutput, emit), settings.logger);
   if (!reply.ok) return failureOutcome(tool, reply.error, settings);
   const outcome =
     outcomeWithinBudget(reply, settings.outputBudgetBytes) ??
@@ -89,7 +89,10 @@ function callTask(tool: OfferedTool, invocation: Invocation, callId: string): Ca
   };
 }
 
-/** Where a call's printing goes: the caller's `onOutput`, then the host's `'output'` listeners. */
+/**
+ * Where a call's printing goes: the caller's `onOutput`, then the host's `'output'` listeners. Made
+ * only for a call that printed or forwards its output: most calls do neither.
+ */
 interface OutputDelivery {
   /** Whether anyone listens to this call's output. */
   heard(): boolean;

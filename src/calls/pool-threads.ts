@@ -97,9 +97,11 @@ export class PoolThreads {
   /** Workers piscina runs or starts, not counting those told to end or already exited. */
   get running(): number {
     let count = 0;
+    // Read for every call the budget weighs: the usual case, no worker ending, walks no set per thread.
+    const ending = this.#ending.size === 0 ? undefined : [...this.#ending];
     for (const worker of this.#piscina?.threads ?? []) {
       if (this.#exited.has(worker)) continue;
-      if (![...this.#ending].some((tracked) => tracked.worker === worker)) count += 1;
+      if (ending === undefined || !ending.some((tracked) => tracked.worker === worker)) count += 1;
     }
     return count;
   }
