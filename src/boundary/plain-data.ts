@@ -130,11 +130,16 @@ class Walk {
 
   visit(current: unknown, depth: number): Problem | undefined {
     this.height = 0;
-    if (current === null) {
-      this.bytes += 4;
-      return undefined;
-    }
+    if (typeof current === 'object' && current !== null) return this.#visitObject(current, depth);
+    return this.#visitScalar(current);
+  }
+
+  /** A value that is not an object: measured as JSON writes it, or refused. */
+  #visitScalar(current: unknown): Problem | undefined {
     switch (typeof current) {
+      case 'object': // null
+        this.bytes += 4;
+        return undefined;
       case 'string':
         this.bytes += byteLength(current, 'utf8') + 2;
         return undefined;
@@ -145,12 +150,13 @@ class Walk {
         if (!isFiniteNumber(current)) return problem(`is ${current}`);
         this.bytes += numberToString(current).length;
         return undefined;
-      case 'object':
-        break;
       default:
         return problem(`is a ${typeof current}`);
     }
-    const object = current as object;
+  }
+
+  /** An object or array: measured once (a second reference reuses what it measured), or refused. */
+  #visitObject(object: object, depth: number): Problem | undefined {
     const seen = apply(mapGet, this.#seen, [object]) as Measured | typeof ON_PATH | undefined;
     if (seen === ON_PATH) return problem('is a cycle');
     if (seen !== undefined) {
@@ -160,18 +166,24 @@ class Walk {
       return undefined;
     }
     if (depth >= this.#maxDepth) return this.#tooDeep();
-    if (isProxy(object)) return problem('is a Proxy');
     const array = isArray(object);
-    const prototype = getPrototypeOf(object) as object | null;
-    if (array ? prototype !== arrayPrototype : prototype !== objectPrototype && prototype !== null) {
-      return problem(`is an instance of ${describePrototype(prototype)}`);
-    }
-    if (!array && isBuiltin(object)) return problem('is a built-in object with its prototype replaced');
-    // Reflect.ownKeys would do in one call, at several times the cost of these two.
-    if (ownSymbols(object).length > 0) return problem('has a symbol key');
+    const refused = refusedContainer(object, array);
+    if (refused !== undefined) return refused;
     const names = ownNames(object);
     apply(mapSet, this.#seen, [object, ON_PATH]);
     const start = this.bytes;
+    const found = this.#visitMembers(object, array, names, depth);
+    if (found !== undefined || this.over()) return found;
+    // An array's names are its indexes and `length`; fewer, and it has holes, which JSON writes as
+    // `null`: an empty array of length 1e9 would measure 2 bytes here and be 5 GB of JSON.
+    if (array && names.length !== (object as unknown[]).length + 1) return problem('is a sparse array');
+    const walked: Measured = { bytes: this.bytes - start, height: this.height };
+    apply(mapSet, this.#seen, [object, walked]);
+    return undefined;
+  }
+
+  /** Each own property of a container, in order; sets `height` to the container's. */
+  #visitMembers(object: object, array: boolean, names: string[], depth: number): Problem | undefined {
     let below = 0;
     this.bytes += 2;
     for (let index = 0; index < names.length; index++) {
@@ -193,18 +205,26 @@ class Walk {
       if (this.height > below) below = this.height;
       if (this.over()) return undefined;
     }
-    // An array's names are its indexes and `length`; fewer, and it has holes, which JSON writes as
-    // `null`: an empty array of length 1e9 would measure 2 bytes here and be 5 GB of JSON.
-    if (array && names.length !== (object as unknown[]).length + 1) return problem('is a sparse array');
     this.height = below + 1;
-    const walked: Measured = { bytes: this.bytes - start, height: this.height };
-    apply(mapSet, this.#seen, [object, walked]);
     return undefined;
   }
 
   #tooDeep(): Problem {
     return problem(`is nested deeper than ${this.#maxDepth} levels`);
   }
+}
+
+/** Why a container can't be plain data (a Proxy, a class instance, a built-in, a symbol key), if it can't. */
+function refusedContainer(object: object, array: boolean): Problem | undefined {
+  if (isProxy(object)) return problem('is a Proxy');
+  const prototype = getPrototypeOf(object) as object | null;
+  if (array ? prototype !== arrayPrototype : prototype !== objectPrototype && prototype !== null) {
+    return problem(`is an instance of ${describePrototype(prototype)}`);
+  }
+  if (!array && isBuiltin(object)) return problem('is a built-in object with its prototype replaced');
+  // Reflect.ownKeys would do in one call, at several times the cost of these two.
+  if (ownSymbols(object).length > 0) return problem('has a symbol key');
+  return undefined;
 }
 
 /** An array index: an integer below 2^32 − 1 in its canonical form (larger ones are plain keys). */
