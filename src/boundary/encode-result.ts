@@ -5,7 +5,8 @@
  * code (getters, `toJSON`, custom inspection): it never throws, and what it calls of its own was taken
  * when it loaded, before any tool code ran.
  */
-import { inspect, types } from 'node:util';
+import { createRequire } from 'node:module';
+import * as types from 'node:util/types';
 import {
   isTaggedResult,
   type JsonObject,
@@ -18,6 +19,11 @@ import type { ToolErrorCode } from './errors.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
 import type { EncodedContent } from './protocol.js';
 import { blockBytes, ENTRY_OVERHEAD_BYTES, shareTextBudget } from './reply-size.js';
+
+// Required rather than imported: on Node 26 an ESM import of `node:util` evaluates all of its lazy
+// exports, whose colour support reads `process.stderr` (and so loads Node's socket stack) in every
+// process and worker that imports this file.
+const { inspect } = createRequire(import.meta.url)('node:util') as typeof import('node:util');
 
 const isProxy = types.isProxy;
 const stringifyJson = JSON.stringify;

@@ -8,7 +8,7 @@
  * prototypes) and on the host (on values a worker sent, which are structured clones). Everything it
  * calls is taken when this module loads, before any tool code runs, and it never throws.
  */
-import { types } from 'node:util';
+import * as types from 'node:util/types';
 
 // Taken when this module loads: a tool that runs later in the same realm may replace any of these
 // (an `Array.prototype[Symbol.iterator]` that skips the keys of its deep value, say, would blind a

@@ -15,7 +15,7 @@
  * Every seal is a closure over its own last reply: a tool that imports this module and makes a
  * seal of its own gets one the guard never consults.
  */
-import { types } from 'node:util';
+import * as types from 'node:util/types';
 import type { CallReply, CapturedLog } from '../../src/boundary/protocol.js';
 import type { ToolContentBlock } from '../../src/boundary/tool-contract.js';
 

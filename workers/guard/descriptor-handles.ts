@@ -15,7 +15,7 @@
 
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
-import { types } from 'node:util';
+import * as types from 'node:util/types';
 import { badDescriptor, ownsDescriptor, releaseDescriptor } from './descriptor-table.js';
 
 const require = createRequire(import.meta.url);

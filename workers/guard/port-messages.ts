@@ -6,7 +6,7 @@
  * worker imports it, before any tool code runs; nothing here reads or writes through a prototype a
  * tool can still patch.
  */
-import { types } from 'node:util';
+import * as types from 'node:util/types';
 
 const apply = Reflect.apply;
 const defineProperty = Object.defineProperty;
