@@ -32,9 +32,10 @@ describe('what loading toolhost loads', () => {
   });
 
   it("importing toolhost doesn't load Node's socket stack (node:net): only a network rule that names an address needs it", async () => {
+    // Read before anything prints: a piped stdout is a socket, which loads node:net itself.
     const { stdout } = await promisify(execFile)(process.execPath, [
       ...module(
-        `await import(${JSON.stringify(INDEX)}); console.log(process.moduleLoadList.includes('NativeModule net'));`,
+        `await import(${JSON.stringify(INDEX)}); const loaded = process.moduleLoadList.includes('NativeModule net'); console.log(loaded);`,
       ),
     ]);
     expect(stdout.trim()).toBe('false');
