@@ -91,6 +91,9 @@ for (const [name, variant] of Object.entries(variants)) {
     logger: quietLogger(),
     isolation: variant.isolation,
     allowNetwork: true,
+    // One kept-alive connection carries every call's fetch, the 8 MiB downloads included: more than
+    // the default 256 MiB a connection may carry, after which the proxy closes it (by design).
+    maxNetworkBytesPerConnection: 4 * 1024 * 1024 * 1024,
     networkTesting: { hosts: testHosts },
   });
   await hosts[name].load(await copy(`bench-egress-${name}`, variant.net));
