@@ -135,7 +135,9 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     expect(calls.most).toBe(1);
     await loadEcho(host);
     await expectHostFine(host);
-  });
+    // Every switch between packages starts a worker (in the process tier, a sandboxed process):
+    // on a loaded 2-core machine that passed the default minute. The bound only catches a hang.
+  }, 180_000);
 
   it('a waiting call’s timeout counts from when it starts, not while it waits', async () => {
     const { host, calls } = await hostWith(1, ['a', 'b']);
