@@ -122,8 +122,8 @@ describe("close() during a process-tier package's first load", () => {
   // The tier's modules load on a host's first process-tier package, and the tier starts a spare
   // process once they are there. A close before, while and after they load (here: after 0 to 300
   // turns of the event loop, one fresh host each) must end whatever the tier started.
-  it('leaves no process running, whenever it comes: the process exits by itself', async () => {
-    if (!sandbox.available) return expect(sandbox.reason).not.toBe('');
+  it('leaves no process running, whenever it comes: the process exits by itself', async ({ skip }) => {
+    skip(!sandbox.available, sandbox.available ? '' : `no OS sandbox here: ${sandbox.reason}`);
     const pkg = await writePackage(join(root, 'tools'), { 'echo.js': toolSource('echo', "'echoed'") });
     const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
     const script = join(root, 'close-during-tier-load.mjs');

@@ -7,8 +7,7 @@
 import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
-import type { CallSettings } from '../boundary/protocol.js';
-import { type CallTask, callTmpDir } from '../boundary/protocol.js';
+import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
 import { failure } from './answer-once.js';
 import { piscina } from './piscina.js';
 import type { PoolCall } from './pool-call.js';
