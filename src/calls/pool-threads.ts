@@ -54,6 +54,11 @@ export class PoolThreads {
   readonly #stranded = new Set<TrackedWorker>();
   /** Workers that exited: piscina may list one a moment longer, until its own exit listener runs. */
   readonly #exited = new WeakSet<Worker>();
+  /**
+   * Workers told to end, ending or let go: piscina lists one it didn't end itself until it exits,
+   * and such a worker counts as ending or stranded, never as running too.
+   */
+  readonly #toldToEnd = new WeakSet<Worker>();
   #piscina: Piscina | undefined;
 
   readonly #onWorkerGone: () => void;
@@ -97,11 +102,8 @@ export class PoolThreads {
   /** Workers piscina runs or starts, not counting those told to end or already exited. */
   get running(): number {
     let count = 0;
-    // Read for every call the budget weighs: the usual case, no worker ending, walks no set per thread.
-    const ending = this.#ending.size === 0 ? undefined : [...this.#ending];
     for (const worker of this.#piscina?.threads ?? []) {
-      if (this.#exited.has(worker)) continue;
-      if (ending === undefined || !ending.some((tracked) => tracked.worker === worker)) count += 1;
+      if (!this.#exited.has(worker) && !this.#toldToEnd.has(worker)) count += 1;
     }
     return count;
   }
@@ -143,6 +145,7 @@ export class PoolThreads {
   /** A worker told to end: it counts as ending until it exits, or as stranded once it is let go. */
   #ended(tracked: TrackedWorker): void {
     if (tracked.hasExited() || this.#ending.has(tracked) || this.#stranded.has(tracked)) return;
+    this.#toldToEnd.add(tracked.worker);
     this.#ending.add(tracked);
     void ensureEnded(tracked).then(() => {
       this.#ending.delete(tracked);
