@@ -5,13 +5,17 @@
  * timeout counts from when it starts, and every way a call leaves (answered, aborted while waiting,
  * the host closing, its worker exiting) lets the next one run.
  */
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { RUN_LENGTH } from '../dist/src/calls/worker-budget.js';
 import { type IsolationTier, outcomeText } from '../dist/src/index.js';
 import { Calls, writeHeldPackage } from './support/held-calls.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
-import { tempDir } from './support/tool-packages.js';
+import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
 /** Consecutive calls of one package in a start order: `[['a', 6], ['b', 5], …]`. */
 function runsOf(order: string[]): Array<[string, number]> {
@@ -190,4 +194,29 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     expect((await running.outcome).error?.code).toBe('HOST_CLOSED');
     expect(calls.started.map((held) => held.callId)).toEqual([running.callId]);
   });
+
+  it('a script awaiting calls that wait for a place does not exit under them', async () => {
+    // In a process of its own: vitest holds this one's event loop. A waiting call must hold it as a
+    // running one does; in the process tier, what it waits for (a package process that is ending)
+    // held nothing, and Node exited with 13 (a top-level await left unsettled), the calls lost.
+    const root = await tempDir('toolhost-budget-script-');
+    for (const pkg of ['a', 'b'])
+      await writePackage(join(root, pkg), { 'echo.js': toolSource(`echo_${pkg}`, `'${pkg}'`) });
+    const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
+    const script = join(root, 'alternate.mjs');
+    await writeFile(
+      script,
+      `import { ToolHost, outcomeText } from ${JSON.stringify(index)};
+const host = new ToolHost({ isolation: '${tier}', maxWorkers: 1, dataDir: ${JSON.stringify(join(root, 'data'))}, logger: { info() {}, warn() {}, error() {} } });
+for (const pkg of ['a', 'b']) await host.load(${JSON.stringify(root)} + '/' + pkg);
+const answers = [];
+for (let index = 0; index < 6; index++) answers.push(outcomeText(await host.call(index % 2 === 0 ? 'echo_a' : 'echo_b', {})));
+console.log(JSON.stringify(answers));
+await host.close();
+`,
+    );
+    // The timeout only bounds a hang: six calls, each starting a worker (or a package process).
+    const { stdout } = await promisify(execFile)(process.execPath, [script], { timeout: 120_000 });
+    expect(JSON.parse(stdout)).toEqual(['a', 'b', 'a', 'b', 'a', 'b']);
+  }, 150_000);
 });

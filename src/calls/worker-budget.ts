@@ -57,6 +57,12 @@ export class WorkerBudget {
   readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
   /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
   #runEnds: NodeJS.Timeout | undefined;
+  /**
+   * Held while pools wait for places: a waiting call holds the host's event loop as a running one
+   * does. What it waits for may hold nothing (a package process that is ending has its channel
+   * unref'd), and a script awaiting the call would otherwise exit under it.
+   */
+  #holdsLoop: NodeJS.Timeout | undefined;
 
   /**
    * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
@@ -184,6 +190,7 @@ export class WorkerBudget {
     // Those waiting for places keep the first turns, in the order they came to wait.
     this.#turns.unshift(...waiting);
     this.#contended = waiting.length > 0;
+    this.#holdLoop(this.#contended);
     if (this.#contended) {
       this.#makeRoom(waiting);
       return;
@@ -251,8 +258,18 @@ export class WorkerBudget {
     this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest - performance.now()));
   }
 
-  /** The host is closing: no run's end is waited for any more. */
+  #holdLoop(hold: boolean): void {
+    if (hold === (this.#holdsLoop !== undefined)) return;
+    if (hold) this.#holdsLoop = setInterval(() => {}, 2 ** 31 - 1);
+    else {
+      clearInterval(this.#holdsLoop);
+      this.#holdsLoop = undefined;
+    }
+  }
+
+  /** The host is closing: no run's end is waited for any more, and no wait holds the event loop. */
   close(): void {
     clearTimeout(this.#runEnds);
+    this.#holdLoop(false);
   }
 }
