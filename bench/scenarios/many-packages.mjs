@@ -7,8 +7,9 @@
  * than they need (`maxWorkers` 0.8 × active), so calls take turns and workers are ended to make
  * room: one call in a run pays a worker's start, so its batches are a quarter as long.
  *
- * Each host is built once (its memory is measured then, before the next is built); then batches of
- * calls alternate between the tier's hosts, in a new order each round, so drift hits them all. The
+ * Each host is built once (its memory is measured then, before the next is built; no worker idles
+ * out, so the hosts built before stay as they were); then batches of calls alternate between the
+ * tier's hosts, in a new order each round, so drift hits them all. The
  * process tier runs 10 active of 40 loaded against 10 of 10: loading reads each package's
  * declarations in a process of its own, and 50 package processes would take most of the run. A
  * quick run has a quarter of the packages (12 of 50 loaded; the process tier 5 of 20).
@@ -79,7 +80,9 @@ function treeRss(pid) {
 async function buildHost({ isolation, loaded, active, maxWorkers }) {
   await collectGarbage();
   const rssBefore = treeRss(process.pid);
-  const options = { logger: quietLogger(), isolation, maxThreadsPerPool: 1 };
+  // Workers never idle out here: an earlier host's workers exiting while a later one is measured
+  // would come off the later one's RSS.
+  const options = { logger: quietLogger(), isolation, maxThreadsPerPool: 1, idleTimeoutMs: 3_600_000 };
   const host = new ToolHost(maxWorkers === undefined ? options : { ...options, maxWorkers });
   const workers = { most: 0 };
   host.on('workers', (event) => {
