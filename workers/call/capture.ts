@@ -7,10 +7,14 @@
  * reach the worker's own stdio stream, which the host reads and drops: it is not piped to the host's.
  */
 import fs from 'node:fs';
-import { syncBuiltinESMExports } from 'node:module';
-import { format } from 'node:util';
+import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { activeCall } from './active-call.js';
 import { forwardSoon } from './forward-logs.js';
+
+// Required rather than imported, as in src/boundary/encode-result.ts: on Node 26 an ESM import of
+// `node:util` evaluates all of its lazy exports (their colour support reads `process.stderr`) in
+// every call worker.
+const { format } = createRequire(import.meta.url)('node:util') as typeof import('node:util');
 
 type Stream = 'stdout' | 'stderr';
 
