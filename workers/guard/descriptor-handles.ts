@@ -16,6 +16,7 @@
 import { createRequire } from 'node:module';
 import { constants } from 'node:os';
 import * as types from 'node:util/types';
+import { nativePrototype } from './bindings.js';
 import { badDescriptor, ownsDescriptor, releaseDescriptor } from './descriptor-table.js';
 
 const require = createRequire(import.meta.url);
@@ -189,11 +190,26 @@ function guardHandleOpen(prototype: object): void {
   });
 }
 
+/** libuv's socket handle classes, by binding: every net and dgram socket's handle is one of these. */
+const SOCKET_HANDLES = [
+  ['tcp_wrap', 'TCP'],
+  ['pipe_wrap', 'Pipe'],
+  ['udp_wrap', 'UDP'],
+] as const;
+
 /**
- * The prototypes of libuv's socket handles, from sockets made and dropped here (no connection is
- * tried: each `connect` throws on its argument after the handle exists).
+ * The prototypes of libuv's socket handles: from Node's bindings where this worker has them, else
+ * from sockets made and dropped here (no connection is tried: each `connect` throws on its argument
+ * after the handle exists).
  */
 function guardSockets(): void {
+  const prototypes = SOCKET_HANDLES.map(([binding, name]) => nativePrototype(binding, name));
+  if (
+    prototypes.every((prototype) => typeof (prototype as { open?: unknown } | undefined)?.open === 'function')
+  ) {
+    for (const prototype of prototypes) guardHandleOpen(prototype as object);
+    return;
+  }
   const net = require('node:net') as typeof import('node:net');
   for (const options of [{ path: 1 }, { port: -1, host: '127.0.0.1' }]) {
     const socket = new net.Socket();

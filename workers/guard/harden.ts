@@ -31,6 +31,7 @@
  * This is defence in depth, not a boundary: see the README's table of isolation tiers.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
+import { builtinLoaded, nodeBinding } from './bindings.js';
 import { guardDescriptorHandles } from './descriptor-handles.js';
 import { guardFsDescriptors } from './descriptor-table.js';
 
@@ -140,12 +141,32 @@ function hardenInspector(): void {
 }
 
 function hardenEngines(): void {
+  // Node's crypto module takes `setEngine` from the binding when it first loads: replaced there
+  // before that, `crypto.setEngine` refuses without node:crypto or node:tls loaded here.
+  const binding = nodeBinding('crypto');
+  const native = binding?.['SecureContext'] as { prototype?: unknown } | undefined;
+  const secureContext = native?.prototype;
+  if (
+    binding !== undefined &&
+    typeof secureContext === 'object' &&
+    secureContext !== null &&
+    !builtinLoaded('internal/crypto/util')
+  ) {
+    replace(binding, 'setEngine', refuse('crypto.setEngine'));
+    refuseEngineOptions(secureContext);
+    return;
+  }
   const crypto = require('node:crypto') as Record<string, unknown>;
   replace(crypto, 'setEngine', refuse('crypto.setEngine'));
-  // The TLS options reach OpenSSL through methods of the native SecureContext, whatever path the
-  // options took (tls.connect, https.Agent, createSecureContext).
   const tls = require('node:tls') as { createSecureContext(): { context: object } };
-  const secureContext = Object.getPrototypeOf(tls.createSecureContext().context) as object;
+  refuseEngineOptions(Object.getPrototypeOf(tls.createSecureContext().context) as object);
+}
+
+/**
+ * The TLS options reach OpenSSL through methods of the native SecureContext, whatever path the
+ * options took (tls.connect, https.Agent, createSecureContext).
+ */
+function refuseEngineOptions(secureContext: object): void {
   replace(secureContext, 'setEngineKey', refuse('the privateKeyEngine TLS option'));
   replace(secureContext, 'setClientCertEngine', refuse('the clientCertEngine TLS option'));
 }
