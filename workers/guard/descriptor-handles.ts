@@ -9,8 +9,7 @@
  * - Sockets: `new net.Socket({ fd })`, `server.listen({ fd })`, `dgram`'s `bind({ fd })` and
  *   `handle.open(fd)` on a socket's own libuv handle all end in the handle prototypes' `open`, which
  *   accepts only a descriptor this tool owns (and takes it out of the table: the socket owns it now).
- * - `tty.ReadStream` / `tty.WriteStream` (the host's 0, 1 and 2 may be a terminal), and the native
- *   TTY constructor behind them.
+ * - `tty.ReadStream` / `tty.WriteStream` and the native TTY constructor behind them: tty-handles.ts.
  */
 
 import { createRequire } from 'node:module';
@@ -18,10 +17,11 @@ import { constants } from 'node:os';
 import * as types from 'node:util/types';
 import { nativePrototype } from './bindings.js';
 import { badDescriptor, ownsDescriptor, releaseDescriptor } from './descriptor-table.js';
+import { type AnyFunction, lock, refusedConstructor } from './locks.js';
+import { guardTty } from './tty-handles.js';
 
 const require = createRequire(import.meta.url);
 const apply = Reflect.apply;
-const construct = Reflect.construct;
 const ownKeys = Reflect.ownKeys;
 const defineProperty = Object.defineProperty;
 const getOwnPropertyDescriptor = Object.getOwnPropertyDescriptor;
@@ -29,7 +29,6 @@ const getOwnPropertySymbols = Object.getOwnPropertySymbols;
 const getPrototypeOf = Object.getPrototypeOf;
 const freeze = Object.freeze;
 const prototypeOf = Object.prototype.isPrototypeOf;
-const SafeTypeError = TypeError;
 const SafePromise = Promise;
 const promiseThen = Promise.prototype.then;
 const promiseReject = Promise.reject;
@@ -40,18 +39,6 @@ const describeSymbol = getOwnPropertyDescriptor(Symbol.prototype, 'description')
 ) => string;
 /** What libuv's `open` returns for a refused descriptor (its errors are negated errno values). */
 const UV_EBADF = -(constants.errno.EBADF ?? 9);
-
-type AnyFunction = (...args: unknown[]) => unknown;
-
-function lock(target: object, key: PropertyKey, value: unknown): void {
-  defineProperty(target, key, { value, writable: false, configurable: false, enumerable: false });
-}
-
-function refusedConstructor(what: string): () => never {
-  return () => {
-    throw new SafeTypeError(`toolhost: ${what} is refused inside tool workers`);
-  };
-}
 
 /** FileHandles made by `fs.promises.open` in this worker (a tool can forge any other object). */
 const genuine = new WeakSet<object>();
@@ -233,38 +220,10 @@ function guardSockets(): void {
   udp.close();
 }
 
-function guardTty(): void {
-  const tty = require('node:tty') as Record<string, AnyFunction & { prototype: object }>;
-  for (const name of ['ReadStream', 'WriteStream']) {
-    const Original = tty[name];
-    if (typeof Original !== 'function') continue;
-    const Guarded = function (this: unknown, fd: unknown) {
-      if (!ownsDescriptor(fd)) throw badDescriptor(fd, `tty.${name}`);
-      const stream = (
-        new.target === undefined
-          ? // biome-ignore lint/complexity/noArguments: see learnFileHandles.
-            apply(Original, this, arguments)
-          : // biome-ignore lint/complexity/noArguments: see learnFileHandles.
-            construct(Original, arguments, new.target)
-      ) as { _handle?: object | null };
-      releaseDescriptor(fd as number);
-      // The native TTY constructor takes a descriptor too: a tool holding one TTY must not make another.
-      const handle = stream._handle;
-      if (typeof handle === 'object' && handle !== null) {
-        const prototype = getPrototypeOf(handle) as object;
-        if (getOwnPropertyDescriptor(prototype, 'constructor')?.configurable !== false) {
-          lock(prototype, 'constructor', refusedConstructor('constructing a native TTY handle'));
-        }
-      }
-      return stream;
-    } as unknown as AnyFunction & { prototype: object };
-    Guarded.prototype = Original.prototype;
-    lock(Original.prototype, 'constructor', Guarded);
-    tty[name] = Guarded;
-  }
-}
-
-/** Installs the guards above (the callers sync the ESM named exports afterwards). */
+/**
+ * Installs the guards above, and tty-handles.ts's (the callers sync the ESM named exports
+ * afterwards).
+ */
 export function guardDescriptorHandles(): void {
   guardPromises();
   guardSockets();
