@@ -2,11 +2,12 @@
  * Node's internal bindings, for the guards that patch a native object where every route to it
  * passes. Reached through `process.binding`, taken when this module loads (before hardenWorker
  * removes it from tool code), so a guard needn't load Node's public modules (and make throwaway
- * sockets or a TLS context) only to find the native class behind them: about 5 ms of every worker's
- * start on Node 20.
+ * sockets or a TLS context) only to find the native class behind them: about 8 ms of CPU in every
+ * worker's start on Node 20.
  *
- * Each binding is optional. Under the permission model `process.binding` throws; Node 24 dropped
- * `crypto` from it. A guard that gets `undefined` finds the same objects through the public modules.
+ * Each binding is optional. Under the permission model `process.binding` throws; Node 24 and 26 (seen
+ * on 24.22.3 and 26.12.1) no longer hand out `crypto`. A guard that gets `undefined` finds the same
+ * objects through the public modules.
  */
 const processBinding = (process as unknown as { binding?: unknown }).binding;
 const apply = Reflect.apply;
