@@ -2,7 +2,8 @@
  * `close()` never waits for a declaration read: with a read bound of ten minutes, a close during a
  * read that would use all of it resolves at once (the suite's own timeout is a minute: a close that
  * waited for the read could not pass), the source's refresh ends with it, and the process exits
- * by itself.
+ * by itself. A load still under way when the host closed, which asks for its process-tier reads
+ * after the close, starts nothing.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, watch } from 'node:fs';
@@ -11,7 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ToolHost } from '../dist/src/index.js';
+import { DomainPools } from '../dist/src/calls/domain-pools.js';
+import { WorkerFlags } from '../dist/src/calls/worker-flags.js';
+import { CLOSED_OUTCOME } from '../dist/src/declaration/read-worker.js';
+import { resolveSettings } from '../dist/src/host/settings.js';
+import { ToolHost, type WorkerBudgetEvent } from '../dist/src/index.js';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
@@ -159,5 +164,34 @@ console.log(JSON.stringify(results));
       // Cut short, or read before the close: never a rejection for the caller's load.
       expect(Array.isArray(load)).toBe(true);
     }
+  });
+});
+
+describe('a process-tier read asked for after close() (a load under way when the host closed)', () => {
+  it('answers as a read the close cut short, and starts no process, no spare and no tier', async () => {
+    const settings = resolveSettings({ dataDir: join(root, 'data'), logger: recordingLogger() });
+    const events: WorkerBudgetEvent[] = [];
+    const pools = new DomainPools(
+      settings,
+      new WorkerFlags(settings),
+      () => {},
+      undefined,
+      (event) => events.push(event),
+    );
+    await pools.close();
+    const pkg = await writePackage(join(root, 'late'), { 'echo.js': toolSource('echo', "'echoed'") });
+    const version = {
+      root: pkg,
+      isolation: 'process' as const,
+      snapshot: undefined,
+      packageName: 'late',
+      permissions: { net: false as const },
+    };
+
+    const reads = await pools.readsFor(version);
+    expect(reads).toBeDefined();
+    expect(await reads?.read(`file://${join(pkg, 'echo.js')}`)).toStrictEqual(CLOSED_OUTCOME);
+    reads?.close();
+    expect(events).toStrictEqual([]);
   });
 });

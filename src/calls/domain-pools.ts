@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
+import { CLOSED_OUTCOME } from '../declaration/read-worker.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
@@ -46,6 +47,8 @@ export class DomainPools {
    */
   #processes: ProcessDomains | undefined;
   #loadingProcesses: Promise<ProcessDomains> | undefined;
+  /** `close()` was called: nothing starts the process tier, or a read in it, any more. */
+  #closed = false;
   /** Each trust domain's tmp folder (under `tmpRoot`), by domain. */
   readonly #tmpDirs = new Map<string, string>();
   /** What the host's own tools' calls share (made on the first such call). */
@@ -91,7 +94,11 @@ export class DomainPools {
     version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
   ): Promise<VersionReads | undefined> {
     if (version.isolation !== 'process') return undefined;
+    // A load that was under way when the host closed reaches here after close(): its reads answer
+    // as reads the close cut short, and no read process or spare starts (nothing would end it).
+    if (this.#closed) return CLOSED_READS;
     const tier = this.#processes ?? (await this.#processTier());
+    if (this.#closed) return CLOSED_READS;
     const tmpDir = this.#domainTmpDir(version.root);
     return tier.reads(version, this.execArgvFor(version), tmpDir, this.#limitsFor(version));
   }
@@ -164,6 +171,7 @@ export class DomainPools {
 
   /** Ends every worker, draining pools included; their pending calls answer `HOST_CLOSED`. */
   async close(): Promise<void> {
+    this.#closed = true;
     const pools = [...this.#pools.values(), ...this.#drainingPools];
     this.#pools.clear();
     // A tier still loading is closed once it is there (it starts its spare when made).
@@ -192,6 +200,9 @@ export class DomainPools {
     return path;
   }
 }
+
+/** The reads of a process-tier version asked for after `close()`. */
+const CLOSED_READS: VersionReads = { read: () => Promise.resolve(CLOSED_OUTCOME), close: () => {} };
 
 /** A process-tier pool asked for before the tier's modules were there: each call waits for them. */
 class LoadingPool implements CallPool {
