@@ -34,6 +34,7 @@ import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { builtinLoaded, nodeBinding } from './bindings.js';
 import { guardDescriptorHandles } from './descriptor-handles.js';
 import { guardFsDescriptors } from './descriptor-table.js';
+import { lock } from './locks.js';
 
 export interface HardenOptions {
   allowAddons: boolean;
@@ -45,10 +46,6 @@ function refuse(what: string) {
   return () => {
     throw new Error(`${what} is not available to tools in toolhost`);
   };
-}
-
-function replace(target: object, key: string, value: unknown): void {
-  Object.defineProperty(target, key, { value, writable: false, configurable: false, enumerable: false });
 }
 
 export function hardenWorker(options: HardenOptions): void {
@@ -66,17 +63,17 @@ export function hardenWorker(options: HardenOptions): void {
   ];
   if (!options.allowAddons) removed.push('dlopen');
   for (const key of removed) {
-    if (key in target) replace(target, key, refuse(`process.${key}`));
+    if (key in target) lock(target, key, refuse(`process.${key}`));
   }
 
   hardenFatalException(target);
   hardenReport(target);
   hardenInspector();
   if (!options.allowAddons) hardenEngines();
-  replace(require('node:os') as Record<string, unknown>, 'setPriority', refuse('os.setPriority'));
+  lock(require('node:os') as Record<string, unknown>, 'setPriority', refuse('os.setPriority'));
   const v8 = require('node:v8') as Record<string, unknown>;
-  replace(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
-  replace(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
+  lock(v8, 'setFlagsFromString', refuse('v8.setFlagsFromString'));
+  lock(v8, 'setHeapSnapshotNearHeapLimit', refuse('v8.setHeapSnapshotNearHeapLimit'));
   // `import { setFlagsFromString } from 'node:v8'` (or `setPriority` from 'node:os') in a tool sees
   // the replacements too.
   syncBuiltinESMExports();
@@ -88,7 +85,7 @@ function hardenFatalException(target: Record<string, unknown>): void {
   // Native: it ends this worker's thread, whatever a tool did to process.exit or 'exit' listeners.
   const reallyExit = target['reallyExit'] as (code: number) => never;
   if (typeof fatalException !== 'function' || typeof reallyExit !== 'function') return;
-  replace(target, '_fatalException', (error: unknown, fromPromise: unknown) => {
+  lock(target, '_fatalException', (error: unknown, fromPromise: unknown) => {
     try {
       if (apply(fatalException, target, [error, fromPromise]) === true) return true;
     } catch {
@@ -135,9 +132,9 @@ function hardenInspector(): void {
     return; // A Node built without the inspector.
   }
   for (const method of ['connect', 'connectToMainThread']) {
-    replace(inspector.Session.prototype, method, refuse(`inspector.Session#${method}`));
+    lock(inspector.Session.prototype, method, refuse(`inspector.Session#${method}`));
   }
-  for (const key of ['open', 'waitForDebugger']) replace(inspector, key, refuse(`inspector.${key}`));
+  for (const key of ['open', 'waitForDebugger']) lock(inspector, key, refuse(`inspector.${key}`));
 }
 
 function hardenEngines(): void {
@@ -152,12 +149,12 @@ function hardenEngines(): void {
     secureContext !== null &&
     !builtinLoaded('internal/crypto/util')
   ) {
-    replace(binding, 'setEngine', refuse('crypto.setEngine'));
+    lock(binding, 'setEngine', refuse('crypto.setEngine'));
     refuseEngineOptions(secureContext);
     return;
   }
   const crypto = require('node:crypto') as Record<string, unknown>;
-  replace(crypto, 'setEngine', refuse('crypto.setEngine'));
+  lock(crypto, 'setEngine', refuse('crypto.setEngine'));
   const tls = require('node:tls') as { createSecureContext(): { context: object } };
   refuseEngineOptions(Object.getPrototypeOf(tls.createSecureContext().context) as object);
 }
@@ -167,6 +164,6 @@ function hardenEngines(): void {
  * options took (tls.connect, https.Agent, createSecureContext).
  */
 function refuseEngineOptions(secureContext: object): void {
-  replace(secureContext, 'setEngineKey', refuse('the privateKeyEngine TLS option'));
-  replace(secureContext, 'setClientCertEngine', refuse('the clientCertEngine TLS option'));
+  lock(secureContext, 'setEngineKey', refuse('the privateKeyEngine TLS option'));
+  lock(secureContext, 'setClientCertEngine', refuse('the clientCertEngine TLS option'));
 }

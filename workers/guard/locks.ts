@@ -1,4 +1,4 @@
-/** How the descriptor guards pin what they replace: a tool can neither undo it nor call past it. */
+/** How the guards pin what they replace: a tool can neither undo it nor call past it. */
 const defineProperty = Object.defineProperty;
 const SafeTypeError = TypeError;
 
