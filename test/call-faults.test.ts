@@ -43,6 +43,13 @@ describe.each(ALL_TIERS)("isolation: '%s', a tool that fails", (isolation) => {
     },
   );
 
+  it('a rejection the tool handles a few microtasks after it returned counts as handled, as in Node: the call answers', async () => {
+    await shared.use(fixtureModule('call-handles-late.js'));
+
+    expect(await shared.host.call('call_handles_late', {})).toStrictEqual(answered('handled it later'));
+    await expectHostFine(shared.host);
+  });
+
   it('the caller can cap the timeout: a tool over it answers "tool timed out after N ms"', async () => {
     await shared.use(fixtureModule('call-nap.js'));
     const { host } = shared;

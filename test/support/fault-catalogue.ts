@@ -112,6 +112,20 @@ export const FAULTS: Array<{ behaviour: string; file: string; name: string; code
       message: 'unhandled rejection: nobody caught me',
     },
     {
+      behaviour: 'leaves a chain behind that rejects, unhandled, a few microtasks after it returns',
+      file: 'call-late-rejection.js',
+      name: 'call_late_rejection',
+      code: 'TOOL_UNHANDLED_REJECTION',
+      message: 'unhandled rejection: rejected three hops later',
+    },
+    {
+      behaviour: 'leaves a process.nextTick callback behind that throws',
+      file: 'call-tick-throws.js',
+      name: 'call_tick_throws',
+      code: 'TOOL_CRASHED',
+      message: 'uncaught exception: thrown from a tick',
+    },
+    {
       behaviour: 'calls process.kill(process.pid)',
       file: 'call-process-kill.js',
       name: 'call_process_kill',

@@ -34,12 +34,13 @@ export function toolStack(error: unknown): string | undefined {
 
 /**
  * Reports faults on `post` and ends the worker with `exit` (Node's own, taken before any tool code
- * could replace it); `process.exit` itself becomes a fault.
+ * could replace it); `process.exit` itself becomes a fault. Returns what an uncaught exception does,
+ * for a throw that surfaces in toolhost's own frames (a tick the tool queued, run by leftovers.ts).
  */
 export function installFaultHandlers(
   post: (message: WorkerMessage) => void,
   exit: (code?: number) => never,
-): void {
+): (error: unknown) => never {
   function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
     let message: string;
     let stack: string | undefined;
@@ -63,10 +64,11 @@ export function installFaultHandlers(
       // The host still sees the worker end.
     }
   }
-  process.on('uncaughtException', (error) => {
+  const crashed = (error: unknown): never => {
     fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
-    exit(70);
-  });
+    return exit(70);
+  };
+  process.on('uncaughtException', crashed);
   process.on('unhandledRejection', (reason) => {
     fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
     exit(70);
@@ -79,4 +81,5 @@ export function installFaultHandlers(
     }
     exit((code ?? 0) as number);
   }) as typeof process.exit;
+  return crashed;
 }
