@@ -28,7 +28,7 @@ import { installCapture } from './capture.js';
 import { contextFor, progressOf } from './context.js';
 import { installFaultHandlers, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
-import { settleLeftovers } from './leftovers.js';
+import { countOwnPorts, settleLeftovers } from './leftovers.js';
 import { replySeal } from './own-replies.js';
 import { clearCallTimers, installTimerTracking } from './timers.js';
 
@@ -153,6 +153,7 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
 export default async function callTool(task: CallTask): Promise<CallReply | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
   lockdown(lockdownOptions);
+  countOwnPorts();
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);
