@@ -28,9 +28,8 @@ import { installCapture } from './capture.js';
 import { contextFor, progressOf } from './context.js';
 import { installFaultHandlers, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
-import { countOwnPorts, settleLeftovers } from './leftovers.js';
 import { replySeal } from './own-replies.js';
-import { clearCallTimers, installTimerTracking } from './timers.js';
+import { clearCallTimers, installTimerTracking, original } from './timers.js';
 
 /** `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals. */
 type CallWorkerData = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
@@ -65,7 +64,7 @@ if (given.egress !== undefined) {
 hardenWorker({ allowAddons: settings.allowAddons });
 installCapture(settings.maxLogChars);
 installTimerTracking();
-const crashed = installFaultHandlers(post, process.exit.bind(process));
+installFaultHandlers(post, process.exit.bind(process));
 
 // A reply the host would refuse as over its caps (measured differently there) never crosses: about
 // the result's bytes and the logs' characters (up to 3 bytes each in JSON), with room to spare.
@@ -124,8 +123,9 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
   } catch (error) {
     thrown = { error };
   }
-  // A rejection the tool left behind surfaces now, as this call's fault.
-  await settleLeftovers(crashed);
+  // One turn of the event loop lets a rejection the tool left behind surface as this call's fault.
+  // (A rejection of the worker's own, reported after the tool's in the same pass, costs as much.)
+  await new Promise((resolve) => original.setImmediate(resolve));
   if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
   if (thrown !== undefined) {
     const { code, message } = thrownFailure(thrown.error);
@@ -153,7 +153,6 @@ async function runCall(call: ActiveCall): Promise<CallReply> {
 export default async function callTool(task: CallTask): Promise<CallReply | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
   lockdown(lockdownOptions);
-  countOwnPorts();
   if (task.kind === 'wake') return null;
   const call = newCall(task);
   setActiveCall(call);

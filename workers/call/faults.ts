@@ -34,13 +34,12 @@ export function toolStack(error: unknown): string | undefined {
 
 /**
  * Reports faults on `post` and ends the worker with `exit` (Node's own, taken before any tool code
- * could replace it); `process.exit` itself becomes a fault. Returns what an uncaught exception does,
- * for a throw that surfaces in toolhost's own frames (a tick the tool queued, run by leftovers.ts).
+ * could replace it); `process.exit` itself becomes a fault.
  */
 export function installFaultHandlers(
   post: (message: WorkerMessage) => void,
   exit: (code?: number) => never,
-): (error: unknown) => never {
+): void {
   function fault(code: ToolErrorCode, describe: () => string, thrown?: unknown): void {
     let message: string;
     let stack: string | undefined;
@@ -64,11 +63,10 @@ export function installFaultHandlers(
       // The host still sees the worker end.
     }
   }
-  const crashed = (error: unknown): never => {
+  process.on('uncaughtException', (error) => {
     fault('TOOL_CRASHED', () => `uncaught exception: ${describeThrown(error)}`, error);
-    return exit(70);
-  };
-  process.on('uncaughtException', crashed);
+    exit(70);
+  });
   process.on('unhandledRejection', (reason) => {
     fault('TOOL_UNHANDLED_REJECTION', () => `unhandled rejection: ${describeThrown(reason)}`, reason);
     exit(70);
@@ -81,5 +79,4 @@ export function installFaultHandlers(
     }
     exit((code ?? 0) as number);
   }) as typeof process.exit;
-  return crashed;
 }
