@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Piscina } from 'piscina';
-import { runWindow, summarize } from './lib/stats.mjs';
+import { interleave, runWindow, summarize } from './lib/stats.mjs';
 
 const other = process.argv[2];
 if (other === undefined) {
@@ -50,14 +50,7 @@ const names = Object.keys(variants);
 const baseline = 'raw piscina';
 for (const call of Object.values(variants)) await runWindow({ total: 1000, window: 64, makeCall: call });
 
-const latencies = Object.fromEntries(names.map((name) => [name, []]));
-for (let cycle = 0; cycle < CYCLES; cycle += 1) {
-  for (const name of [...names].sort(() => Math.random() - 0.5)) {
-    const started = performance.now();
-    await variants[name]();
-    latencies[name].push(performance.now() - started);
-  }
-}
+const latencies = await interleave({ variants, cycles: CYCLES, warmupCycles: 0 });
 const batches = Object.fromEntries(names.map((name) => [name, { perSecond: [], cpuUs: [] }]));
 for (let batch = 0; batch < BATCHES; batch += 1) {
   for (const name of [...names.slice(batch % names.length), ...names.slice(0, batch % names.length)]) {
