@@ -7,9 +7,10 @@
  *   2. parallel throughput, 64 in flight, batches of BENCH_CALLS calls (default 4000) rotating
  *      among the three (BENCH_BATCHES, default 8), with the CPU of the whole process per call.
  * Each host runs a pool of one thread per core (as raw piscina does), started before measuring.
- * Run it once with this build as the other one too: two such runs on Node 20 differed by 1–2 µs
- * in the round trip and put the first host 0.08–0.14× ahead in throughput, the same code on both;
- * differences between two builds no larger than that are noise.
+ * Run it once against a copy of this build in another folder too (`cp -r dist /tmp/same`): eight
+ * such runs on Node 20 differed by 0–18 µs in the round trip and by up to 0.10× in throughput,
+ * either way, the same code on both; differences between two builds no larger than that are noise.
+ * (With both hosts from the same folder, two runs put the first host 0.08–0.14× ahead.)
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
