@@ -7,7 +7,8 @@
  *   2. parallel throughput, 64 in flight, batches of BENCH_CALLS calls (default 4000) rotating
  *      among the three (BENCH_BATCHES, default 8), with the CPU of the whole process per call.
  * Each host runs a pool of one thread per core (as raw piscina does), started before measuring.
- * Run it once against a copy of this build in another folder too (`cp -r dist /tmp/same`): eight
+ * Run it once against a copy of this build in another folder too (`cp -r dist node_modules/.same`,
+ * where its packages resolve and git doesn't look): eight
  * such runs on Node 20 differed by 0–18 µs in the round trip and by up to 0.10× in throughput,
  * either way, the same code on both; differences between two builds no larger than that are noise.
  * (With both hosts from the same folder, two runs put the first host 0.08–0.14× ahead.)
@@ -15,7 +16,7 @@
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Piscina } from 'piscina';
+import { rawPiscina } from './lib/raw-piscina.mjs';
 import { interleave, runWindow, summarize } from './lib/stats.mjs';
 
 const other = process.argv[2];
@@ -39,12 +40,7 @@ async function hostOf(dist) {
 }
 const thisBuild = await hostOf(new URL('../dist/', import.meta.url));
 const otherBuild = await hostOf(new URL(`${pathToFileURL(resolve(other)).href}/`));
-const raw = new Piscina({
-  filename: new URL('./fixtures/raw-worker.mjs', import.meta.url).href,
-  minThreads: 0,
-  maxThreads: threads,
-  idleTimeout: 30_000,
-});
+const raw = rawPiscina(threads);
 const variants = {
   'this build': () => thisBuild.call('echo', args),
   [`the build in ${other}`]: () => otherBuild.call('echo', args),

@@ -1,7 +1,7 @@
 /**
  * Where the host's main thread spends a parallel call, against raw piscina's, in one process
- * (`node bench/host-thread-profile.mjs [folder laid out like dist/]` after `npm run build`; this
- * build's dist/ by default). Both run the echo tool with 64 calls
+ * (`node bench/host-thread-profile.mjs` after `npm run build`; TOOLHOST_BENCH_DIST=<folder laid out
+ * like dist/> profiles another build, as for the other benchmarks). Both run the echo tool with 64 calls
  * in flight on a pool of one thread per core; BENCH_ROUNDS rounds (default 2) of BENCH_CALLS calls
  * (default 20000) each, the two variants in turns within a round. Every batch runs twice, under:
  *   1. V8's CPU profiler (a sample every 100 µs of the main thread's wall time, what the thread was
@@ -12,31 +12,20 @@
  * worker) counts its whole wait. Read the categories against each other, not as CPU.
  */
 import { Session } from 'node:inspector/promises';
-import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Piscina } from 'piscina';
+import { fileURLToPath } from 'node:url';
+import { benchToolsDir, distUrl as dist, importToolhost, quietLogger } from './lib/library.mjs';
+import { rawPiscina } from './lib/raw-piscina.mjs';
 import { runWindow } from './lib/stats.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const WINDOW = 64;
-const dist =
-  process.argv[2] === undefined
-    ? new URL('../dist/', import.meta.url)
-    : new URL(`${pathToFileURL(resolve(process.argv[2])).href}/`);
-const { ToolHost } = await import(new URL('src/index.js', dist).href);
-const threads = availableParallelism();
+const { ToolHost } = await importToolhost();
 const args = { text: 'hello' };
 
-const host = new ToolHost({ logger: { info() {}, warn() {}, error() {} } });
-await host.load(fileURLToPath(new URL('./fixtures/bench-tools/', import.meta.url)));
-const raw = new Piscina({
-  filename: new URL('./fixtures/raw-worker.mjs', import.meta.url).href,
-  minThreads: 0,
-  maxThreads: threads,
-  idleTimeout: 30_000,
-});
+const host = new ToolHost({ logger: quietLogger() });
+await host.load(fileURLToPath(benchToolsDir));
+const raw = rawPiscina();
 const variants = {
   'host.call': () => host.call('echo', args),
   'raw piscina': () => raw.run({ tool: 'echo', args }),
@@ -102,7 +91,9 @@ const calls = ROUNDS * CALLS;
 const perCall = (value) => value / calls;
 const total = (map) => [...map.values()].reduce((sum, value) => sum + value, 0);
 const names = Object.keys(variants);
-console.log(`${ROUNDS} rounds of ${CALLS} calls per variant, ${WINDOW} in flight, ${threads} threads`);
+console.log(
+  `${ROUNDS} rounds of ${CALLS} calls per variant, ${WINDOW} in flight, ${raw.options.maxThreads} threads`,
+);
 console.log(`\nThe main thread's wall time per call (CPU profile samples):\n`);
 console.log(`| Where | ${names.join(' | ')} |`);
 console.log(`| --- |${names.map(() => ' --- |').join('')}`);

@@ -16,7 +16,6 @@ export function importToolhost() {
 }
 
 export const benchToolsDir = new URL('../fixtures/bench-tools/', import.meta.url);
-export const rawWorkerUrl = new URL('../fixtures/raw-worker.mjs', import.meta.url);
 export const freshWorkerUrl = new URL('../fixtures/fresh-worker.mjs', import.meta.url);
 export const bareWorkerUrl = new URL('../fixtures/bare-worker.mjs', import.meta.url);
 

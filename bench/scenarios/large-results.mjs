@@ -9,9 +9,9 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
 import { iterations, log, quick, report } from '../lib/child.mjs';
-import { benchToolsDir, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { benchToolsDir, importToolhost, quietLogger } from '../lib/library.mjs';
+import { rawPiscina } from '../lib/raw-piscina.mjs';
 import { collectGarbage, summarize } from '../lib/stats.mjs';
 
 const MB = 1024 * 1024;
@@ -31,12 +31,7 @@ async function measureOne(variant, bytes) {
     call = (size) => host.call('big_output', { bytes: size });
     close = () => host.close();
   } else {
-    const pool = new Piscina({
-      filename: rawWorkerUrl.href,
-      minThreads: 0,
-      maxThreads: threads,
-      idleTimeout: 30_000,
-    });
+    const pool = rawPiscina(threads);
     call = (size) => pool.run({ tool: 'big_output', args: { bytes: size } });
     close = () => pool.destroy();
   }

@@ -10,9 +10,9 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
 import { iterations, log, report } from '../lib/child.mjs';
-import { benchToolsDir, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { benchToolsDir, importToolhost, quietLogger } from '../lib/library.mjs';
+import { rawPiscina } from '../lib/raw-piscina.mjs';
 import { interleave, summarize } from '../lib/stats.mjs';
 
 /** Its own folder first (`npm install --prefix bench/peer` under Node 24), then the repository's. */
@@ -45,12 +45,7 @@ const TIMEOUT_MS = 30_000;
 
 const host = new ToolHost({ logger: quietLogger() });
 await host.load(fileURLToPath(benchToolsDir));
-const raw = new Piscina({
-  filename: rawWorkerUrl.href,
-  minThreads: 0,
-  maxThreads: threads,
-  idleTimeout: 30_000,
-});
+const raw = rawPiscina(threads);
 
 // The same echo inside an isolate with a heap bound, as a tool host would make one per package.
 const isolate = new ivm.Isolate({ memoryLimit: 64 });

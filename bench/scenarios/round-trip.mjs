@@ -7,11 +7,11 @@ import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { run as echo } from '../fixtures/bench-tools/echo.js';
 import { iterations, log, report } from '../lib/child.mjs';
 import { generatePackage } from '../lib/generate.mjs';
-import { benchToolsDir, freshWorkerUrl, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { benchToolsDir, freshWorkerUrl, importToolhost, quietLogger } from '../lib/library.mjs';
+import { rawPiscina } from '../lib/raw-piscina.mjs';
 import { interleave, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
@@ -31,12 +31,7 @@ host.register({
 
 // The raw baseline mirrors the host pool's thread settings: no workers until needed, up to one per
 // core, idle workers kept for 30 s.
-const raw = new Piscina({
-  filename: rawWorkerUrl.href,
-  minThreads: 0,
-  maxThreads: threads,
-  idleTimeout: 30_000,
-});
+const raw = rawPiscina(threads);
 
 function freshWorkerCall() {
   return new Promise((resolve, reject) => {

@@ -4,9 +4,9 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { Piscina } from 'piscina';
 import { iterations, log, report } from '../lib/child.mjs';
-import { benchToolsDir, importToolhost, quietLogger, rawWorkerUrl } from '../lib/library.mjs';
+import { benchToolsDir, importToolhost, quietLogger } from '../lib/library.mjs';
+import { rawPiscina } from '../lib/raw-piscina.mjs';
 import { runWindow, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
@@ -18,12 +18,7 @@ const batches = iterations(8, 3);
 
 const host = new ToolHost({ logger: quietLogger() });
 await host.load(fileURLToPath(benchToolsDir));
-const raw = new Piscina({
-  filename: rawWorkerUrl.href,
-  minThreads: 0,
-  maxThreads: threads,
-  idleTimeout: 30_000,
-});
+const raw = rawPiscina(threads);
 
 const variants = {
   hostCall: () => host.call('echo', args),
