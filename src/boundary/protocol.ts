@@ -96,6 +96,11 @@ export interface CallTask {
    * as `log` messages. Absent (most calls) it keeps everything for the reply, and costs nothing.
    */
   forwardLogs?: true;
+  /**
+   * Set when the task is posted to a worker behind a running call: the cell of the claims' memory
+   * and the ticket in it. The worker starts the call only if it swaps the ticket for its negation.
+   */
+  claim?: [slot: number, ticket: number] | undefined;
 }
 
 /** A clock that reads the same in every thread of the process (ms). */

@@ -60,19 +60,38 @@ export class KillSwitch {
   }
 }
 
+/** What a call asks of the pool's pipeline (pipeline.ts) before it gives up its worker. */
+export interface CallQueue {
+  /** Takes the call back from the worker it is queued on: true unless it has started there. */
+  withdraw(call: PoolCall): boolean;
+  /** The call's worker is about to be ended: the call queued behind it moves. */
+  aheadEnding(call: PoolCall): void;
+}
+
 export class PoolCall extends AnswerOnce implements ThreadListener {
   readonly kill = new KillSwitch();
+  /** Counts the tasks this call was given to piscina as: a call taken back runs again. */
+  attempt = 0;
   readonly #limits: PoolCallLimits;
   readonly #onStarted: (() => void) | undefined;
+  readonly #queue: CallQueue | undefined;
+  #begun = false;
   #grace: NodeJS.Timeout | undefined;
   #held: CallReply | undefined;
   #fault: (WorkerNote & { type: 'fault' }) | undefined;
   #worker: TrackedWorker | undefined;
 
-  constructor(options: CallWaiters & { limits: PoolCallLimits; onStarted?: (() => void) | undefined }) {
+  constructor(
+    options: CallWaiters & {
+      limits: PoolCallLimits;
+      onStarted?: (() => void) | undefined;
+      queue?: CallQueue | undefined;
+    },
+  ) {
     super(options);
     this.#limits = options.limits;
     this.#onStarted = options.onStarted;
+    this.#queue = options.queue;
   }
 
   get taskId(): string {
@@ -87,9 +106,27 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
   /** The host's balancer gave the call to a worker: it starts now, and so does its timeout. */
   handed(worker: TrackedWorker): void {
     this.#worker = worker;
-    if (this.answered) return;
+    this.begin();
+  }
+
+  /** Posted to a worker behind the call it runs (see pipeline.ts): it starts when that one leaves. */
+  queued(worker: TrackedWorker): void {
+    this.#worker = worker;
+  }
+
+  /** It runs on its worker from now, and its timeout counts from now. */
+  begin(): void {
+    if (this.#begun || this.answered) return;
+    this.#begun = true;
     this.armDeadline(this.task.timeoutMs, () => this.#timeOut());
     this.#onStarted?.();
+  }
+
+  /** Taken back from the worker it was queued on, to be given to piscina again. */
+  requeued(): void {
+    this.#worker = undefined;
+    this.task.claim = undefined;
+    this.attempt += 1;
   }
 
   message(note: WorkerNote): void {
@@ -154,6 +191,8 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
 
   callerAborted(): void {
     this.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
+    // Queued and not started: its worker skips it, and the call it runs goes on.
+    if (this.#queue?.withdraw(this) === true) return;
     this.#end();
   }
 
@@ -182,6 +221,8 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
       return;
     }
     this.timedOut();
+    // A call queued behind it would wait through the grace, and its worker is likely to be ended.
+    this.#queue?.aheadEnding(this);
     // The worker aborted ctx.signal at the same moment; give the tool a short grace to finish, then
     // end the worker (piscina replaces it).
     this.#grace = setTimeout(() => this.#end(), this.#limits.timeoutGraceMs);
@@ -189,6 +230,7 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
 
   /** Ends the worker the call runs on; one stuck in a child process gets that process killed. */
   #end(): void {
+    this.#queue?.aheadEnding(this);
     this.kill.abort();
     if (this.#worker !== undefined) void ensureEnded(this.#worker);
   }

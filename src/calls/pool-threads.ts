@@ -9,7 +9,7 @@ import type { Worker } from 'node:worker_threads';
 import type { Piscina } from 'piscina';
 import { parseWorkerMessage, type WorkerNote } from '../boundary/parse-call-reply.js';
 import type { CallTask } from '../boundary/protocol.js';
-import { queueOptionsSymbol } from './piscina.js';
+import { queueOptionsSymbol, replyReader } from './piscina.js';
 import { ensureEnded, type TrackedWorker, trackWorker } from './thread-reaper.js';
 
 /** What piscina's balancer sees of a worker. */
@@ -18,6 +18,8 @@ interface WorkerView {
   readonly currentUsage: number;
   readonly terminating: boolean;
   readonly destroyed: boolean;
+  /** One task runs on it, and it was given an AbortSignal (piscina then reports its usage as Infinity). */
+  readonly isRunningAbortableTask: boolean;
 }
 
 /** What a pool's call needs to hear from the worker it runs on. */
@@ -38,13 +40,18 @@ export function tagTask(task: CallTask): CallTask {
   return task;
 }
 
-export class PoolThreads {
+export class PoolThreads<L extends ThreadListener = ThreadListener> {
   readonly #maxLogChars: number;
+  readonly #maxThreads: number;
+  readonly #queueBehind: ((call: L, ahead: L, worker: TrackedWorker) => boolean) | undefined;
   readonly #onFault: (message: string) => void;
   /** Calls waiting for a worker, by task id (until the balancer hands them out). */
-  readonly #waiting = new Map<string, ThreadListener>();
-  /** Per ready worker (by thread id): the worker and the calls handed to it that have not answered. */
-  readonly #ready = new Map<number, { tracked: TrackedWorker; calls: Map<string, ThreadListener> }>();
+  readonly #waiting = new Map<string, L>();
+  /**
+   * Per ready worker (by thread id): the worker, the calls handed to it that have not answered, and
+   * how many tasks it holds of calls taken back from it (see pipeline.ts), which it will skip.
+   */
+  readonly #ready = new Map<number, { tracked: TrackedWorker; calls: Map<string, L>; skips: number }>();
   /** OS thread ids from workers' hellos, kept until the worker is ready. */
   readonly #hellos = new Map<number, number | null>();
   readonly #all = new Set<TrackedWorker>();
@@ -70,8 +77,14 @@ export class PoolThreads {
     onWorkerGone: () => void;
     /** A worker started, or was told to end, or was let go. */
     onChange: () => void;
+    /** The pool's most workers: a call is queued behind a running one only when all have started. */
+    maxThreads?: number;
+    /** Posts `call` behind `ahead` on `worker` (see pipeline.ts); false if it can't be queued. */
+    queueBehind?: (call: L, ahead: L, worker: TrackedWorker) => boolean;
   }) {
     this.#maxLogChars = options.maxLogChars;
+    this.#maxThreads = options.maxThreads ?? Number.POSITIVE_INFINITY;
+    this.#queueBehind = options.queueBehind;
     this.#onFault = options.onFault;
     this.#onWorkerGone = options.onWorkerGone;
     this.#onChange = options.onChange;
@@ -88,7 +101,7 @@ export class PoolThreads {
     });
     piscina.on('workerCreate', (view: WorkerView) => {
       const worker = piscina.threads.find((thread) => thread.threadId === view.id);
-      if (worker !== undefined) this.#adopt(worker);
+      if (worker !== undefined) this.#adopt(worker, replyReader(view));
       this.#onChange();
     });
     piscina.on('workerDestroy', (view: WorkerView) => {
@@ -121,7 +134,7 @@ export class PoolThreads {
   /** Ready workers with no call, less those a call given to piscina is about to take. */
   get idle(): number {
     let free = 0;
-    for (const thread of this.#ready.values()) if (thread.calls.size === 0) free += 1;
+    for (const thread of this.#ready.values()) if (thread.calls.size === 0 && thread.skips === 0) free += 1;
     return Math.max(0, free - this.#waiting.size);
   }
 
@@ -132,7 +145,7 @@ export class PoolThreads {
   endIdleWorker(): boolean {
     if (this.idle === 0) return false;
     for (const [threadId, thread] of this.#ready) {
-      if (thread.calls.size > 0) continue;
+      if (thread.calls.size > 0 || thread.skips > 0) continue;
       this.#ready.delete(threadId);
       this.#ended(thread.tracked);
       // piscina removes it when it exits; nothing runs on it, so no call hears of it.
@@ -155,19 +168,37 @@ export class PoolThreads {
     });
   }
 
-  /** piscina's `loadBalancer`: an idle, ready worker, or none (piscina then waits or starts one). */
+  /**
+   * piscina's `loadBalancer`: an idle, ready worker; or, once every worker the pool may run is ready
+   * and busy, one that runs a single call, to start the call the moment that one replies; or none
+   * (piscina then waits or starts one).
+   */
   readonly balance = (task: { [queueOptionsSymbol]?: unknown }, workers: WorkerView[]): WorkerView | null => {
+    const tag = task[queueOptionsSymbol] as { taskId?: unknown } | undefined;
+    const listener = typeof tag?.taskId === 'string' ? this.#waiting.get(tag.taskId) : undefined;
     for (const view of workers) {
       if (view.currentUsage !== 0 || view.terminating || view.destroyed) continue;
       const thread = this.#ready.get(view.id);
       if (thread === undefined) continue;
-      const tag = task[queueOptionsSymbol] as { taskId?: unknown } | undefined;
-      const listener = typeof tag?.taskId === 'string' ? this.#waiting.get(tag.taskId) : undefined;
       if (listener !== undefined) {
         this.#waiting.delete(listener.taskId);
         thread.calls.set(listener.taskId, listener);
         listener.handed(thread.tracked);
       }
+      return view;
+    }
+    if (listener === undefined || this.#queueBehind === undefined || this.#ready.size < this.#maxThreads)
+      return null;
+    for (const view of workers) {
+      // piscina's view: exactly one task, and ours (every call's task is abortable).
+      if (!view.isRunningAbortableTask || view.terminating || view.destroyed) continue;
+      const thread = this.#ready.get(view.id);
+      // The host's view: that task's call has not answered (a timed-out call's worker may be ending).
+      if (thread === undefined || thread.calls.size !== 1 || thread.skips > 0) continue;
+      const ahead = thread.calls.values().next().value as L;
+      if (!this.#queueBehind(listener, ahead, thread.tracked)) return null;
+      this.#waiting.delete(listener.taskId);
+      thread.calls.set(listener.taskId, listener);
       return view;
     }
     return null;
@@ -179,19 +210,25 @@ export class PoolThreads {
   }
 
   /** The calls given to piscina that no worker has taken yet. */
-  get waiting(): ThreadListener[] {
+  get waiting(): L[] {
     return [...this.#waiting.values()];
   }
 
   /** A call about to go to piscina: it is told when (and to which worker) it is handed. */
-  expect(listener: ThreadListener): void {
+  expect(listener: L): void {
     this.#waiting.set(listener.taskId, listener);
   }
 
   /** A call answered: no more messages are routed to it. */
-  forget(listener: ThreadListener, worker: TrackedWorker | undefined): void {
+  forget(listener: L, worker: TrackedWorker | undefined): void {
     this.#waiting.delete(listener.taskId);
     if (worker !== undefined) this.#ready.get(worker.threadId)?.calls.delete(listener.taskId);
+  }
+
+  /** A call was taken back from `worker` (its task there is still to be skipped), or that task left. */
+  skipping(worker: TrackedWorker, change: 1 | -1): void {
+    const thread = this.#ready.get(worker.threadId);
+    if (thread !== undefined) thread.skips = Math.max(0, thread.skips + change);
   }
 
   /** Every worker this pool started that has not exited. */
@@ -199,7 +236,7 @@ export class PoolThreads {
     return [...this.#all].filter((tracked) => !tracked.hasExited());
   }
 
-  #adopt(worker: Worker): void {
+  #adopt(worker: Worker, readReplies: (() => void) | undefined): void {
     const threadId = worker.threadId;
     const tracked = trackWorker(worker, this.#hellos.get(threadId) ?? null);
     this.#hellos.delete(threadId);
@@ -212,8 +249,17 @@ export class PoolThreads {
       this.#ready.delete(threadId);
       this.#onWorkerGone();
     });
-    const calls = new Map<string, ThreadListener>();
-    this.#ready.set(threadId, { tracked, calls });
+    const calls = new Map<string, L>();
+    this.#ready.set(threadId, { tracked, calls, skips: 0 });
+    // Before piscina's own listener rejects what the worker holds: the replies it posted count.
+    if (readReplies !== undefined)
+      worker.prependListener('exit', () => {
+        try {
+          readReplies();
+        } catch {
+          // piscina then rejects those tasks as it would have.
+        }
+      });
     // piscina's workers are made with their stdio piped to the host's: undo that, and drop what comes.
     for (const [stream, target] of [
       [worker.stdout, process.stdout],

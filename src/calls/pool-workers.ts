@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
 import { failure } from './answer-once.js';
+import { Pipeline } from './pipeline.js';
 import { piscina } from './piscina.js';
 import type { PoolCall } from './pool-call.js';
 import { PoolThreads, tagTask } from './pool-threads.js';
@@ -55,7 +56,9 @@ function failedToHandle(call: PoolCall, error: unknown): void {
 }
 
 export class PoolWorkers {
-  readonly threads: PoolThreads;
+  readonly threads: PoolThreads<PoolCall>;
+  /** Calls queued on busy workers; a call's `queue` for withdrawing it. */
+  readonly pipeline: Pipeline<PoolCall>;
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
   /** Calls handed to piscina that have not left it. */
@@ -64,10 +67,29 @@ export class PoolWorkers {
   #destroyed = false;
 
   /** `onChange`: a worker started, was told to end, was let go or exited (what the budget counts). */
-  constructor(limits: PoolLimits, options: { onFault: (message: string) => void; onChange: () => void }) {
+  /** `requeue`: a call taken back from a busy worker goes back to the front of its pool's queue. */
+  constructor(
+    limits: PoolLimits,
+    options: { onFault: (message: string) => void; onChange: () => void; requeue: (call: PoolCall) => void },
+  ) {
     const { onFault, onChange } = options;
     this.#limits = limits;
-    this.threads = new PoolThreads({
+    this.pipeline = new Pipeline<PoolCall>(2 * limits.maxThreads, {
+      rerun: (call) => {
+        this.#inPiscina.delete(call);
+        call.requeued();
+        options.requeue(call);
+      },
+      skipping: (call, worker, change) => {
+        if (change === 1) this.threads.forget(call, worker);
+        this.threads.skipping(worker, change);
+        // Skipped, the worker is free again: what waits for one may start.
+        if (change === -1) onChange();
+      },
+    });
+    this.threads = new PoolThreads<PoolCall>({
+      maxThreads: limits.maxThreads,
+      queueBehind: (call, ahead, worker) => this.pipeline.queue(call, ahead, worker),
       maxLogChars: limits.call.maxLogChars,
       onFault,
       onWorkerGone: () => {
@@ -91,6 +113,7 @@ export class PoolWorkers {
       execArgv: limits.execArgv,
       workerData: {
         allowAddons: limits.allowAddons,
+        claims: this.pipeline.buffer,
         ...limits.call,
         ...(limits.permissionTier === undefined ? {} : { permissionTier: limits.permissionTier }),
       },
@@ -135,10 +158,15 @@ export class PoolWorkers {
     }
   }
 
-  /** Hands `call` to piscina; `onLeft` runs once, when it has left piscina however it ended. */
+  /**
+   * Hands `call` to piscina; `onLeft` runs once, when it has left piscina however it ended. A call
+   * taken back from the worker it was queued on (pipeline.ts) is handed again: what its earlier task
+   * brings back (the worker's skip, or its end) is dropped.
+   */
   run(call: PoolCall, onLeft: () => void): void {
     this.#inPiscina.add(call);
     this.threads.expect(call);
+    const attempt = call.attempt;
     let running: Promise<unknown>;
     try {
       running = this.#piscina.run(tagTask(call.task), { signal: call.kill });
@@ -149,6 +177,10 @@ export class PoolWorkers {
     // can reject the promise `then` makes), and each ends the call's time in piscina.
     running.then(
       (value) => {
+        if (call.attempt !== attempt) {
+          this.pipeline.taskLeft(call, attempt);
+          return;
+        }
         try {
           call.replied(value);
         } catch (error) {
@@ -157,7 +189,18 @@ export class PoolWorkers {
         this.#left(call, false, onLeft);
       },
       (error: unknown) => {
+        if (call.attempt !== attempt) {
+          this.pipeline.taskLeft(call, attempt);
+          return;
+        }
         try {
+          // Queued and never started: its worker ended under the call ahead of it. It runs again
+          // (from its pool's queue); this task has left.
+          if (this.pipeline.withdraw(call, true)) {
+            this.pipeline.taskLeft(call, attempt);
+            this.#unstrand();
+            return;
+          }
           call.rejected(error);
           this.#unstrand();
         } catch (caught) {
@@ -173,6 +216,8 @@ export class PoolWorkers {
     this.#inPiscina.delete(call);
     try {
       call.settled();
+      this.pipeline.settled(call);
+      this.pipeline.aheadLeft(call, !lost && !call.kill.aborted);
       // A worker that ended mid-call (killed, exited, out of memory) could not remove the call's
       // temp dir itself.
       if (lost || call.kill.aborted) {
@@ -183,6 +228,9 @@ export class PoolWorkers {
         }).catch(() => {});
       }
       onLeft();
+      // A worker fell idle while a call waits queued on a busy one: that call moves to it.
+      if (this.pipeline.size > 0 && this.threads.idle > 0 && this.#piscina.queueSize === 0)
+        this.pipeline.stealOne();
     } catch {
       // Nothing here throws by design; a throw must still not become an unhandled rejection.
     }

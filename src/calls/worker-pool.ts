@@ -43,7 +43,7 @@ export interface CallPool {
 
 export class TrustDomainPool implements CallPool, BudgetMember {
   readonly #workers: PoolWorkers;
-  readonly #threads: PoolThreads;
+  readonly #threads: PoolThreads<PoolCall>;
   readonly #limits: PoolLimits;
   readonly #callLimits: PoolCallLimits;
   readonly #calls = new Set<PoolCall>();
@@ -86,7 +86,11 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       maxLogChars: limits.call.maxLogChars,
     };
     this.#capacity = limits.maxThreads * 2;
-    this.#workers = new PoolWorkers(limits, { onFault, onChange: () => this.#budget.changed(this) });
+    this.#workers = new PoolWorkers(limits, {
+      onFault,
+      onChange: () => this.#budget.changed(this),
+      requeue: (call) => this.#requeue(call),
+    });
     this.#threads = this.#workers.threads;
     this.#budget.join(this);
   }
@@ -115,6 +119,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
         onLogs: hooks.onLogs,
         maxLogChars: this.#callLimits.maxLogChars,
         onStarted: hooks.onStarted,
+        queue: this.#workers.pipeline,
         resolve,
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
@@ -192,6 +197,16 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       return;
     }
     this.#workers.run(call, () => this.#release());
+  }
+
+  /**
+   * A call taken back from the busy worker it was queued on: it waits again, first in line, for a
+   * worker the budget gives it (so it never makes piscina start one beyond the budget).
+   */
+  #requeue(call: PoolCall): void {
+    this.#dispatched -= 1;
+    this.#waiting.unshift(call);
+    this.#budget.changed(this);
   }
 
   /** A call left piscina: the budget gives the next turn (this pool's next call, or another pool's). */

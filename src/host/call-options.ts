@@ -13,7 +13,7 @@ export interface CallOptions {
   sessionId?: string;
   /** Names of tools the caller does not offer; the tool sees them as `ctx.withheld`. @default [] */
   withheld?: readonly string[];
-  /** Aborting it ends the call with `CALL_ABORTED` (the worker is terminated). */
+  /** Aborting it ends the call with `CALL_ABORTED` (a started call's worker is terminated; a waiting call never runs). */
   signal?: AbortSignal;
   /** Caps the tool's own `timeoutMs`: a positive integer (anything else rejects with `INVALID_OPTION`). */
   timeoutMs?: number;

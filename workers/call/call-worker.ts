@@ -29,10 +29,18 @@ import { contextFor, progressOf } from './context.js';
 import { installFaultHandlers, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
 import { replySeal } from './own-replies.js';
+import { inTurn, setClaims } from './queue.js';
 import { clearCallTimers, installTimerTracking, original } from './timers.js';
 
-/** `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals. */
-type CallWorkerData = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
+/**
+ * `permissionTier`: the tier whose permission flags this worker runs under, named in its refusals;
+ * `claims`: the memory of queued calls' claims, shared with the host (see queue.ts).
+ */
+type CallWorkerData = CallSettings & {
+  allowAddons: boolean;
+  permissionTier?: 'strict' | 'process';
+  claims?: SharedArrayBuffer;
+};
 
 // First of all, before anything a tool could replace: the line to the host.
 const channel = takePrivateChannel();
@@ -49,6 +57,10 @@ const settings: Readonly<CallWorkerData> = Object.freeze({
   allowAddons: given.allowAddons === true,
   permissionTier: given.permissionTier === 'process' ? 'process' : 'strict',
 });
+// Out of tool code's reach: a tool that could write a claim could start or drop its own package's
+// queued calls.
+setClaims(given.claims);
+delete given.claims;
 // A sandboxed package held to a list of hosts: its way out is its proxy, set up before hardening
 // freezes what the agents replace and before any tool code runs. The module is named by the host
 // (as tool modules are), so this file imports nothing of src/ but the boundary.
@@ -154,6 +166,10 @@ export default async function callTool(task: CallTask): Promise<CallReply | null
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
   lockdown(lockdownOptions);
   if (task.kind === 'wake') return null;
+  return inTurn(task, () => runTask(task));
+}
+
+async function runTask(task: CallTask): Promise<CallReply> {
   const call = newCall(task);
   setActiveCall(call);
   try {
