@@ -34,6 +34,13 @@ const tools = {
   return String(threadId);
 }
 `,
+  // Leaves a mark, then waits for the file `${'$'}{file}.go`.
+  'mark-wait.js': `${header('mark_then_wait')}export async function run({ file }) {
+  writeFileSync(file, 'ran');
+  while (!existsSync(file + '.go')) await new Promise((r) => setTimeout(r, 5));
+  return String(threadId);
+}
+`,
   'exit.js': `${header('exit_worker')}export function run() { process.exit(3); }
 `,
   // What a tool finds of the claims' memory the host shares with its worker.
@@ -157,5 +164,38 @@ describe('a call posted to a busy worker', () => {
     const after = await queued;
     expect(after.isError).toBe(false);
     expect(existsSync(file('mark'))).toBe(true);
+  });
+
+  it("the call ahead's reply counts when the call behind it is aborted after it started", async () => {
+    await hostWith(1);
+    const { call: ahead, started } = waiting('ahead', 'go');
+    const abort = new AbortController();
+    const queued = host.call('mark_then_wait', { file: file('mark') }, { signal: abort.signal });
+    await started;
+    // With this thread held, the worker replies for the call ahead and starts the next one: the
+    // host has not read that reply when the abort ends the worker.
+    await writeFile(file('go'), '');
+    expect(blockUntilExists(file('mark'))).toBe(true);
+    abort.abort();
+    const [first, second] = await Promise.all([ahead, queued]);
+    expect(first.isError).toBe(false);
+    expect(second.error?.code).toBe('CALL_ABORTED');
+    expect((await host.call('mark', { file: file('next') })).isError).toBe(false);
+  });
+
+  it('moves to the place of a worker ended while it waited behind a long call', async () => {
+    await hostWith(2);
+    const { call: long, started: longStarted } = waiting('long', 'long');
+    await longStarted;
+    const stuckStarted = nextEvent(host, 'progress', (event) => event.callId === 'stuck');
+    const stuck = host.call('wait_for_file', { file: file('never') }, { callId: 'stuck', timeoutMs: 200 });
+    await stuckStarted;
+    const queued = host.call('mark', { file: file('mark') });
+    // The second call times out and its worker is ended, while the long one still runs: the queued
+    // call answers before the long one is let go.
+    expect((await stuck).error?.code).toBe('TOOL_TIMEOUT');
+    expect((await queued).isError).toBe(false);
+    await writeFile(file('long'), '');
+    expect((await long).isError).toBe(false);
   });
 });

@@ -154,6 +154,12 @@ export abstract class AnswerOnce {
     this.#deadline = setTimeout(fire, ms);
   }
 
+  /** No deadline until it is armed again. */
+  protected disarmDeadline(): void {
+    clearTimeout(this.#deadline);
+    this.#deadline = undefined;
+  }
+
   protected timedOut(): void {
     this.answer(failure('TOOL_TIMEOUT', `tool timed out after ${this.task.timeoutMs} ms`));
   }

@@ -9,8 +9,10 @@
  * a cell of memory shared with the pool's workers, which the host sets to 0 to take it back and the
  * worker negates to start it, each with one compare-and-exchange, so exactly one of them wins. It is
  * taken back when its caller aborts it (the worker isn't ended), when the call ahead of it is ended
- * (timed out, aborted, a malformed reply) or lost (its worker died), and when another worker of the
- * pool falls idle while it still waits; taken back, it runs again as a new call to the pool.
+ * (timed out, aborted, a malformed reply) or lost (its worker died), when its worker dies after the
+ * call ahead replied but before it started this one, and when another worker of the pool falls idle,
+ * or another's place frees, while it still waits; taken back, it runs again as a new call to the
+ * pool, with a full timeout from when it starts there.
  */
 import type { CallTask } from '../boundary/protocol.js';
 import type { TrackedWorker } from './thread-reaper.js';
@@ -54,8 +56,11 @@ export class Pipeline<C extends Pipelined> {
   /** Queued calls not started, by the call ahead of them, and by themselves. */
   readonly #behind = new Map<C, Queued<C>>();
   readonly #queued = new Map<C, Queued<C>>();
-  /** Calls begun without the host's exchange, and the slot each holds until its task has left. */
-  readonly #starting = new Map<C, number>();
+  /**
+   * Calls begun without the host's exchange (the call ahead replied): each holds its claim until its
+   * task has left, since its worker may not have made its exchange yet and can still be beaten to it.
+   */
+  readonly #starting = new Map<C, Queued<C>>();
   /** Tasks of calls taken back, not yet skipped by their workers: by call, its attempt and worker. */
   readonly #skips = new Map<C, Array<{ attempt: number; worker: TrackedWorker }>>();
   readonly #hooks: PipelineHooks<C>;
@@ -93,15 +98,16 @@ export class Pipeline<C extends Pipelined> {
 
   /**
    * `call`'s task left piscina. A call that began without a compare-and-exchange of the host's (see
-   * aheadLeft) holds its slot until now: its worker's exchange may not have happened before.
+   * aheadLeft) holds its slot until now: its worker's exchange may not have happened before. A call
+   * still queued (a reply forged for it, say) is taken back, so its worker never starts it.
    */
   settled(call: C): void {
     this.taskLeft(call, call.attempt);
-    if (this.#starting.size === 0) return;
-    const slot = this.#starting.get(call);
-    if (slot === undefined) return;
-    this.#starting.delete(call);
-    this.#free.push(slot);
+    const entry = this.#starting.get(call) ?? this.#queued.get(call);
+    if (entry === undefined) return;
+    this.#drop(entry);
+    Atomics.compareExchange(this.#cells, entry.slot, entry.ticket, 0);
+    this.#free.push(entry.slot);
   }
 
   /** A task of `call` (its `attempt`) left piscina: if its worker was to skip it, that is done. */
@@ -124,7 +130,7 @@ export class Pipeline<C extends Pipelined> {
     if (entry === undefined) return;
     if (intact) {
       this.#drop(entry);
-      this.#starting.set(entry.call, entry.slot);
+      this.#starting.set(entry.call, entry);
       entry.call.begin();
     } else this.#takeBack(entry, true);
   }
@@ -136,12 +142,14 @@ export class Pipeline<C extends Pipelined> {
   }
 
   /**
-   * Takes back a queued call: true if it had not started (its worker skips it; with `rerun`, it is
-   * handed to the pool again); false if it was never queued or has started (then it begins, and
-   * ends as any call does). A caller's abort takes a call back this way, without ending its worker.
+   * Takes back a queued call, or one begun whose worker has not made its exchange yet: true if it
+   * had not started (its worker skips it; with `rerun`, it is handed to the pool again); false if it
+   * was never queued or has started (then it begins, and ends as any call does). A caller's abort
+   * takes a call back this way, without ending its worker; so does its worker's end before it
+   * started the call.
    */
   withdraw(call: C, rerun = false): boolean {
-    const entry = this.#queued.get(call);
+    const entry = this.#queued.get(call) ?? this.#starting.get(call);
     return entry !== undefined && this.#takeBack(entry, rerun);
   }
 
@@ -172,7 +180,8 @@ export class Pipeline<C extends Pipelined> {
   }
 
   #drop(entry: Queued<C>): void {
-    this.#behind.delete(entry.ahead);
+    if (this.#behind.get(entry.ahead) === entry) this.#behind.delete(entry.ahead);
     this.#queued.delete(entry.call);
+    this.#starting.delete(entry.call);
   }
 }

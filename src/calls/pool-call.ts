@@ -76,6 +76,8 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
   readonly #onStarted: (() => void) | undefined;
   readonly #queue: CallQueue | undefined;
   #begun = false;
+  /** `onStarted` ran: once per call, however often it begins. */
+  #announced = false;
   #grace: NodeJS.Timeout | undefined;
   #held: CallReply | undefined;
   #fault: (WorkerNote & { type: 'fault' }) | undefined;
@@ -119,14 +121,21 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
     if (this.#begun || this.answered) return;
     this.#begun = true;
     this.armDeadline(this.task.timeoutMs, () => this.#timeOut());
+    if (this.#announced) return;
+    this.#announced = true;
     this.#onStarted?.();
   }
 
-  /** Taken back from the worker it was queued on, to be given to piscina again. */
+  /**
+   * Taken back from the worker it was queued on, to be given to piscina again: a call begun there
+   * that its worker never started waits again without a deadline, and gets a full one where it runs.
+   */
   requeued(): void {
     this.#worker = undefined;
     this.task.claim = undefined;
     this.attempt += 1;
+    this.#begun = false;
+    this.disarmDeadline();
   }
 
   message(note: WorkerNote): void {
@@ -231,6 +240,9 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
   /** Ends the worker the call runs on; one stuck in a child process gets that process killed. */
   #end(): void {
     this.#queue?.aheadEnding(this);
+    // A reply its worker posted before the end counts (that of a call ahead of this one, say): piscina
+    // rejects whatever the worker holds when it is ended, read or not.
+    this.#worker?.readReplies?.();
     this.kill.abort();
     if (this.#worker !== undefined) void ensureEnded(this.#worker);
   }

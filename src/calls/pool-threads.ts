@@ -252,14 +252,16 @@ export class PoolThreads<L extends ThreadListener = ThreadListener> {
     const calls = new Map<string, L>();
     this.#ready.set(threadId, { tracked, calls, skips: 0 });
     // Before piscina's own listener rejects what the worker holds: the replies it posted count.
-    if (readReplies !== undefined)
-      worker.prependListener('exit', () => {
+    if (readReplies !== undefined) {
+      tracked.readReplies = () => {
         try {
           readReplies();
         } catch {
           // piscina then rejects those tasks as it would have.
         }
-      });
+      };
+      worker.prependListener('exit', tracked.readReplies);
+    }
     // piscina's workers are made with their stdio piped to the host's: undo that, and drop what comes.
     for (const [stream, target] of [
       [worker.stdout, process.stdout],

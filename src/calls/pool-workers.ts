@@ -95,6 +95,8 @@ export class PoolWorkers {
       onWorkerGone: () => {
         // A worker that ended between calls (a fault outside any call) leaves calls queued behind it.
         this.#unstrand();
+        // Its place is free: a call queued behind a running one moves there (through the budget).
+        if (this.pipeline.size > 0 && !this.#destroyed) this.pipeline.stealOne();
         onChange();
       },
       onChange,

@@ -23,6 +23,8 @@ export interface TrackedWorker {
   /** Settles when the worker has exited. */
   exited: Promise<void>;
   hasExited(): boolean;
+  /** Reads now the replies the worker posted that piscina has not read yet (see piscina.ts). */
+  readReplies?: (() => void) | undefined;
 }
 
 export function trackWorker(worker: Worker, osThreadId: number | null = null): TrackedWorker {
