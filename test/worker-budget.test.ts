@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { RUN_LENGTH } from '../dist/src/calls/worker-budget.js';
 import { type IsolationTier, outcomeText } from '../dist/src/index.js';
-import { Calls, writeHeldPackage } from './support/held-calls.js';
+import { Calls, type Held, writeHeldPackage } from './support/held-calls.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
 import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
@@ -78,6 +78,30 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     await loadEcho(host);
     await expectHostFine(host);
   });
+
+  it.runIf(tier !== 'process')(
+    'a call queued behind a busy worker takes no place of its own, and moves to a worker that falls idle',
+    async () => {
+      const { host, calls } = await hostWith(2, ['a', 'b'], 2);
+      const all = [calls.call('a'), calls.call('a')];
+      await calls.nextStarted();
+      const second = await calls.nextStarted();
+      // Both of a's workers run: a's next call is posted behind the first; b's waits for a place.
+      all.push(calls.call('a'), calls.call('b'));
+      // The second worker falls idle while b waits: a's queued call moves to it, not b.
+      expect(outcomeText(await calls.release(second))).toBe('released');
+      const moved = await calls.nextStarted();
+      expect(moved.pkg).toBe('a');
+      for (const held of [calls.started[0] as Held, moved]) {
+        expect(outcomeText(await calls.release(held))).toBe('released');
+      }
+      expect(outcomeText(await calls.release(await calls.nextStarted()))).toBe('released');
+      expect(new Set(calls.started)).toEqual(new Set(all));
+      expect(calls.most).toBe(2);
+      await loadEcho(host);
+      await expectHostFine(host);
+    },
+  );
 
   it('a package that floods calls can’t starve another: its call starts within one run of the other’s calls', async () => {
     const { host, calls } = await hostWith(1, ['a', 'b']);

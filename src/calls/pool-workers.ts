@@ -229,10 +229,11 @@ export class PoolWorkers {
           maxRetries: 2,
         }).catch(() => {});
       }
-      onLeft();
-      // A worker fell idle while a call waits queued on a busy one: that call moves to it.
+      // A worker fell idle while a call waits queued on a busy one: that call moves to it, before
+      // the budget hears of the idle worker (and may end it for another pool).
       if (this.pipeline.size > 0 && this.threads.idle > 0 && this.#piscina.queueSize === 0)
         this.pipeline.stealOne();
+      onLeft();
     } catch {
       // Nothing here throws by design; a throw must still not become an unhandled rejection.
     }

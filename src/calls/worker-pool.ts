@@ -149,7 +149,9 @@ export class TrustDomainPool implements CallPool, BudgetMember {
   }
 
   get occupied(): number {
-    const threads = Math.max(this.#threads.running, Math.min(this.#dispatched, this.#limits.maxThreads));
+    // A call queued behind a running one (pipeline.ts) takes no thread of its own.
+    const needThreads = this.#dispatched - this.#workers.pipeline.size;
+    const threads = Math.max(this.#threads.running, Math.min(needThreads, this.#limits.maxThreads));
     return threads + this.#threads.ending + this.#threads.stranded;
   }
 
