@@ -61,19 +61,29 @@ export class PoolWorkers {
   readonly pipeline: Pipeline<PoolCall>;
   readonly #piscina: Piscina;
   readonly #limits: PoolLimits;
+  readonly #queuedHere: () => number;
   /** Calls handed to piscina that have not left it. */
   readonly #inPiscina = new Set<PoolCall>();
   /** Workers ended: nothing may start any more. */
   #destroyed = false;
 
-  /** `onChange`: a worker started, was told to end, was let go or exited (what the budget counts). */
-  /** `requeue`: a call taken back from a busy worker goes back to the front of its pool's queue. */
+  /**
+   * `onChange`: a worker started, was told to end, was let go or exited (what the budget counts);
+   * `requeue`: a call taken back from a busy worker goes back to the front of its pool's queue.
+   */
   constructor(
     limits: PoolLimits,
-    options: { onFault: (message: string) => void; onChange: () => void; requeue: (call: PoolCall) => void },
+    options: {
+      onFault: (message: string) => void;
+      onChange: () => void;
+      requeue: (call: PoolCall) => void;
+      /** How many of the pool's calls wait for their turn (not yet given to piscina). */
+      queued: () => number;
+    },
   ) {
     const { onFault, onChange } = options;
     this.#limits = limits;
+    this.#queuedHere = options.queued;
     this.pipeline = new Pipeline<PoolCall>(2 * limits.maxThreads, {
       rerun: (call) => {
         this.#inPiscina.delete(call);
@@ -229,14 +239,20 @@ export class PoolWorkers {
           maxRetries: 2,
         }).catch(() => {});
       }
-      // A worker fell idle while a call waits queued on a busy one: that call moves to it, before
-      // the budget hears of the idle worker (and may end it for another pool).
-      if (this.pipeline.size > 0 && this.threads.idle > 0 && this.#piscina.queueSize === 0)
-        this.pipeline.stealOne();
+      // A worker fell idle while a call waits queued on a busy one: that call moves to it. With no
+      // other call of the pool waiting, before the budget hears of the idle worker (it may end it
+      // for another pool); otherwise the pool's next call takes it, and nothing moves.
+      if (this.#queuedHere() === 0) this.#steal();
       onLeft();
+      this.#steal();
     } catch {
       // Nothing here throws by design; a throw must still not become an unhandled rejection.
     }
+  }
+
+  #steal(): void {
+    if (this.pipeline.size > 0 && this.threads.idle > 0 && this.#piscina.queueSize === 0)
+      this.pipeline.stealOne();
   }
 
   /**

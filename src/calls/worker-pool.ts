@@ -90,6 +90,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
       onFault,
       onChange: () => this.#budget.changed(this),
       requeue: (call) => this.#requeue(call),
+      queued: () => this.queued,
     });
     this.#threads = this.#workers.threads;
     this.#budget.join(this);
