@@ -26,6 +26,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolHostError } from '../boundary/errors.js';
+import { srcFile, workersFile } from '../own-files.js';
 import { type NetworkAllowance, type NetworkAsk, networkGrant } from '../process/network/grant.js';
 import { isWithin } from '../shared/paths.js';
 
@@ -76,7 +77,7 @@ export const STRICT_HIDES_WORKING_DIRECTORY = ((): boolean => {
 })();
 
 /** Preloaded into every strict worker: see `workers/guard/strict-preload.cts`. */
-const STRICT_PRELOAD = fileURLToPath(new URL('../../workers/guard/strict-preload.cjs', import.meta.url));
+const STRICT_PRELOAD = fileURLToPath(workersFile('guard/strict-preload.cjs'));
 
 /**
  * What the worker code itself reads: toolhost's compiled `dist/src` and `dist/workers` folders (the
@@ -86,11 +87,7 @@ const STRICT_PRELOAD = fileURLToPath(new URL('../../workers/guard/strict-preload
  */
 function workerCodePaths(): string[] {
   const piscinaEntry = createRequire(import.meta.url).resolve('piscina');
-  return [
-    fileURLToPath(new URL('../', import.meta.url)),
-    fileURLToPath(new URL('../../workers/', import.meta.url)),
-    dirname(piscinaEntry),
-  ];
+  return [fileURLToPath(srcFile('')), fileURLToPath(workersFile('')), dirname(piscinaEntry)];
 }
 
 let cachedWorkerCodePaths: string[] | undefined;

@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Piscina } from 'piscina';
 import { type CallSettings, type CallTask, callTmpDir } from '../boundary/protocol.js';
+import { workersFile } from '../own-files.js';
 import { failure } from './answer-once.js';
 import { Pipeline } from './pipeline.js';
 import { piscina } from './piscina.js';
@@ -32,7 +33,7 @@ export interface PoolLimits {
 }
 
 /** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
-const CALL_WORKER = fileURLToPath(new URL('../../workers/call/entry.cjs', import.meta.url));
+const CALL_WORKER = fileURLToPath(workersFile('call/entry.cjs'));
 
 /** A task that only makes piscina start a worker (see #unstrand). */
 const WAKE_TASK: CallTask = {

@@ -1,8 +1,7 @@
 /** toolhost's own version and folder, from its package.json (read once, when asked). */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-
-const PACKAGE_JSON = new URL('../../../package.json', import.meta.url);
+import { PACKAGE_JSON } from '../own-files.js';
 
 let version: string | undefined;
 

@@ -12,8 +12,9 @@ import { parseWorkerMessage } from '../boundary/parse-call-reply.js';
 import { parseReadReply } from '../boundary/parse-read-reply.js';
 import type { RawDeclaration, ReadError } from '../boundary/protocol.js';
 import { ensureEnded, type TrackedWorker, trackWorker } from '../calls/thread-reaper.js';
+import { workersFile } from '../own-files.js';
 
-const READER_URL = new URL('../../workers/read-declaration.js', import.meta.url);
+const READER_URL = workersFile('read-declaration.js');
 
 export type ReadOutcome =
   | { state: 'read'; declaration: RawDeclaration }

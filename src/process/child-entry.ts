@@ -5,6 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { srcFile } from '../own-files.js';
 
 /** The entry point of a package's process. */
-export const CHILD_MAIN = realpathSync(fileURLToPath(new URL('./child-main.js', import.meta.url)));
+export const CHILD_MAIN = realpathSync(fileURLToPath(srcFile('process/child-main.js')));

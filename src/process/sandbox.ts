@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PACKAGE_JSON, srcFile, workersFile } from '../own-files.js';
 import { isWithin } from '../shared/paths.js';
 import { CHILD_MAIN } from './child-entry.js';
 
@@ -87,9 +88,9 @@ function findCodePaths(): string[] {
   const undiciRoot = dirname(undiciEntry);
   return [
     undiciRoot,
-    realpathSync(fileURLToPath(new URL('../', import.meta.url))),
-    realpathSync(fileURLToPath(new URL('../../workers/', import.meta.url))),
-    realpathSync(fileURLToPath(new URL('../../../package.json', import.meta.url))),
+    realpathSync(fileURLToPath(srcFile(''))),
+    realpathSync(fileURLToPath(workersFile(''))),
+    realpathSync(fileURLToPath(PACKAGE_JSON)),
     piscinaRoot,
     realpathSync(process.execPath),
   ];

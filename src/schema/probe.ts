@@ -8,9 +8,10 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ensureEnded, type TrackedWorker, trackWorker } from '../calls/thread-reaper.js';
+import { srcFile } from '../own-files.js';
 import type { SchemaLimits } from './json-schema.js';
 
-const PROBE_URL = new URL('./probe-worker.js', import.meta.url);
+const PROBE_URL = srcFile('schema/probe-worker.js');
 
 /** Schemas at least this large (about their JSON size) are compiled in the probe before the host. */
 export const PROBE_FROM_BYTES = 8192;

@@ -7,6 +7,7 @@
  */
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { srcFile } from '../own-files.js';
 import type { Dependencies } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
 import { buildingFolder, linkTarget, treeFolder } from './layout.js';
@@ -160,7 +161,7 @@ export class DependencyTrees {
 }
 
 /** The author helpers (`toolhost/tool`) of the host itself. */
-const AUTHOR_HELPERS = new URL('../tool-module.js', import.meta.url).href;
+const AUTHOR_HELPERS = srcFile('tool-module.js').href;
 
 /**
  * `toolhost/tool` for a snapshot whose package does not install toolhost itself: tool packages

@@ -9,6 +9,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { srcFile } from '../../own-files.js';
 import type { McpConfigArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
@@ -40,7 +41,7 @@ export interface McpConfigJson {
 }
 
 /** The CLI module of this installation (dist/src/cli/main.js). */
-const CLI_MAIN = fileURLToPath(new URL('../main.js', import.meta.url));
+const CLI_MAIN = fileURLToPath(srcFile('cli/main.js'));
 
 /** Builds the configurations; paths are made absolute against `cwd`. */
 export function mcpConfigs(args: McpConfigArgs, cwd: string): McpConfigJson {

@@ -11,6 +11,7 @@ import type { Readable, Writable } from 'node:stream';
 import { isLoopback } from '../../mcp/http-checks.js';
 import { listenHttp } from '../../mcp/http-server.js';
 import { StdioRelay } from '../../mcp/stdio-relay.js';
+import { srcFile } from '../../own-files.js';
 import type { ServeArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
@@ -36,7 +37,7 @@ export async function serveCommand(args: ServeArgs, io: CliIo, signal: AbortSign
 async function overStdio(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<ExitCode> {
   let reported = false;
   const relay = new StdioRelay({
-    entry: new URL('./serve-child.js', import.meta.url),
+    entry: srcFile('cli/commands/serve-child.js'),
     settings: args,
     stdin: io.stdin as Readable,
     stdout: io.stdout as unknown as Writable,

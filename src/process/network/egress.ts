@@ -9,12 +9,13 @@ import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { CallSettings } from '../../boundary/protocol.js';
+import { srcFile } from '../../own-files.js';
 import type { ChildInit } from '../child-messages.js';
 import type { NetworkGrant } from './grant.js';
 import type { NetworkNote, ProxyLimits } from './proxy-options.js';
 import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
 
-const PROXY_WORKER = new URL('./proxy-worker.js', import.meta.url);
+const PROXY_WORKER = srcFile('process/network/proxy-worker.js');
 /** The proxy thread's heap: its data is piped, never held, so this is plenty and a bound. */
 const PROXY_HEAP_MB = 64;
 /** How many times a proxy thread that ended is started again. */
@@ -46,7 +47,7 @@ export interface EgressDoor {
   route: NonNullable<CallSettings['egress']>;
 }
 
-const CHILD_AGENTS = new URL('./child-agents.js', import.meta.url).href;
+const CHILD_AGENTS = srcFile('process/network/child-agents.js').href;
 
 /** A calls process's init, its workers routed through the proxy. */
 export function routedInit(init: ChildInit, route: EgressDoor['route']): ChildInit {
