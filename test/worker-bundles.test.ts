@@ -1,8 +1,9 @@
 /**
- * The worker entries are built as one file each (scripts/bundle-workers.mjs): a declaration read
- * and a call worker start without Node's module loader resolving and reading toolhost's files one
- * by one. Checked on the build output: the only module of toolhost's own either entry imports is
- * the call worker's running call, which stays a module of its own.
+ * The worker entries are built as one file each (scripts/bundle.mjs): a declaration read and a call
+ * worker start without Node's module loader resolving and reading toolhost's files one by one.
+ * Checked on the build output: the only module of toolhost's own either entry imports is the call
+ * worker's running call, which stays a module of its own. The root entry is built the same way,
+ * with its lazily loaded parts in files beside it.
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -23,5 +24,23 @@ describe('the worker entries as built', () => {
     const imports = await staticImports(entry);
     expect(imports.length).toBeGreaterThan(0);
     expect(imports.filter((specifier) => !specifier.startsWith('node:'))).toEqual(own);
+  });
+});
+
+describe('the root entry as built', () => {
+  it("imports no file of toolhost's but the bundle's own parts beside it", async () => {
+    const imports = await staticImports('src/index.js');
+    const own = imports.filter((specifier) => !specifier.startsWith('node:') && specifier.startsWith('.'));
+    expect(imports.length).toBeGreaterThan(0);
+    for (const specifier of own) expect(specifier).toMatch(/^\.\/bundle-[\w-]+\.js$/);
+  });
+
+  it('loads the tool-use loop and the process tier from parts of its own, on first use', async () => {
+    const source = await readFile(new URL('src/index.js', dist), 'utf8');
+    const lazy = [...source.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((match) => match[1] ?? '');
+    expect(lazy.filter((specifier) => specifier.startsWith('.')).sort()).toEqual([
+      expect.stringMatching(/^\.\/bundle-process-domains-[\w-]+\.js$/),
+      expect.stringMatching(/^\.\/bundle-run-tools-[\w-]+\.js$/),
+    ]);
   });
 });
