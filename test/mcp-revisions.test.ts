@@ -78,10 +78,10 @@ describe.each(cases)('toolhost serve over $transport, a $revision client', ({ tr
   it('passes a first progress of 0 as 0, then the rest in order', async () => {
     const seen: number[] = [];
     await client.call('test_tool_with_progress', {}, { onProgress: ({ progress }) => seen.push(progress) });
-    // Over stdio the SDK clients may drop the last one, when it comes in the same read as the
-    // answer (their notification handlers run a microtask after the response's); the order on the
-    // wire is checked byte by byte in mcp-stdio.test.ts.
-    expect(seen.slice(0, 2)).toEqual([0, 50]);
+    // Over stdio the SDK clients may drop the ones that come in the same read as the answer (their
+    // notification handlers run a microtask after the response's): on a busy machine the last two
+    // can. The order on the wire is checked byte by byte in mcp-stdio.test.ts.
+    expect(seen[0]).toBe(0);
     expect(seen).toEqual([0, 50, 100].slice(0, seen.length));
   });
 
