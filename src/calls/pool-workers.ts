@@ -67,6 +67,8 @@ export class PoolWorkers {
   readonly #inPiscina = new Set<PoolCall>();
   /** Workers ended: nothing may start any more. */
   #destroyed = false;
+  /** The wake task of {@link prestart} until it has run: calls wait for its worker. */
+  #prestarting: { promise: Promise<void>; release: () => void } | undefined;
 
   /**
    * `onChange`: a worker started, was told to end, was let go or exited (what the budget counts);
@@ -150,6 +152,8 @@ export class PoolWorkers {
    */
   #failIfNoWorkerStarts(message: string): void {
     if (this.threads.anyReady) return;
+    // The prestarted worker was this one: its wake task may never settle.
+    this.#prestarted();
     const waiting = new Set(this.threads.waiting.map((listener) => listener.taskId));
     for (const call of this.#inPiscina) {
       if (!waiting.has(call.taskId)) continue;
@@ -164,11 +168,29 @@ export class PoolWorkers {
    */
   prestart(): void {
     if (this.#destroyed || this.#piscina.threads.length > 0) return;
+    let woken: Promise<unknown>;
     try {
-      this.#piscina.run(WAKE_TASK).catch(() => {});
+      woken = this.#piscina.run(WAKE_TASK);
     } catch {
       // Starting a worker can throw at once; the first call then starts one as usual.
+      return;
     }
+    let release = () => {};
+    const promise = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    this.#prestarting = { promise, release };
+    woken.then(
+      () => this.#prestarted(),
+      () => this.#prestarted(),
+    );
+  }
+
+  /** The prestarted worker took its wake task, or failed to start: the calls that waited go on. */
+  #prestarted(): void {
+    const prestarting = this.#prestarting;
+    this.#prestarting = undefined;
+    prestarting?.release();
   }
 
   /**
@@ -177,6 +199,12 @@ export class PoolWorkers {
    * brings back (the worker's skip, or its end) is dropped.
    */
   run(call: PoolCall, onLeft: () => void): void {
+    // piscina starts workers for calls that come behind the wake task (up to its maximum, in one
+    // go): they wait for the prestarted worker instead, the first taking it.
+    if (this.#prestarting !== undefined) {
+      void this.#prestarting.promise.then(() => this.run(call, onLeft));
+      return;
+    }
     this.#inPiscina.add(call);
     this.threads.expect(call);
     const attempt = call.attempt;
