@@ -15,7 +15,7 @@ export function manyPackagesSection(result) {
     }
   }
   return [
-    `## Many packages on one host (${result.rounds} rounds of alternating batches, ${result.callsPerBatch} calls a batch, ${result.window} in flight)`,
+    `## 14. Many packages on one host (${result.rounds} rounds of alternating batches, ${result.callsPerBatch} calls a batch, ${result.window} in flight)`,
     '',
     '| Tier | Active of loaded | Host RSS added, warm | of it, loading | RSS per active package | Calls/s (median batch) | vs baseline | Latency median / p99 | Median vs baseline | Most workers at once |',
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',

@@ -36,7 +36,7 @@ export function startUpSection(result) {
     String(summary.n),
   ]);
   return [
-    '## 13. Start-up',
+    '## 15. Start-up',
     '',
     `Each a fresh Node process from spawn to exit, the three interleaved run by run, ${result.rounds} rounds.`,
     '',

@@ -155,7 +155,7 @@ function latencyRows(allStats, names, base, { p99Ratio }) {
 
 // --- The peer: isolated-vm, in the same run ---
 function peerSection(result) {
-  if (result.skipped !== undefined) return `## 12. The peer: isolated-vm\n\nSkipped: ${result.skipped}.`;
+  if (result.skipped !== undefined) return `## 13. The peer: isolated-vm\n\nSkipped: ${result.skipped}.`;
   const names = {
     rawPiscina: 'raw piscina `run`',
     hostCall: '**host.call** (pooled worker)',
@@ -164,7 +164,7 @@ function peerSection(result) {
   };
   const rows = latencyRows(result.stats, names, result.stats.hostCall, { p99Ratio: false });
   return [
-    '## 12. The peer: isolated-vm',
+    '## 13. The peer: isolated-vm',
     '',
     `isolated-vm ${result.isolatedVm} on Node ${result.node}: the echo in one isolate (64 MB memoryLimit) on the host's thread, arguments and result copied, a 30 s timeout per call; against host.call and raw piscina (${result.threads} threads), ${result.cycles} cycles, interleaved call by call.`,
     '',
@@ -222,7 +222,7 @@ function snapshotsSection(result) {
     formatRatio(summary.median / baseline),
   ]);
   return [
-    '## 10. Snapshots: a package with a big node_modules',
+    '## 12. Snapshots: a package with a big node_modules',
     '',
     `\`toolhost list\` of a one-tool package whose node_modules holds its devDependencies (${result.files.toLocaleString('en-US')} files: toolhost with its dependencies, and TypeScript), against the same package without node_modules; each run a fresh process, interleaved, ${result.rounds} rounds.`,
     '',
@@ -577,7 +577,7 @@ function slowUploadLines(upload) {
 }
 
 function egressSection(result) {
-  if (result.skipped !== undefined) return `## 10. Per-host egress\n\nSkipped: ${result.skipped}.`;
+  if (result.skipped !== undefined) return `## 11. Per-host egress\n\nSkipped: ${result.skipped}.`;
   const { fetch, newConnection, flood } = result;
   const row = (label, samples) => [
     label,
@@ -589,7 +589,7 @@ function egressSection(result) {
   ];
   const floods = flood.floods.map((one) => `${formatMs(one.ms)} (${JSON.stringify(one.outcome)})`).join('; ');
   return [
-    '## 10. Per-host egress: the proxy against no proxy',
+    '## 11. Per-host egress: the proxy against no proxy',
     '',
     `A 1 KiB local resource; ${result.fetchCycles} fetches and ${result.connectCycles} new connections per variant, interleaved call by call. \`worker\`: the worker tier (no sandbox, no proxy); whole network: the process tier in bubblewrap granted \`"net": true\` (the host's network, no proxy); proxy: held to its hosts, through its egress proxy.`,
     '',

@@ -1,5 +1,5 @@
 /**
- * 10. What per-host egress costs (the process tier in bubblewrap, a package held to a list of
+ * 11. What per-host egress costs (the process tier in bubblewrap, a package held to a list of
  * hosts): a `fetch` of a small local resource through the package's egress proxy, against the same
  * fetch from the worker tier (no sandbox, no proxy) and from the process tier granted the whole
  * network (sandbox, no proxy), interleaved call by call; the same for a request on a connection of

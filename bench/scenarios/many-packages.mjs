@@ -1,5 +1,5 @@
 /**
- * Many packages on one host: 200 packages loaded of which 50 are active, against 50 loaded and the
+ * 14. Many packages on one host: 200 packages loaded of which 50 are active, against 50 loaded and the
  * same 50 active, in each tier. Per host: the RSS it added (the host process, and in the process
  * tier its package processes too) once every active package has its worker, the RSS each active
  * package adds, and calls/s and latency of a window of calls spread round-robin over the active

@@ -1,5 +1,5 @@
 /**
- * 12. The peer: isolated-vm 7, a V8 isolate driven from the host's own thread, against host.call
+ * 13. The peer: isolated-vm 7, a V8 isolate driven from the host's own thread, against host.call
  * (a pooled worker thread) and a raw piscina run, one call at a time, interleaved call by call. Each
  * isolated-vm call gets a timeout, as a host of untrusted code would give it, and copies its
  * arguments and its result in and out of the isolate. isolated-vm ships binaries for Node 24 and 26

@@ -1,5 +1,5 @@
 /**
- * 8. What the process tier costs, against the worker tier in the same run: the first call to a
+ * 9. What the process tier costs, against the worker tier in the same run: the first call to a
  * fresh package (a worker to start, or a process, sandboxed where bubblewrap is, with its pool),
  * loading it (declarations read in the host's workers, or in a throwaway process), the memory an
  * idle package holds after one call (the host's ready spare apart), and the warm `host.call` round trip of a trivial tool. First

@@ -1,5 +1,5 @@
 /**
- * 10. What snapshots cost where users wait: `toolhost list` of a small tool package whose
+ * 12. What snapshots cost where users wait: `toolhost list` of a small tool package whose
  * node_modules holds its devDependencies (toolhost and TypeScript, with toolhost's own dependencies:
  * a copy of this repository's node_modules, about 10,000 files), against `toolhost list` of the same
  * package without node_modules, each a fresh process, interleaved run by run. "First run" starts

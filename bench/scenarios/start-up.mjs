@@ -1,5 +1,5 @@
 /**
- * 13. Start-up where users wait: a fresh Node process that imports toolhost and exits, and
+ * 15. Start-up where users wait: a fresh Node process that imports toolhost and exits, and
  * `toolhost --version`, against a bare `node -e 0` (Node's own start, the floor of both), each a
  * fresh process, interleaved run by run so load on the machine falls on all three alike.
  */
