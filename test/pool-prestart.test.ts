@@ -6,14 +6,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, expect, it } from 'vitest';
-import type { CallTask } from '../dist/src/boundary/protocol.js';
 import type { PoolReply } from '../dist/src/calls/answer-once.js';
 import { workerExecArgv } from '../dist/src/calls/isolation.js';
 import { TrustDomainPool } from '../dist/src/calls/worker-pool.js';
-
-const ECHO = pathToFileURL(fileURLToPath(new URL('../fixtures/modules/echo.js', import.meta.url))).href;
+import { echoTask as sharedEchoTask } from './support/echo-task.js';
 
 let pool: TrustDomainPool | undefined;
 let root: string | undefined;
@@ -22,17 +19,9 @@ afterEach(async () => {
   if (root !== undefined) await rm(root, { recursive: true, force: true });
 });
 
-function echoTask(taskId: string): CallTask {
-  return {
-    kind: 'run',
-    taskId,
-    callId: taskId,
-    sessionId: 'default',
-    moduleUrl: ECHO,
-    args: { text: `echo of ${taskId}` },
-    withheld: [],
-    timeoutMs: 600_000,
-  };
+/** A call of the echo fixture that answers `echo of <taskId>`. */
+function echoTask(taskId: string) {
+  return sharedEchoTask(taskId, `echo of ${taskId}`);
 }
 
 /** Whether `reply` is the echo tool's answer to the task `taskId`. */
@@ -88,4 +77,18 @@ it('a call made while a prestarted worker fails to start answers TOOL_CRASHED wi
     expect(reply.ok === false && reply.error.code).toBe('TOOL_CRASHED');
     expect(reply.ok === false && reply.error.message).toMatch(/^the tool's worker could not start: /);
   }
+});
+
+it('a call aborted by its caller while the prestarted worker starts answers CALL_ABORTED, and the next call runs on that worker', async () => {
+  pool = await prestartedPool();
+  pool.prestart();
+  const caller = new AbortController();
+  const aborted = pool.run(echoTask('aborted'), { signal: caller.signal });
+  caller.abort();
+
+  const reply = await aborted;
+  expect(reply.ok === false && reply.error.code).toBe('CALL_ABORTED');
+  const next = await pool.run(echoTask('next'));
+  expect(echoed(next, 'next')).toBe(true);
+  expect(pool.occupied).toBe(1);
 });

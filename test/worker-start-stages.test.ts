@@ -8,14 +8,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CallSettings, CallTask } from '../dist/src/boundary/protocol.js';
+import type { CallSettings } from '../dist/src/boundary/protocol.js';
 import { workerExecArgv } from '../dist/src/calls/isolation.js';
 import { TrustDomainPool } from '../dist/src/calls/worker-pool.js';
+import { echoTask } from './support/echo-task.js';
 
 const STAGES_PRELOAD = fileURLToPath(new URL('../fixtures/workers/start-stages.cjs', import.meta.url));
-const ECHO = pathToFileURL(fileURLToPath(new URL('../fixtures/modules/echo.js', import.meta.url))).href;
 /** `module.registerHooks`, which the preload needs, came in Node 22.15 and 23.5. */
 const HAS_SYNC_HOOKS = (() => {
   const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
@@ -40,19 +40,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
-
-function echoTask(taskId: string): CallTask {
-  return {
-    kind: 'run',
-    taskId,
-    callId: taskId,
-    sessionId: 'default',
-    moduleUrl: ECHO,
-    args: { text: taskId },
-    withheld: [],
-    timeoutMs: 600_000,
-  };
-}
 
 /** A one-thread pool of real call workers with the worker tier's flags, preloaded with the stages. */
 function stagedPool(cells: Int32Array | undefined): TrustDomainPool {
