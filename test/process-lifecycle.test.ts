@@ -2,7 +2,8 @@
  * The life of a package's process: when it dies (a tool SIGKILLs it), the calls it was running
  * answer and the next call starts a new one, while other packages never notice; a tool blocked in a
  * native call is answered at its timeout, and the host still closes and its process exits by
- * itself; close() ends every package process, whatever they were doing.
+ * itself; close() ends every package process, whatever they were doing; a caller's abort ends the
+ * call in its process, which goes on serving.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -75,6 +76,29 @@ describe("isolation: 'process', a process that dies", () => {
       expect(packageProcesses()).toEqual([]);
     },
   );
+});
+
+describe("isolation: 'process', a caller's abort", () => {
+  it('answers CALL_ABORTED and frees the thread in the same process: the next call runs there', async () => {
+    // One thread per package: a call the process did not cancel would hold it until the host ended
+    // the process (its bound to give the call back), and the next call would run in a new one.
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 1 });
+    await host.load(HOSTILE);
+    const ended: string[] = [];
+    host.on('workers', (event) => {
+      if (event.type === 'ended' && event.source !== 'spare') ended.push(event.source);
+    });
+
+    const caller = new AbortController();
+    const napping = running(host, 'aborted');
+    const call = host.call('proc_nap', { ms: 600_000 }, { callId: 'aborted', signal: caller.signal });
+    await napping;
+    caller.abort();
+    expect(await call).toStrictEqual(failed('CALL_ABORTED', 'the call was aborted by its caller'));
+
+    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
+    expect(ended).toEqual([]);
+  });
 });
 
 describe("isolation: 'process', a tool blocked in a native call", () => {

@@ -25,12 +25,14 @@ export interface PoolCallLimits extends ReplyLimits {
 }
 
 /**
- * Ends one task's worker (piscina terminates the worker of an aborted task). piscina takes an
- * emitter as well as an AbortSignal, and of an emitter it uses `once('abort')` and
- * `removeListener('abort')` for its one listener: an AbortController per call costs more than the
- * rest of the host's bookkeeping, and an EventEmitter (its listener table and `once` wrapper) is
- * still a good part of it. This one holds that one listener, and is aborted only on a timeout or a
- * caller's abort.
+ * A switch that is aborted once and holds one listener: a task's kill switch (piscina terminates the
+ * worker of an aborted task), and the caller's signal of a call in a package process. piscina takes
+ * an emitter as well as an AbortSignal, and of an emitter it uses `once('abort')` and
+ * `removeListener('abort')` for its one listener; a pool takes a {@link CallerSignal} and adds one
+ * listener. An AbortController per call costs more than the rest of the host's bookkeeping (and in a
+ * package process a good part of a warm round trip), and an EventEmitter (its listener table and
+ * `once` wrapper) is still a good part of it. This one is aborted only on a timeout or a caller's
+ * abort.
  */
 export class KillSwitch {
   aborted = false;
@@ -51,6 +53,15 @@ export class KillSwitch {
     return this.removeListener(event, listener);
   }
 
+  /** As a {@link CallerSignal}: the pool's one listener, `{ once: true }` as every listener here is. */
+  addEventListener(event: 'abort', listener: () => void): void {
+    this.once(event, listener);
+  }
+
+  removeEventListener(event: 'abort', listener: () => void): void {
+    this.removeListener(event, listener);
+  }
+
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
@@ -58,6 +69,16 @@ export class KillSwitch {
     this.#listener = undefined;
     listener?.();
   }
+}
+
+/**
+ * What a pool reads of a caller's signal: an AbortSignal, or a {@link KillSwitch}. A pool adds one
+ * listener, once, and removes it when the call answers.
+ */
+export interface CallerSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }
 
 /** What a call asks of the pool's pipeline (pipeline.ts) before it gives up its worker. */

@@ -13,7 +13,7 @@ import type { CallTask, CapturedLog } from '../boundary/protocol.js';
 import type { JsonValue } from '../tool-module.js';
 import { failure, type PoolReply } from './answer-once.js';
 import type { BudgetMember, NextStart } from './budget-member.js';
-import { PoolCall, type PoolCallLimits } from './pool-call.js';
+import { type CallerSignal, PoolCall, type PoolCallLimits } from './pool-call.js';
 import type { PoolThreads } from './pool-threads.js';
 import { type PoolLimits, PoolWorkers } from './pool-workers.js';
 import { WorkerBudget } from './worker-budget.js';
@@ -21,7 +21,7 @@ import { WorkerBudget } from './worker-budget.js';
 export type { PoolReply } from './answer-once.js';
 
 export interface PoolCallHooks {
-  signal?: AbortSignal | undefined;
+  signal?: CallerSignal | undefined;
   onProgress?: ((data: JsonValue) => void) | undefined;
   /** What the tool printed, as it runs (a task with `forwardLogs`); the rest comes with the reply. */
   onLogs?: ((logs: CapturedLog[]) => void) | undefined;
