@@ -26,13 +26,13 @@ export interface PoolCallLimits extends ReplyLimits {
 
 /**
  * A switch that is aborted once and holds one listener: a task's kill switch (piscina terminates the
- * worker of an aborted task), and the caller's signal of a call in a package process. piscina takes
- * an emitter as well as an AbortSignal, and of an emitter it uses `once('abort')` and
- * `removeListener('abort')` for its one listener; a pool takes a {@link CallerSignal} and adds one
- * listener. An AbortController per call costs more than the rest of the host's bookkeeping (and in a
- * package process a good part of a warm round trip), and an EventEmitter (its listener table and
- * `once` wrapper) is still a good part of it. This one is aborted only on a timeout or a caller's
- * abort.
+ * worker of an aborted task), and the caller's signal of a call in a package process. piscina and a
+ * pool each add one listener (piscina through `addEventListener`, as for an AbortSignal; `once` and
+ * `off` are what its types name for an emitter). An AbortController per call costs more than the
+ * rest of the host's bookkeeping (and in a package process a good part of a warm round trip), and
+ * an EventEmitter (its listener table and `once` wrapper) is still a good part of it. It is aborted
+ * when its call ends before its worker does: a timeout, a caller's abort, a malformed reply, a
+ * package over its network bytes.
  */
 export class KillSwitch {
   aborted = false;
@@ -48,7 +48,7 @@ export class KillSwitch {
     return this;
   }
 
-  /** piscina's type for an emitter names `off`; its code calls `removeListener`. */
+  /** piscina's type for an emitter names `off`. */
   off(event: 'abort', listener: () => void): this {
     return this.removeListener(event, listener);
   }
