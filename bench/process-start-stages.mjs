@@ -4,7 +4,9 @@
  * the same run, interleaved. Each stage is timed on the host's clock from the events it sees:
  * 1. `node -e 0`, and the same inside the sandbox (bubblewrap's own cost);
  * 2. a package process: made → its hello (bubblewrap, Node's start, the child's modules) → ready (its
- *    memory cgroup, its init, its pool) → the call started (a worker in it) → the reply;
+ *    memory cgroup, its init: toolhost's call code loaded and its guards in place) → the reply (the
+ *    call: the tool module imported and run on the process's main thread; in a build whose process
+ *    ran a pool of workers, a worker's start too);
  * 3. a worker-tier pool: made → the call started → the reply.
  * `--dist=<folder laid out like dist/>,…` measures those builds instead, round by round in turns
  * (a change against the build before it).
@@ -87,7 +89,11 @@ function processStages({ DomainChild, processEnvironment }) {
     child = new DomainChild({
       init: { type: 'init', mode: 'calls', limits },
       paths: { readOnly: [root], tmpDir: call.tmpDir, network: false },
+      // Both ways a build has been told its flags: a build before one isolate per process read
+      // `allowAddons`, one after reads its Node flags (a worker's heap and stack bounds among them).
       allowAddons: false,
+      nodeFlags: [...limits.execArgv, `--max-old-space-size=${limits.heapMb}`],
+      heapMb: limits.heapMb,
       memoryMb: 512,
       replyLimits: call,
       environment: processEnvironment,
@@ -96,7 +102,6 @@ function processStages({ DomainChild, processEnvironment }) {
         child.send({ type: 'run', task: sent });
       },
       onNote: (note) => {
-        if (note.type === 'started') marks.started = performance.now();
         if (note.type === 'reply') {
           marks.reply = performance.now();
           child.kill({ cause: 'ended', message: 'was ended' });
@@ -135,8 +140,7 @@ const bwrapNode = environment.sandbox.available
 const stageNames = [
   'toHello',
   'helloToReady',
-  'readyToStarted',
-  'startedToReply',
+  'readyToReply',
   'processFirst',
   'workerToStarted',
   'workerStartedToReply',
@@ -157,8 +161,7 @@ for (let round = 0; round < STARTS; round += 1) {
     const p = await processStages(build);
     stages.toHello.push(p.hello - p.made);
     stages.helloToReady.push(p.ready - p.hello);
-    stages.readyToStarted.push(p.started - p.ready);
-    stages.startedToReply.push(p.reply - p.started);
+    stages.readyToReply.push(p.reply - p.ready);
     stages.processFirst.push(p.reply - p.made);
     const w = await workerStages(build);
     stages.workerToStarted.push(w.started - w.made);

@@ -98,12 +98,12 @@ describe.each(ALL_TIERS)("isolation: '%s', timeouts and one worker", (isolation)
     await host.load(fixtureModule('call-rejects-after-reply.js'));
     const lines = logger.lines.length;
 
-    const first = jsonOf(await host.call('call_rejects_after_reply', {})) as { threadId: number };
+    const first = jsonOf(await host.call('call_rejects_after_reply', {})) as { isolate: string };
     // The same worker waits 150 ms: a leftover 50 ms timer of the first call would fire in this call.
     const second = jsonOf(await host.call('call_rejects_after_reply', { waitMs: 150 }));
 
-    expect(first).toStrictEqual({ answered: 'first', threadId: first.threadId });
-    expect(second).toStrictEqual({ waited: 150, threadId: first.threadId });
+    expect(first).toStrictEqual({ answered: 'first', isolate: first.isolate });
+    expect(second).toStrictEqual({ waited: 150, isolate: first.isolate });
     expect(faults).toEqual([]);
     expect(withoutTierNotice(logger.lines.slice(lines))).toEqual([]);
   });
@@ -126,13 +126,13 @@ describe.each(ALL_TIERS)(
       async (_behaviour, name, code, message) => {
         const { host } = await makeHost({ isolation, maxThreadsPerPool: 1, callHeapMb: 64 });
         await host.load(hostPackage('mixed-faults'));
-        const before = jsonOf(await host.call('mixed_healthy', {})) as { healthy: boolean; threadId: number };
+        const before = jsonOf(await host.call('mixed_healthy', {})) as { healthy: boolean; isolate: string };
 
         expect(await host.call(name, {})).toStrictEqual(failed(code, message));
 
-        const after = jsonOf(await host.call('mixed_healthy', {})) as { healthy: boolean; threadId: number };
+        const after = jsonOf(await host.call('mixed_healthy', {})) as { healthy: boolean; isolate: string };
         expect(before.healthy && after.healthy).toBe(true);
-        expect(after.threadId).not.toBe(before.threadId);
+        expect(after.isolate).not.toBe(before.isolate);
       },
     );
 

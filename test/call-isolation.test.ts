@@ -125,11 +125,11 @@ describe('timers a call leaves running', () => {
     const { host } = await makeHost({ maxThreadsPerPool: 1 });
     await host.load(fixtureModule('call-leaves-interval.js'));
 
-    const first = jsonOf(await host.call('call_leaves_interval', { start: true })) as { threadId: number };
+    const first = jsonOf(await host.call('call_leaves_interval', { start: true })) as { isolate: string };
     const later = jsonOf(await host.call('call_leaves_interval', {}));
 
-    expect(first).toStrictEqual({ threadId: first.threadId, ticks: 1 });
-    expect(later).toStrictEqual({ threadId: first.threadId, ticksWhileWaiting: 0 });
+    expect(first).toStrictEqual({ isolate: first.isolate, ticks: 1 });
+    expect(later).toStrictEqual({ isolate: first.isolate, ticksWhileWaiting: 0 });
   });
 });
 

@@ -1,9 +1,9 @@
 /**
- * The life of a package's process: when it dies (a tool SIGKILLs it), the calls it was running
- * answer and the next call starts a new one, while other packages never notice; a tool blocked in a
- * native call is answered at its timeout, and the host still closes and its process exits by
- * itself; close() ends every package process, whatever they were doing; a caller's abort ends the
- * call in its process, which goes on serving.
+ * The life of a package's processes: when one dies (a tool SIGKILLs it), its call answers and the
+ * next call starts a new one, while the package's other processes and other packages never notice;
+ * a tool blocked in a native call is answered at its timeout, and the host still closes and its
+ * process exits by itself; close() ends every package process, whatever they were doing; a
+ * caller's abort ends the call and its process, as it ends a worker.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -43,17 +43,21 @@ function packageProcesses(): number[] {
 }
 
 describe("isolation: 'process', a process that dies", () => {
-  it("a tool that SIGKILLs its own process gets TOOL_CRASHED, so does the call beside it, and the next call runs in a new process; other packages don't notice", async () => {
-    const { host } = await makeHost({ isolation: 'process' });
+  it("a tool that SIGKILLs its own process gets TOOL_CRASHED, the call beside it in another process of the package runs on, and the next call runs in a new process; other packages don't notice", async () => {
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 2 });
     await loadEcho(host);
     await host.load(HOSTILE);
     const napping = running(host, 'beside');
-    const beside = host.call('proc_nap', { ms: 600_000 }, { callId: 'beside' });
+    const caller = new AbortController();
+    const beside = host.call('proc_nap', { ms: 600_000 }, { callId: 'beside', signal: caller.signal });
     await napping;
 
     const killed = failed('TOOL_CRASHED', "the tool's process was killed (SIGKILL)");
     expect(await host.call('proc_sigkill_self', {})).toStrictEqual(killed);
-    expect(await beside).toStrictEqual(killed);
+    // Still running: a call its process lost would have answered with the kill.
+    expect(await Promise.race([beside.then(() => 'answered'), Promise.resolve('running')])).toBe('running');
+    caller.abort();
+    expect(await beside).toStrictEqual(failed('CALL_ABORTED', 'the call was aborted by its caller'));
 
     expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
     expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
@@ -79,9 +83,7 @@ describe("isolation: 'process', a process that dies", () => {
 });
 
 describe("isolation: 'process', a caller's abort", () => {
-  it('answers CALL_ABORTED and frees the thread in the same process: the next call runs there', async () => {
-    // One thread per package: a call the process did not cancel would hold it until the host ended
-    // the process (its bound to give the call back), and the next call would run in a new one.
+  it('answers CALL_ABORTED and ends the process the call ran in, as a worker is ended; the next call runs in a new one', async () => {
     const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 1 });
     await host.load(HOSTILE);
     const ended: string[] = [];
@@ -97,7 +99,8 @@ describe("isolation: 'process', a caller's abort", () => {
     expect(await call).toStrictEqual(failed('CALL_ABORTED', 'the call was aborted by its caller'));
 
     expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
-    expect(ended).toEqual([]);
+    // Its process, and only it, was ended: the next call started another.
+    expect(ended).toHaveLength(1);
   });
 });
 

@@ -1,10 +1,11 @@
 /**
  * The process tier where there is no OS sandbox (here: bubblewrap hidden from the host's PATH, so the
- * tier finds none, as on a machine without it). What still holds: a process of the package's own,
- * its memory limit, no descriptor of the host's, the worker tier's guarantees inside; the host says
- * once what it lacks. Its workers run under Node's permission model with strict's grants, so reads
- * outside the package, writes outside its tmp folder and child processes are refused; before Node 25
- * the network is not (the README's table says so; these tests show it).
+ * tier finds none, as on a machine without it). What still holds: processes of the package's own,
+ * their memory limit, no descriptor of the host's, the worker tier's guarantees inside; the host says
+ * once what it lacks. Its processes run under Node's permission model with strict's grants, so reads
+ * outside the package (the host's working directory too, on every Node line), writes outside its tmp
+ * folder and child processes are refused; before Node 25 the network is not (the README's table says
+ * so; these tests show it).
  */
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -27,12 +28,8 @@ const environment = await processEnvironment();
 const MB = 1024 * 1024;
 /** Node 25 added the network to the permission model. */
 const NODE_DENIES_NETWORK = process.allowedNodeEnvironmentFlags.has('--allow-net');
-/** Node 22 and later grant a worker its working directory; 24.20 and 26.3 can take it back. */
-const READS_WORKING_DIRECTORY = (() => {
-  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
-  if (major === 20) return false;
-  return !(major >= 27 || (major === 26 && minor >= 3) || (major === 24 && minor >= 20));
-})();
+const HOST_SOURCE = fileURLToPath(new URL('../src/host/tool-host.ts', import.meta.url));
+const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
 
 /** The error result of an operation Node's permission model refused in this tier. */
 const denied = (permission: string, resource?: string) => ({
@@ -42,13 +39,7 @@ const denied = (permission: string, resource?: string) => ({
 
 /** What the notice adds for what Node's permission model can't contain on this Node. */
 function modelGaps(): string {
-  const gaps = [
-    ...(NODE_DENIES_NETWORK ? [] : ['the network (Node 25 and later deny it)']),
-    ...(READS_WORKING_DIRECTORY
-      ? ["reads of the host's working directory (Node 24.20 and 26.3 and later deny them)"]
-      : []),
-  ];
-  return gaps.length === 0 ? '' : `, which here does not contain ${gaps.join(', nor ')}`;
+  return NODE_DENIES_NETWORK ? '' : ', which here does not contain the network (Node 25 and later deny it)';
 }
 
 /** The package's next call and another package's both still answer. */
@@ -85,7 +76,7 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
     await host.call('strict_tmp_roundtrip', {});
     await host.call('proc_whoami', {});
     const gaps = [
-      `an OS sandbox (bubblewrap (bwrap) is not installed), so its workers are confined by Node's permission model with strict's grants instead${modelGaps()}`,
+      `an OS sandbox (bubblewrap (bwrap) is not installed), so its processes are confined by Node's permission model with strict's grants instead${modelGaps()}`,
       ...(environment.cgroups.available
         ? []
         : [
@@ -97,7 +88,7 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
     ]);
   });
 
-  it("its workers can't list their process's descriptors in /proc", async () => {
+  it("its tools can't list their process's descriptors in /proc", async () => {
     // Its descriptors (none of the host's) are the process tier's own check, in the sandbox's suites:
     // here the permission model keeps a tool from even listing them.
     const outcome = await host.call('proc_whoami', {});
@@ -121,7 +112,7 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
   });
 });
 
-describe("isolation: 'process' without an OS sandbox: its workers are confined by Node's permission model", () => {
+describe("isolation: 'process' without an OS sandbox: its processes are confined by Node's permission model", () => {
   it("a tool reading a secrets file outside its package, or the host's start-up environment, gets TOOL_ACCESS_DENIED; the next call and another package are fine", async () => {
     const secrets = join(root, 'secrets.env');
     await writeFile(secrets, 'API_TOKEN=sk-fake-secret-without-a-sandbox\n');
@@ -130,6 +121,18 @@ describe("isolation: 'process' without an OS sandbox: its workers are confined b
     expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
     const environ = await host.call('strict_read_file', { path: `/proc/${process.pid}/environ` });
     expect(environ.error).toMatchObject(denied('FileSystemRead', `/proc/${process.pid}/environ`));
+    await expectNextCallsWork();
+  });
+
+  it("a tool reading the host's sources in the host's working directory gets TOOL_ACCESS_DENIED on every Node line, and a module that looks for them in its working directory while it is read finds nothing", async () => {
+    // Node 22 and later grant a worker under the permission model its working directory, not a
+    // process's main thread: the tier's calls run on one, and its declaration readers (workers) in a
+    // process whose working directory is its own tmp folder.
+    const outcome = await host.call('strict_read_file', { path: HOST_SOURCE });
+    expect(outcome.error).toMatchObject(denied('FileSystemRead', HOST_SOURCE));
+    const report = await host.load(LOAD_TIME_READ);
+    expect(report.modules[0]).toMatchObject({ state: 'left-out', code: 'IMPORT_FAILED' });
+    expect(report.modules[0]?.reason).toMatch(/ENOENT: no such file or directory/);
     await expectNextCallsWork();
   });
 

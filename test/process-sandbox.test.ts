@@ -106,7 +106,7 @@ describe("isolation: 'process' in bubblewrap: files", () => {
 });
 
 describe("isolation: 'process' in bubblewrap: processes", () => {
-  it('a tool sees only its own processes, null stdio and its channel, and no descriptor of the host', async () => {
+  it('a tool sees only its own processes, null stdin and stdout, the stderr only the host reads, its channel, and no descriptor of the host', async () => {
     const seen = JSON.parse(outcomeText(await host.call('proc_whoami', {}))) as {
       pid: number;
       processes: number;
@@ -119,7 +119,7 @@ describe("isolation: 'process' in bubblewrap: processes", () => {
     // be, and the package's process closes those before any tool runs.
     expect(Object.entries(seen.fds).filter(([, fd]) => !fd.cloexec)).toEqual([]);
     const target = (fd: string) => seen.fds[fd]?.target.replace(/^socket:.*/, 'socket');
-    expect(['0', '1', '2', '3'].map(target)).toEqual(['/dev/null', '/dev/null', '/dev/null', 'socket']);
+    expect(['0', '1', '2', '3'].map(target)).toEqual(['/dev/null', '/dev/null', 'socket', 'socket']);
   });
 
   it("a tool that runs kill -9 on the host's pid reaches nothing, and the host lives on", async () => {

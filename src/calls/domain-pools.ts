@@ -77,7 +77,7 @@ export class DomainPools {
       const { root } = version;
       const limits = this.#limitsFor(version);
       const onFault = (message: string) => this.#onFault(root, message);
-      // The process tier runs the same pool, in a process of the version's own.
+      // The process tier runs each call in a process of the version's own, as the others run it in a worker.
       pool =
         version.isolation !== 'process'
           ? new TrustDomainPool(limits, onFault, { budget: this.#budget, source: root })

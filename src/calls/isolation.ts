@@ -12,10 +12,11 @@
  * Node 25 and later also deny the network unless `--allow-net` is given, which strict gives only to a
  * package that asks for it and that the host allows ({@link grantsNetwork}).
  *
- * - `process`: each package version's pool of worker-tier workers inside a process of its own, with a
- *   memory limit over the whole process, and on Linux with bubblewrap an OS sandbox around it (see
- *   `src/process/`). Inside the sandbox its workers get the worker tier's flags; where there is no
- *   sandbox, strict's (see `src/process/process-domains.ts`), so its files are still confined.
+ * - `process`: each package version's calls in processes of its own, one call at a time in each (as
+ *   in a worker), with a memory limit over each whole process, and on Linux with bubblewrap an OS
+ *   sandbox around it (see `src/process/`). Inside the sandbox its processes get the worker tier's
+ *   flags; where there is no sandbox, strict's (see `src/process/process-domains.ts`), so its files
+ *   are still confined.
  *
  * Node's documentation says the permission model "does not protect against malicious code": strict
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
@@ -131,7 +132,7 @@ export function workerExecArgv(
   options: { allowAddons: boolean; allowNetwork?: boolean },
 ): string[] {
   const addons = options.allowAddons ? [] : ['--no-addons'];
-  // The process tier's boundary is its process (and sandbox); the workers inside are worker-tier ones.
+  // The process tier's boundary is its process (and sandbox); inside, its tools run as a worker's would.
   if (tier === 'worker' || tier === 'process') return [...WORKER_MODULE_FLAGS, ...addons];
 
   assertTierSupported(tier);
@@ -171,13 +172,16 @@ export function grantsNetwork(
   return networkGrant(allowNetwork, source).kind === 'all';
 }
 
+/** What the permission model can't contain before Node 25, as the host's notices name it. */
+export const NETWORK_GAP = 'the network (Node 25 and later deny it)';
+
 /**
  * What strict can't contain on this Node, beyond what no Node contains (README): said once per host
  * that uses strict. Empty on Node 26.3 and later.
  */
 export function strictTierGaps(): string[] {
   const gaps: string[] = [];
-  if (!STRICT_DENIES_NETWORK) gaps.push('the network (Node 25 and later deny it)');
+  if (!STRICT_DENIES_NETWORK) gaps.push(NETWORK_GAP);
   // Node 20's permission model grants workers nothing implicitly; 22 and later grant the working
   // directory, and only some releases can take it back.
   if (PERMISSION_FLAG === '--permission' && !STRICT_HIDES_WORKING_DIRECTORY) {

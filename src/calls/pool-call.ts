@@ -26,11 +26,10 @@ export interface PoolCallLimits extends ReplyLimits {
 
 /**
  * A switch that is aborted once and holds one listener: a task's kill switch (piscina terminates the
- * worker of an aborted task), and the caller's signal of a call in a package process. piscina and a
- * pool each add one listener (piscina through `addEventListener`, as for an AbortSignal; `once` and
- * `off` are what its types name for an emitter). An AbortController per call costs more than the
- * rest of the host's bookkeeping (and in a package process a good part of a warm round trip), and
- * an EventEmitter (its listener table and `once` wrapper) is still a good part of it. It is aborted
+ * worker of an aborted task). piscina adds its one listener through `addEventListener`, as for an
+ * AbortSignal (`once` and `off` are what its types name for an emitter). An AbortController per call
+ * costs more than the rest of the host's bookkeeping, and an EventEmitter (its listener table and
+ * `once` wrapper) is still a good part of it. It is aborted
  * when its call ends before its worker does: a timeout, a caller's abort, a malformed reply, a
  * package over its network bytes.
  */
@@ -53,7 +52,7 @@ export class KillSwitch {
     return this.removeListener(event, listener);
   }
 
-  /** As a {@link CallerSignal}: the pool's one listener, `{ once: true }` as every listener here is. */
+  /** As piscina adds its listener to a signal: the one listener, `{ once: true }` as every listener here is. */
   addEventListener(event: 'abort', listener: () => void): void {
     this.once(event, listener);
   }
@@ -72,8 +71,8 @@ export class KillSwitch {
 }
 
 /**
- * What a pool reads of a caller's signal: an AbortSignal, or a {@link KillSwitch}. A pool adds one
- * listener, once, and removes it when the call answers.
+ * What a pool reads of a caller's signal (an AbortSignal): it adds one listener, once, and removes it
+ * when the call answers.
  */
 export interface CallerSignal {
   readonly aborted: boolean;

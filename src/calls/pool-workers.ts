@@ -28,8 +28,6 @@ export interface PoolLimits {
   allowAddons: boolean;
   /** What every call of this pool shares; handed to each worker once, as its `workerData`. */
   call: CallSettings;
-  /** The process tier without a sandbox: its workers run under strict's flags, and say so. */
-  permissionTier?: 'process';
 }
 
 /** CommonJS, handing piscina the call worker's handler: see workers/call/entry.cts. */
@@ -67,8 +65,6 @@ export class PoolWorkers {
   readonly #inPiscina = new Set<PoolCall>();
   /** Workers ended: nothing may start any more. */
   #destroyed = false;
-  /** The wake task of {@link prestart} until it has run: calls wait for its worker. */
-  #prestarting: { promise: Promise<void>; release: () => void } | undefined;
 
   /**
    * `onChange`: a worker started, was told to end, was let go or exited (what the budget counts);
@@ -130,7 +126,6 @@ export class PoolWorkers {
         allowAddons: limits.allowAddons,
         claims: this.pipeline.buffer,
         ...limits.call,
-        ...(limits.permissionTier === undefined ? {} : { permissionTier: limits.permissionTier }),
       },
       recordTiming: false,
       loadBalancer: this.threads.balance as never,
@@ -152,8 +147,6 @@ export class PoolWorkers {
    */
   #failIfNoWorkerStarts(message: string): void {
     if (this.threads.anyReady) return;
-    // The prestarted worker was this one: its wake task may never settle.
-    this.#prestarted();
     const waiting = new Set(this.threads.waiting.map((listener) => listener.taskId));
     for (const call of this.#inPiscina) {
       if (!waiting.has(call.taskId)) continue;
@@ -163,48 +156,11 @@ export class PoolWorkers {
   }
 
   /**
-   * Starts one worker now if none runs, to take the first call without a worker's start (a spare
-   * package process, see process/spares.ts). It runs toolhost's call worker only, no tool code.
-   */
-  prestart(): void {
-    if (this.#destroyed || this.#piscina.threads.length > 0) return;
-    let woken: Promise<unknown>;
-    try {
-      woken = this.#piscina.run(WAKE_TASK);
-    } catch {
-      // Starting a worker can throw at once; the first call then starts one as usual.
-      return;
-    }
-    let release = () => {};
-    const promise = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    this.#prestarting = { promise, release };
-    woken.then(
-      () => this.#prestarted(),
-      () => this.#prestarted(),
-    );
-  }
-
-  /** The prestarted worker took its wake task, or failed to start: the calls that waited go on. */
-  #prestarted(): void {
-    const prestarting = this.#prestarting;
-    this.#prestarting = undefined;
-    prestarting?.release();
-  }
-
-  /**
    * Hands `call` to piscina; `onLeft` runs once, when it has left piscina however it ended. A call
    * taken back from the worker it was queued on (pipeline.ts) is handed again: what its earlier task
    * brings back (the worker's skip, or its end) is dropped.
    */
   run(call: PoolCall, onLeft: () => void): void {
-    // piscina starts workers for calls that come behind the wake task (up to its maximum, in one
-    // go): they wait for the prestarted worker instead, the first taking it.
-    if (this.#prestarting !== undefined) {
-      void this.#prestarting.promise.then(() => this.run(call, onLeft));
-      return;
-    }
     this.#inPiscina.add(call);
     this.threads.expect(call);
     const attempt = call.attempt;

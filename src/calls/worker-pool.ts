@@ -31,7 +31,7 @@ export interface PoolCallHooks {
 
 /**
  * Where one trust domain version's calls run: a pool of worker threads in the host, or (the process
- * tier) a process of its own running such a pool.
+ * tier) a pool of processes of its own, one call at a time in each.
  */
 export interface CallPool {
   run(task: CallTask, hooks?: PoolCallHooks): Promise<PoolReply>;
@@ -66,7 +66,7 @@ export class TrustDomainPool implements CallPool, BudgetMember {
 
   /**
    * `budget`: the host's worker budget, shared by every pool, and the package this pool runs (none:
-   * a budget of this pool's own, as in a package process, which is what the host's budget counts).
+   * a budget of this pool's own, for a pool used alone).
    */
   constructor(
     limits: PoolLimits,
@@ -94,14 +94,6 @@ export class TrustDomainPool implements CallPool, BudgetMember {
     });
     this.#threads = this.#workers.threads;
     this.#budget.join(this);
-  }
-
-  /**
-   * Starts one worker now if none runs, to take the first call without a worker's start (a spare
-   * package process, see process/spares.ts). It runs toolhost's call worker only, no tool code.
-   */
-  prestart(): void {
-    this.#workers.prestart();
   }
 
   /** Calls waiting for a worker or running now. */

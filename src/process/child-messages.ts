@@ -1,9 +1,10 @@
 /**
  * The protocol between the host and a package's process (the process tier), and the host's parse of
- * everything that process sends. Tool code runs in that process's worker threads and can take the
- * whole process over (write to its channel, patch its memory through `/proc/self/mem`), so every
- * message is untrusted input, exactly like a worker's: checked with the same parsers (replies,
- * progress, read replies, sizes, codes), rebuilt as fresh values, never thrown on.
+ * everything that process sends. Tool code runs on that process's main thread, beside the code that
+ * writes to the channel, and can take the whole process over (write to its channel, patch its memory
+ * through `/proc/self/mem`), so every message is untrusted input, exactly like a worker's: checked
+ * with the same parsers (replies, progress, read replies, sizes, codes), rebuilt as fresh values,
+ * never thrown on.
  */
 
 import type { LeftOutCode, ToolErrorCode } from '../boundary/errors.js';
@@ -17,6 +18,7 @@ import {
 import { parseLocation, parseReadReply } from '../boundary/parse-read-reply.js';
 import {
   type CallReply,
+  type CallSettings,
   type CallTask,
   type CapturedLog,
   FAULT_CODES,
@@ -29,23 +31,25 @@ import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
 import { FrameReader } from './frames.js';
 
-/** What a package's process is for: running calls (one per version), or reading declarations. */
+/**
+ * What a package's process is for: running a version's calls (one at a time, on its main thread),
+ * or reading its declarations. `limits` are its pool's: the process reads its call settings, its
+ * environment and whether addons are allowed.
+ */
 export type ChildInit =
-  | { type: 'init'; mode: 'calls'; limits: PoolLimits; prestart?: boolean }
+  | { type: 'init'; mode: 'calls'; limits: PoolLimits }
   | { type: 'init'; mode: 'reads'; heapMb: number; timeoutMs: number };
 
-/** What the host sends a package's process. */
+/** What the host sends a package's process: at most one call at a time. */
 export type HostMessage =
   | ChildInit
   | { type: 'run'; task: CallTask }
-  | { type: 'cancel'; taskId: string }
   | { type: 'read'; readId: number; moduleUrl: string; execArgv: string[] };
 
 /** What a package's process sends, as its own code writes it (the host trusts none of it). */
 export type ChildMessage =
   | { type: 'hello' }
   | { type: 'ready' }
-  | { type: 'started'; taskId: string }
   | { type: 'progress'; taskId: string; data: JsonValue }
   | { type: 'log'; taskId: string; logs: CapturedLog[] }
   | { type: 'reply'; taskId: string; reply: CallReply }
@@ -53,15 +57,29 @@ export type ChildMessage =
   | { type: 'read'; readId: number; outcome: ReadOutcome };
 
 /**
- * The codes a process may answer a call with: a worker's reply codes, and the faults that ended a
- * worker inside it (its own pool saw them end). Never `HOST_CLOSED` or `CALL_ABORTED`: only the host
- * says those.
+ * The codes a process may answer a call with: a worker's reply codes, and the faults that end the
+ * process (it answers its call with them before it exits). Never `HOST_CLOSED` or `CALL_ABORTED`:
+ * only the host says those; nor `TOOL_OUT_OF_MEMORY`: a process out of heap can say nothing, and the
+ * host tells that from how it ended.
  */
 export const CHILD_REPLY_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
   ...REPLY_ERROR_CODES,
   ...FAULT_CODES,
-  'TOOL_OUT_OF_MEMORY',
 ]);
+
+/** What a package's process hands the code that runs its calls (workers/call/process-calls.ts). */
+export interface ProcessCallsOptions {
+  settings: CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
+  /** The variables the package's tools see (the host's `envAllowList`); the rest is cleared. */
+  env: Record<string, string>;
+  /** Writes one message on the channel, at once (a fault's reply must be out before the exit). */
+  send(message: ChildMessage): void;
+  /** Node's own exit, taken before any tool code could replace it. */
+  exit(code?: number): never;
+}
+
+/** Readies a package's process for tools; resolves to what runs a task the host sends. */
+export type StartProcessCalls = (options: ProcessCallsOptions) => Promise<(task: CallTask) => void>;
 
 /** How a declaration read may fail (see readInWorker). */
 const READ_FAILURE_CODES: ReadonlySet<LeftOutCode> = new Set<LeftOutCode>([
@@ -80,7 +98,6 @@ const MAX_TASK_ID_LENGTH = 32;
 export type ChildNote =
   | { type: 'hello' }
   | { type: 'ready' }
-  | { type: 'started'; taskId: string }
   | { type: 'progress'; taskId: string; data: JsonValue | undefined }
   | { type: 'log'; taskId: string; logs: CapturedLog[] | undefined }
   | { type: 'reply'; taskId: string; reply: Parsed<CallReply> }
@@ -110,7 +127,6 @@ export function parseChildMessage(value: unknown, limits: ReplyLimits): ChildNot
   }
   const taskId = taskIdOf(own(message, 'taskId'));
   if (taskId === undefined) return undefined;
-  if (type === 'started') return { type, taskId };
   if (type === 'progress') {
     const data = parseProgressData(own(message, 'data'));
     return { type, taskId, data: data.ok ? data.value : undefined };

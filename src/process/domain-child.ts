@@ -1,15 +1,18 @@
 /**
  * One package process, as the host holds it: started (inside bubblewrap where it can be) with null
- * stdio, an empty environment and one channel (descriptor 3); put into its memory cgroup, or watched,
- * before it is told what to do; every frame it sends parsed (child-messages.ts); and ended as a
- * whole (its process group, its cgroup, its pid namespace). How it ended is worked out once, after
- * the process is gone and its channel is drained, so a reply sent just before a crash still counts.
+ * stdin and stdout, an empty environment and one channel (descriptor 3); put into its memory cgroup,
+ * or watched, before it is told what to do; every frame it sends parsed (child-messages.ts); and
+ * ended as a whole (its process group, its cgroup, its pid namespace). How it ended is worked out
+ * once, after the process is gone and its channel is drained, so a reply sent just before a crash
+ * still counts. Its stderr is read by the host and never shown: the last of it tells a process that
+ * ran out of heap (V8 says so there, then aborts) from one that crashed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import { descendantsOf } from '../shared/process-tree.js';
+import { inheritableDescriptors } from './child-fds.js';
 import { type ChildInit, type ChildNote, ChildNoteReader, type HostMessage } from './child-messages.js';
 import { encodeFrame } from './frames.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
@@ -17,6 +20,7 @@ import { type EgressDoor, routedInit } from './network/egress.js';
 import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
 import { RssWatchdog } from './rss-watchdog.js';
 import { childCommand, type SandboxPaths, type SandboxSupport } from './sandbox.js';
+import { StderrTail } from './stderr-tail.js';
 
 /** What this machine gives a package's process (found once per process). */
 export interface ChildEnvironment {
@@ -26,7 +30,11 @@ export interface ChildEnvironment {
 
 /** How a package's process ended: what its running calls answer. */
 export interface ChildEnd {
-  cause: 'memory' | 'crashed' | 'protocol' | 'start' | 'ended';
+  /**
+   * `memory`: over its memory limit; `heap`: out of V8 heap (the tool's, where it runs calls: the
+   * message then follows "the tool", `ran out of memory (heap limit 64 MB)`).
+   */
+  cause: 'memory' | 'heap' | 'crashed' | 'protocol' | 'start' | 'ended';
   /** What the process did, to follow "the tool's process" (`was killed (SIGKILL)`). */
   message: string;
 }
@@ -35,8 +43,17 @@ export interface ChildOptions {
   /** What it is told to do; a function when that depends on what this machine gives (the sandbox). */
   init: ChildInit | ((environment: ChildEnvironment) => ChildInit);
   paths: SandboxPaths;
-  allowAddons: boolean;
+  /** Node's flags for it (after its sandbox's arguments, before its entry point). */
+  nodeFlags: string[] | ((environment: ChildEnvironment) => string[]);
   memoryMb: number;
+  /** Its heap limit (`--max-old-space-size`), named when it runs out. */
+  heapMb?: number;
+  /**
+   * Works in its tmp folder even without a sandbox: it runs worker threads under the permission
+   * model (declaration readers), and Node 22 and later grant such a worker its process's working
+   * directory, which must not be the host's (its sources, its `.env`).
+   */
+  ownWorkingDirectory?: boolean;
   replyLimits: ReplyLimits;
   /** What this machine gives it (found once; every process waits for that). */
   environment: () => Promise<ChildEnvironment>;
@@ -56,6 +73,7 @@ export class DomainChild {
   readonly #options: ChildOptions;
   #child: ChildProcess | undefined;
   #socket: Socket | undefined;
+  #stderr: StderrTail | undefined;
   #cgroup: ChildCgroup | undefined;
   #watchdog: RssWatchdog | undefined;
   #greeted = false;
@@ -97,7 +115,7 @@ export class DomainChild {
   set busy(busy: boolean) {
     this.#busy = busy;
     if (this.#watchdog !== undefined) this.#watchdog.busy = busy;
-    for (const handle of [this.#child, this.#socket]) {
+    for (const handle of [this.#child, this.#socket, this.#stderr?.stream]) {
       if (busy) handle?.ref();
       else handle?.unref();
     }
@@ -150,15 +168,20 @@ export class DomainChild {
       return;
     }
     if (this.#killed !== undefined) return;
+    const nodeFlags =
+      typeof options.nodeFlags === 'function' ? options.nodeFlags(environment) : options.nodeFlags;
     const [command, args] = childCommand(paths, sandbox, {
-      allowAddons: options.allowAddons,
+      nodeFlags,
       mode: this.#init.mode,
+      // Where it can't list its descriptors itself (Node's permission model): those it inherits.
+      inherited: inheritableDescriptors(3),
     });
     const child = spawn(command, args, {
-      stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: {},
-      // Without a sandbox, the host's working directory, as a worker's (the CLI's selftest watches it).
-      ...(sandbox.available ? { cwd: options.paths.tmpDir } : {}),
+      // Without a sandbox, the host's working directory, as a worker's (the CLI's selftest watches
+      // it), unless it runs workers Node would grant that folder (see `ownWorkingDirectory`).
+      ...(sandbox.available || options.ownWorkingDirectory === true ? { cwd: options.paths.tmpDir } : {}),
       // A group of its own: ending it ends what a tool started beside it.
       detached: true,
     });
@@ -169,6 +192,10 @@ export class DomainChild {
     if (child.pid === undefined) return;
     child.once('exit', (code, signal) => this.#exited(code, signal));
     holdUntilExit(child);
+    this.#stderr = new StderrTail(child.stdio[2] as Socket);
+    this.#stderr.stream.once('close', () => {
+      if (this.#exit !== undefined) this.#finishOnceDrained();
+    });
     this.#listen(child.stdio[3] as Socket);
     this.busy = this.#busy;
     // In its cgroup at once; what it starts before its hello (bwrap's own processes) follows then.
@@ -188,7 +215,7 @@ export class DomainChild {
     socket.on('error', () => {});
     socket.once('close', () => {
       if (this.#exit !== undefined) {
-        this.#finish();
+        this.#finishOnceDrained();
         return;
       }
       // A process that died closes its channel a moment before its exit is seen: wait for that. One
@@ -214,8 +241,11 @@ export class DomainChild {
       }
       return;
     }
-    // Nothing but the handshake before the process is ready.
+    // Nothing but the handshake before the process is ready; a fault then (no package code has run
+    // in it yet) means it could not get ready.
     if (this.#ready) this.#options.onNote(note);
+    else if (note.type === 'fault' && this.#greeted)
+      this.kill({ cause: 'start', message: `could not start: ${note.message}` });
   }
 
   /** Its hello came before any tool code can run: it is placed and watched, then told what to do. */
@@ -252,11 +282,20 @@ export class DomainChild {
       killGroup(this.#child);
     }
     void this.#cgroup?.killAll();
-    if (this.#socket === undefined || this.#socket.closed) {
-      this.#finish();
-      return;
-    }
-    setTimeout(() => this.#socket?.destroy(), DRAIN_BOUND_MS).unref();
+    if (this.#finishOnceDrained()) return;
+    setTimeout(() => {
+      this.#socket?.destroy();
+      this.#stderr?.stream.destroy();
+    }, DRAIN_BOUND_MS).unref();
+  }
+
+  /** Finishes once the process is gone and its channel and stderr are read to their end. */
+  #finishOnceDrained(): boolean {
+    const drained = [this.#socket, this.#stderr?.stream].every(
+      (stream) => stream === undefined || stream.closed,
+    );
+    if (drained) this.#finish();
+    return drained;
   }
 
   #finish(): void {
@@ -266,6 +305,12 @@ export class DomainChild {
     let end: ChildEnd;
     if (this.#cgroup?.oomKilled() === true) {
       end = { cause: 'memory', message: `ran out of memory (limit ${limitMb} MB)` };
+    } else if (this.#killed === undefined && this.#stderr?.ranOutOfHeap === true) {
+      const { heapMb } = this.#options;
+      end = {
+        cause: 'heap',
+        message: `ran out of memory${heapMb === undefined ? '' : ` (heap limit ${heapMb} MB)`}`,
+      };
     } else if (this.#killed !== undefined) {
       end = this.#killed;
     } else {

@@ -1,7 +1,7 @@
 /**
- * How a process-tier pool gets the process its calls run in: a spare that may hold the package
+ * How a process-tier pool gets a process for its calls: a spare that may hold the package
  * (spares.ts), taken and given the package's snapshot, or else one of its own, started with the
- * package's paths bound. Either way the pool hears it through the same three handlers.
+ * package's paths bound and its flags. Either way the pool hears it through the same handlers.
  */
 
 import type { PoolLimits } from '../calls/pool-workers.js';
@@ -9,14 +9,15 @@ import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import type { PackageEgress } from './network/egress.js';
 import type { ProcessCall } from './process-call.js';
+import { callProcessFlags } from './process-flags.js';
 import type { SandboxPaths } from './sandbox.js';
 import type { ProcessSpares } from './spares.js';
 
-/** What a pool's process is started with. */
+/** What a pool's processes are started with. */
 export interface LiveOptions {
-  /** The pool the package's process runs (threads, heap, env, the calls' settings). */
+  /** The pool's bounds: processes (`maxThreads`), each one's heap, stack, flags, env, the calls' settings. */
   limits: PoolLimits;
-  /** The same pool where there is no sandbox: its workers under the permission model (default: `limits`). */
+  /** The same where there is no sandbox: its processes under the permission model (default: `limits`). */
   unsandboxedLimits?: PoolLimits;
   paths: SandboxPaths;
   memoryMb: number;
@@ -27,17 +28,38 @@ export interface LiveOptions {
   spares?: ProcessSpares | undefined;
 }
 
-/** One process and the calls it holds. */
+/** One process of a pool and the call it holds (one at a time: its tools run on its one thread). */
 export interface Live {
   child: DomainChild;
   ready: boolean;
-  /** Calls sent to it that it has not given back (replied to), answered by the host or not. */
-  holding: Map<string, ProcessCall>;
+  /** The call sent to it that it has not given back (replied to), answered by the host or not. */
+  holding: ProcessCall | undefined;
   faults: number;
   /** Its tmp folder (a spare's is its own): where its calls' tmpDirs are. */
   tmpDir: string;
   /** The call whose turn started this process: it is sent the moment the process is ready. */
   first: ProcessCall | undefined;
+  /** When it last had nothing to do: of the idle ones, the one idle longest is ended first. */
+  idleSince: number;
+  /** Ends it once it has had nothing to do for `idleTimeoutMs`. */
+  idleTimer: NodeJS.Timeout | undefined;
+  /** It was a spare: once the pool's calls settle, another spare is made in its place. */
+  fromSpare: boolean;
+}
+
+/** A process for the pool, before it has one: `startLive` gives it its process. */
+export function newLive(first: ProcessCall | undefined, tmpDir: string): Live {
+  return {
+    child: undefined as unknown as DomainChild,
+    ready: false,
+    holding: undefined,
+    faults: 0,
+    tmpDir,
+    first,
+    idleSince: 0,
+    idleTimer: undefined,
+    fromSpare: false,
+  };
 }
 
 /** What the pool hears of its process. */
@@ -59,15 +81,17 @@ export function startLive(live: Live, options: LiveOptions, handlers: LiveHandle
 function startOwn(live: Live, options: LiveOptions, handlers: LiveHandlers): void {
   const { limits, paths, memoryMb } = options;
   live.tmpDir = limits.call.tmpDir;
+  const limitsHere = ({ sandbox }: ChildEnvironment) =>
+    sandbox.available ? limits : (options.unsandboxedLimits ?? limits);
   live.child = new DomainChild({
-    init: ({ sandbox }) => ({
-      type: 'init',
-      mode: 'calls',
-      limits: sandbox.available ? limits : (options.unsandboxedLimits ?? limits),
-    }),
+    init: (environment) => ({ type: 'init', mode: 'calls', limits: limitsHere(environment) }),
+    nodeFlags: (environment) => {
+      const here = limitsHere(environment);
+      return callProcessFlags(here, here.execArgv);
+    },
     paths,
-    allowAddons: limits.allowAddons,
     memoryMb,
+    heapMb: limits.heapMb,
     replyLimits: limits.call,
     environment: options.environment,
     egress: options.egress,
@@ -104,6 +128,7 @@ function takeSpare(live: Live, options: LiveOptions, handlers: LiveHandlers): bo
   if (taken === undefined) return false;
   live.child = taken.child;
   live.tmpDir = taken.tmpDir;
+  live.fromSpare = true;
   state.started = taken.child.ready;
   void taken.placed.then((placed) => {
     state.placed = placed;

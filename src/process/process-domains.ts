@@ -1,5 +1,5 @@
 /**
- * The process tier as the host's domain pools see it: a version's pool (a process of its own), and
+ * The process tier as the host's domain pools see it: a version's pool (processes of its own), and
  * where its declarations are read (another, throwaway, process). Both get the same sandbox paths:
  * the version's snapshot read-only, the domain's tmp folder read-write, and the network only when the
  * package asks and the host allows: the whole network, or (held to a list of hosts) only its egress
@@ -68,14 +68,13 @@ export class ProcessDomains {
     this.#spares = new ProcessSpares({
       tmpRoot: settings.tmpRoot,
       memoryMb: settings.processMemoryMb,
-      allowAddons: settings.allowAddons,
       count: SPARE_PROCESSES,
       environment: () => this.#tier.environment(),
       budget,
     });
   }
 
-  /** The pool of a process-tier version, with the worker pool `limits` its process runs. */
+  /** The pool of a process-tier version: `limits` bound its processes as they would bound workers. */
   pool(version: ProcessVersion, limits: PoolLimits, onFault: (message: string) => void): ProcessDomainPool {
     const grant = this.#grant(version);
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
@@ -83,8 +82,7 @@ export class ProcessDomains {
     const confined = this.#unsandboxedExecArgv(version, paths);
     return new ProcessDomainPool({
       limits,
-      unsandboxedLimits:
-        confined === undefined ? limits : { ...limits, execArgv: confined, permissionTier: 'process' },
+      unsandboxedLimits: confined === undefined ? limits : { ...limits, execArgv: confined },
       paths,
       memoryMb: this.#settings.processMemoryMb,
       environment: async () => {
@@ -168,11 +166,12 @@ export class ProcessDomains {
   }
 
   /**
-   * The flags of a version's workers where there is no sandbox: strict's, with the same grants (reads
-   * of the package, its snapshot and toolhost's own code; writes of its tmp folder; no child processes,
-   * workers or addons; the network, on Node 25 and later, only as granted). The process is then only
-   * a boundary for memory and crashes; Node's permission model keeps its workers' files confined.
-   * Undefined where this Node's permission model is not usable (before 20.16): worker-tier flags.
+   * The flags of a version's processes (and its declaration readers) where there is no sandbox:
+   * strict's, with the same grants (reads of the package, its snapshot and toolhost's own code;
+   * writes of its tmp folder; no child processes, workers or addons; the network, on Node 25 and
+   * later, only as granted). The process is then only a boundary for memory and crashes; Node's
+   * permission model keeps its files confined. Undefined where this Node's permission model is not
+   * usable (before 20.16): worker-tier flags.
    */
   #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] | undefined {
     if (!PERMISSION_MODEL_USABLE) return undefined;

@@ -1,50 +1,48 @@
 /**
- * The process tier's pool for one package version: the calls run in a process of the package's own
- * (see domain-child.ts), which runs the same pool of worker threads the worker tier runs in the host.
- * The host queues the calls; the host's worker budget (worker-budget.ts) starts the process and
- * sends it calls as their turns come, at most one per thread, so a call sent starts at once;
- * deadlines are the host's ({@link ProcessCall}). What the process holds is sent-calls.ts's. When
- * the process dies, however it dies, the calls it was running answer (`TOOL_OUT_OF_MEMORY` when its
- * memory limit killed it, `TOOL_CRASHED` otherwise), and the next call starts a new process. An idle
- * process ends after `idleTimeoutMs`, or sooner when the budget needs its place for another package.
- * A package held to hosts has its egress proxy told when each call is sent and given back: that is
- * what its bytes per call are charged by, and a call that runs over answers `TOOL_ACCESS_DENIED`.
+ * The process tier's pool for one package version: its calls run in processes of the package's own
+ * (see domain-child.ts), each running one call at a time on its main thread, as a worker runs one in
+ * the other tiers. Up to `maxThreads` processes per package, each counting one unit of the host's
+ * worker budget (worker-budget.ts), which starts them and sends them calls as their turns come;
+ * deadlines are the host's ({@link ProcessCall}). A process is ended where a worker would be: a call
+ * over its timeout that does not end within the grace, a caller's abort, a package over its network
+ * bytes, and when it dies, however it dies, its call answers (`TOOL_OUT_OF_MEMORY` when it ran out
+ * of heap or over its memory limit, `TOOL_CRASHED` otherwise). The next call takes another process.
+ * An idle process ends after `idleTimeoutMs`, or sooner when the budget needs its place for another
+ * package (the one idle longest first).
  */
 import type { CallTask } from '../boundary/protocol.js';
 import { failure, type PoolReply } from '../calls/answer-once.js';
 import type { BudgetMember, NextStart } from '../calls/budget-member.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
 import type { CallPool, PoolCallHooks } from '../calls/worker-pool.js';
-import type { ChildEnd, DomainChild } from './domain-child.js';
-import { type Live, type LiveOptions, startLive } from './pool-process.js';
+import type { ChildEnd } from './domain-child.js';
+import { type Live, type LiveOptions, newLive, startLive } from './pool-process.js';
 import { ProcessCall } from './process-call.js';
 import { answerFor, SentCalls } from './sent-calls.js';
 
 export interface ProcessPoolOptions extends LiveOptions {
   onFault: (message: string) => void;
-  /** The host's worker budget, where the package's process counts one. @default a budget of its own */
+  /** The host's worker budget, where each of the package's processes counts one. @default a budget of its own */
   budget?: WorkerBudget;
   /** The package, for the budget's events. */
   source?: string;
 }
+
+const ABORTED = 'the call was aborted by its caller';
 
 export class ProcessDomainPool implements CallPool, BudgetMember {
   readonly #options: ProcessPoolOptions;
   readonly #sent: SentCalls;
   readonly #calls = new Set<ProcessCall>();
   readonly #queue: ProcessCall[] = [];
-  #live: Live | undefined;
-  #idle: NodeJS.Timeout | undefined;
+  /** Processes started that have not ended (those being ended too, until they are gone). */
+  readonly #lives = new Set<Live>();
   /** Drains waiting for every call to be answered and given back. */
   readonly #drained: Array<() => void> = [];
-  /** Waiting for the process to be gone. */
+  /** Waiting for every process to be gone. */
   readonly #gone: Array<() => void> = [];
   #closed = false;
-  /** Whether this pool has had the spares replenished (once, after its first calls were answered). */
-  #replenished = false;
-  /** Processes started that have not ended (a second one while the first is being ended). */
-  readonly #alive = new Set<Live>();
-  /** The host's worker budget: it starts this pool's process and calls, in turn with other pools'. */
+  /** The host's worker budget: it starts this pool's processes and calls, in turn with other pools'. */
   readonly #budget: WorkerBudget;
   readonly source: string;
 
@@ -57,7 +55,10 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
       onFault: options.onFault,
       timeoutGraceMs: options.limits.timeoutGraceMs,
       call: options.limits.call,
-      onGivenBack: () => this.#pump(),
+      onGivenBack: (live) => {
+        this.#rest(live);
+        this.#pump();
+      },
     });
     options.egress?.watchCalls((taskId, message) => this.#overBudget(taskId, message));
     this.#budget.join(this);
@@ -69,74 +70,59 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   get occupied(): number {
-    return this.#alive.size;
+    return this.#lives.size;
   }
 
   get ending(): number {
     let count = 0;
-    for (const live of this.#alive) if (live.child.ending) count += 1;
+    for (const live of this.#lives) if (live.child.ending) count += 1;
     return count;
   }
 
   get idle(): number {
-    const live = this.#current;
-    return live?.ready === true && live.holding.size === 0 && live.first === undefined ? 1 : 0;
+    let count = 0;
+    for (const live of this.#lives) if (isIdle(live)) count += 1;
+    return count;
   }
 
   get resting(): boolean {
-    const live = this.#current;
-    return live === undefined || (live.holding.size === 0 && live.first === undefined);
+    for (const live of this.#lives) if (live.holding !== undefined || live.first !== undefined) return false;
+    return true;
   }
 
   nextStart(): NextStart {
-    const live = this.#current;
-    if (live === undefined) {
-      const { spares, egress, limits, paths } = this.#options;
-      // A package held to hosts gets its proxy bound when its process starts: no spare has it.
-      return egress === undefined && spares?.fits(limits, paths) === true ? 'spare' : 'place';
-    }
-    return live.ready && live.holding.size < this.#options.limits.maxThreads ? 'now' : 'wait';
+    if (this.#idlest() !== undefined) return 'now';
+    // One starting for a call that no longer wants it is free the moment it is ready.
+    if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return 'wait';
+    const { spares, egress, limits, paths } = this.#options;
+    // A package held to hosts gets its proxy bound when its process starts: no spare has it.
+    return egress === undefined && spares?.fits(limits, paths) === true ? 'spare' : 'place';
   }
 
-  /** Sends the next waiting call to the process, or (with none) starts the process it will run on. */
+  /** Sends the next waiting call to an idle process, or starts the process it will run on. */
   startNext(): boolean {
     if (this.queued === 0) return false;
-    const live = this.#current;
-    const call = this.#queue.shift() as ProcessCall;
-    if (live === undefined) {
-      // The turn is this call's: the new process is not idle (nor ended to make room) until it has it.
-      const spawned = this.#spawn();
-      spawned.child.busy = true;
-      spawned.first = call;
+    const idle = this.#idlest();
+    if (idle !== undefined) {
+      this.#dispatchTo(idle, this.#queue.shift() as ProcessCall);
       return true;
     }
-    if (!live.ready) {
-      this.#queue.unshift(call);
-      return false;
-    }
-    this.#dispatchTo(live, call);
+    if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return false;
+    this.#spawn(this.#queue.shift() as ProcessCall);
     return true;
   }
 
   endIdle(): boolean {
-    const live = this.#current;
-    if (live === undefined || this.idle === 0) return false;
+    const live = this.#idlest();
+    if (live === undefined) return false;
     live.child.kill({ cause: 'ended', message: 'was ended to make room for another package' });
     return true;
-  }
-
-  /** The process calls go to: not one being ended (it still answers what it holds, but takes nothing new). */
-  get #current(): Live | undefined {
-    return this.#live?.child.ending === true ? undefined : this.#live;
   }
 
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
     if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
     return new Promise<PoolReply>((resolve) => {
-      const onCallerAbort = () => {
-        call.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
-        this.#live?.child.send({ type: 'cancel', taskId: task.taskId });
-      };
+      const onCallerAbort = () => this.#abort(call);
       const call: ProcessCall = new ProcessCall({
         task,
         onProgress: hooks.onProgress,
@@ -146,13 +132,14 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
           this.#calls.delete(call);
-          if (this.#live !== undefined) this.#sent.awaitRelease(this.#live, call);
+          const live = this.#holder(call);
+          if (live !== undefined) this.#sent.awaitRelease(live, call);
           this.#pump();
         },
       });
       this.#calls.add(call);
       if (hooks.signal?.aborted) {
-        call.answer(failure('CALL_ABORTED', 'the call was aborted by its caller'));
+        call.answer(failure('CALL_ABORTED', ABORTED));
         return;
       }
       hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
@@ -161,131 +148,171 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     });
   }
 
-  /** Stops taking calls, lets the running ones answer, then ends the process. */
+  /** Stops taking calls, lets the running ones answer, then ends the processes. */
   async drain(): Promise<void> {
     this.#closed = true;
     this.#pump();
-    if (this.#calls.size > 0 || (this.#live?.holding.size ?? 0) > 0) {
+    if (this.#calls.size > 0 || !this.resting) {
       await new Promise<void>((resolve) => this.#drained.push(resolve));
     }
     this.#budget.leave(this);
-    await this.#endProcess();
+    await this.#endProcesses();
     await this.#options.egress?.close();
   }
 
-  /** Ends the process at once; calls still pending answer `HOST_CLOSED`. */
+  /** Ends the processes at once; calls still pending answer `HOST_CLOSED`. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#queue.length = 0;
     for (const call of [...this.#calls])
       call.answer(failure('HOST_CLOSED', 'the tool host closed during the call'));
     this.#budget.leave(this);
-    await this.#endProcess();
+    await this.#endProcesses();
     await this.#options.egress?.close();
   }
 
-  async #endProcess(): Promise<void> {
-    clearTimeout(this.#idle);
-    const live = this.#live;
-    if (live === undefined) return;
+  async #endProcesses(): Promise<void> {
+    if (this.#lives.size === 0) return;
     await new Promise<void>((resolve) => {
       this.#gone.push(resolve);
-      // Whoever awaits this is owed its end: the process holds the event loop until then.
-      live.child.busy = true;
-      live.child.kill({ cause: 'ended', message: 'was ended by the host' });
+      for (const live of this.#lives) {
+        clearTimeout(live.idleTimer);
+        // Whoever awaits this is owed its end: the process holds the event loop until then.
+        live.child.busy = true;
+        live.child.kill({ cause: 'ended', message: 'was ended by the host' });
+      }
     });
   }
 
+  /** The caller gave up on `call`: it answers, and the process running it is ended (as a worker is). */
+  #abort(call: ProcessCall): void {
+    call.answer(failure('CALL_ABORTED', ABORTED));
+    this.#holder(call)?.child.kill({ cause: 'ended', message: 'was ended: its call was aborted' });
+  }
+
+  /** A call ran over its bytes: it answers with the limit, and its process is ended. */
+  #overBudget(taskId: string, message: string): void {
+    for (const call of this.#calls) {
+      if (call.task.taskId !== taskId) continue;
+      call.answer(failure('TOOL_ACCESS_DENIED', message));
+      this.#holder(call)?.child.kill({ cause: 'ended', message: 'was ended: its call ran over its bytes' });
+      return;
+    }
+  }
+
+  /** The process that holds `call` (sent it, and not given it back), if any. */
+  #holder(call: ProcessCall): Live | undefined {
+    for (const live of this.#lives) if (live.holding === call) return live;
+    return undefined;
+  }
+
+  /** Of the processes with nothing to do, the one idle longest. */
+  #idlest(): Live | undefined {
+    let found: Live | undefined;
+    for (const live of this.#lives) {
+      if (isIdle(live) && (found === undefined || live.idleSince < found.idleSince)) found = live;
+    }
+    return found;
+  }
+
+  /** A process starting for a call that was answered before it was ready. */
+  #starting(): Live | undefined {
+    for (const live of this.#lives) {
+      if (!live.ready && !live.child.ending && live.first === undefined) return live;
+    }
+    return undefined;
+  }
+
+  /** Processes not being ended. */
+  #working(): number {
+    return this.#lives.size - this.ending;
+  }
+
   /**
-   * Something changed: the budget sends waiting calls (starting the process if there is none) as
-   * their turns come, up to one per thread; with none waiting, the process goes idle.
+   * Something changed: the budget sends waiting calls (starting processes for them) as their turns
+   * come; with none waiting, drains finish.
    */
   #pump(): void {
     this.#budget.changed(this);
     if (this.queued === 0) this.#settle();
   }
 
-  /** Gives `live` a call: it holds the call (a thread of its) until it gives it back. */
+  /** Gives `live` a call: it holds the call until it gives it back. */
   #dispatchTo(live: Live, call: ProcessCall): void {
     if (call.answered) return;
-    clearTimeout(this.#idle);
+    clearTimeout(live.idleTimer);
     live.child.busy = true;
     this.#sent.send(live, call);
   }
 
-  /** A call ran over its bytes: it answers with the limit, and its tool is told to stop. */
-  #overBudget(taskId: string, message: string): void {
-    for (const call of this.#calls) {
-      if (call.task.taskId !== taskId) continue;
-      call.answer(failure('TOOL_ACCESS_DENIED', message));
-      this.#live?.child.send({ type: 'cancel', taskId });
-      return;
-    }
+  /** `live` has nothing to do: it is ended after `idleTimeoutMs` unless a call comes first. */
+  #rest(live: Live): void {
+    if (!isIdle(live)) return;
+    live.idleSince = performance.now();
+    live.child.busy = false;
+    clearTimeout(live.idleTimer);
+    live.idleTimer = setTimeout(
+      () => live.child.kill({ cause: 'ended', message: 'was idle' }),
+      this.#options.limits.idleTimeoutMs,
+    );
+    live.idleTimer.unref();
   }
 
-  /** Nothing waits: a process with nothing to do goes idle, and drains finish. */
+  /** Nothing waits: spares taken are made again, and drains finish. */
   #settle(): void {
-    const live = this.#live;
-    if (live !== undefined && live.holding.size === 0 && live.first === undefined) {
-      live.child.busy = false;
-      clearTimeout(this.#idle);
-      this.#idle = setTimeout(
-        () => live.child.kill({ cause: 'ended', message: 'was idle' }),
-        this.#options.limits.idleTimeoutMs,
-      );
-      this.#idle.unref();
+    // A spare this pool took is made again now, when it competes with no call of its.
+    let tookSpare = false;
+    for (const live of this.#lives) {
+      if (live.fromSpare) tookSpare = true;
+      live.fromSpare = false;
     }
-    // The spare this pool may have taken is made again now, when it competes with no call of its.
-    if (!this.#replenished && !this.#closed && live !== undefined) {
-      this.#replenished = true;
+    if (tookSpare && !this.#closed) {
       void this.#options.spares?.replenish(this.#options.limits, this.#options.limits.call);
     }
-    if (this.#closed && this.#calls.size === 0 && (live?.holding.size ?? 0) === 0) {
+    if (this.#closed && this.#calls.size === 0 && this.resting) {
       for (const resolve of this.#drained.splice(0)) resolve();
     }
   }
 
-  #spawn(): Live {
-    const live: Live = {
-      child: undefined as unknown as DomainChild,
-      ready: false,
-      holding: new Map(),
-      faults: 0,
-      tmpDir: this.#options.limits.call.tmpDir,
-      first: undefined,
-    };
-    this.#live = live;
-    this.#alive.add(live);
+  #spawn(first: ProcessCall): void {
+    const live = newLive(first, this.#options.limits.call.tmpDir);
+    this.#lives.add(live);
     startLive(live, this.#options, {
       onReady: () => {
-        const first = live.first;
+        const call = live.first;
         live.first = undefined;
-        if (first !== undefined) this.#dispatchTo(live, first);
+        if (call !== undefined && !call.answered) this.#dispatchTo(live, call);
+        else this.#rest(live);
         this.#pump();
       },
       onNote: (note) => this.#sent.note(live, note),
       onEnd: (end) => this.#processEnded(live, end),
-      stillWanted: () => this.#live === live && !this.#closed,
+      stillWanted: () => this.#lives.has(live) && !this.#closed,
     });
-    return live;
+    // The turn is this call's: the new process is not idle (nor ended to make room) until it has it.
+    live.child.busy = true;
   }
 
   #processEnded(live: Live, end: ChildEnd): void {
     // Heard once (a spare that could not hold the package may report its end after the pool closed).
-    if (!this.#alive.delete(live)) return;
-    if (this.#live === live) {
-      this.#live = undefined;
-      // Its idle timer would end a process that is gone.
-      clearTimeout(this.#idle);
-    }
+    if (!this.#lives.delete(live)) return;
+    clearTimeout(live.idleTimer);
     this.#sent.lost(live, end);
-    // Calls that waited for a process that never started would only wait for the next one.
+    // Calls that waited for a process that never started would only wait for the next one, unless
+    // another process of the pool runs.
     if (!live.ready) {
-      live.first?.answer(answerFor({ ...end, cause: 'crashed' }));
+      const reply = answerFor({ ...end, cause: end.cause === 'ended' ? 'crashed' : end.cause });
+      live.first?.answer(reply);
       live.first = undefined;
-      for (const call of this.#queue.splice(0)) call.answer(answerFor({ ...end, cause: 'crashed' }));
+      const running = [...this.#lives].some((other) => other.ready && !other.child.ending);
+      if (!running) for (const call of this.#queue.splice(0)) call.answer(reply);
     }
-    for (const resolve of this.#gone.splice(0)) resolve();
+    if (this.#lives.size === 0) for (const resolve of this.#gone.splice(0)) resolve();
     this.#pump();
   }
+}
+
+/** Ready, holding no call and waiting for none, not being ended. */
+function isIdle(live: Live): boolean {
+  return live.ready && live.holding === undefined && live.first === undefined && !live.child.ending;
 }

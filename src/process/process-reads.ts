@@ -88,8 +88,10 @@ export class ProcessReads {
     const pending = new Map<number, PendingRead>();
     const child: DomainChild = new DomainChild({
       init: { type: 'init', mode: 'reads', heapMb, timeoutMs },
+      // Its readers are workers, with their own flags (`execArgv`) and heap bound.
+      nodeFlags: allowAddons ? [] : ['--no-addons'],
+      ownWorkingDirectory: true,
       paths,
-      allowAddons,
       memoryMb,
       replyLimits: READ_REPLY_LIMITS,
       environment: () =>

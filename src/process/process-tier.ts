@@ -5,7 +5,12 @@
  * that asks for the network without being granted it, that it has none.
  */
 
-import { type IsolationTier, PERMISSION_MODEL_USABLE, strictTierGaps } from '../calls/isolation.js';
+import {
+  type IsolationTier,
+  NETWORK_GAP,
+  PERMISSION_MODEL_USABLE,
+  STRICT_DENIES_NETWORK,
+} from '../calls/isolation.js';
 import type { DomainManifest } from '../calls/worker-flags.js';
 import type { Logger } from '../shared/logger.js';
 import type { ChildEnvironment } from './domain-child.js';
@@ -61,11 +66,13 @@ export function processTierGaps(found: ChildEnvironment): string[] {
   const gaps: string[] = [];
   if (!found.sandbox.available) {
     if (PERMISSION_MODEL_USABLE) {
-      // Its workers run under strict's flags instead (process-domains.ts): what strict can't contain
-      // on this Node, they can't either.
-      const modelGaps = strictTierGaps();
+      // Its processes run under strict's flags instead (process-domains.ts): what the permission
+      // model can't contain on this Node, they can't either. (Not the host's working directory:
+      // Node grants that to workers, not to a process's main thread, and the processes that run
+      // workers work in their own tmp folder.)
+      const modelGaps = STRICT_DENIES_NETWORK ? [] : [NETWORK_GAP];
       gaps.push(
-        `an OS sandbox (${found.sandbox.reason}), so its workers are confined by Node's permission model with strict's grants instead${modelGaps.length > 0 ? `, which here does not contain ${modelGaps.join(', nor ')}` : ''}`,
+        `an OS sandbox (${found.sandbox.reason}), so its processes are confined by Node's permission model with strict's grants instead${modelGaps.length > 0 ? `, which here does not contain ${modelGaps.join(', nor ')}` : ''}`,
       );
     } else {
       gaps.push(

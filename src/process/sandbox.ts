@@ -2,7 +2,7 @@
  * The process tier's OS sandbox on Linux: bubblewrap (`bwrap`), driven directly. A package's process
  * starts in new namespaces (user, pid, ipc, uts, cgroup, and network unless granted) with a file
  * system built from nothing: the system's programs and libraries read-only (what Node needs), Node
- * itself, toolhost's own code and piscina read-only, the version's snapshot read-only, its tmp folder
+ * itself, toolhost's own code read-only, the version's snapshot read-only, its tmp folder
  * read-write, a private `/proc` and a minimal `/dev`; everything else, the root included, read-only
  * and empty. No capabilities, no new user namespaces inside, a session of its own, and it dies with
  * the host.
@@ -17,7 +17,7 @@ import { accessSync, constants, lstatSync, readlinkSync, realpathSync } from 'no
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, sep } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PACKAGE_JSON, srcFile, workersFile } from '../own-files.js';
 import { isWithin } from '../shared/paths.js';
@@ -72,7 +72,7 @@ let cachedCodePaths: string[] | undefined;
 
 /**
  * What the child's own code reads: toolhost's compiled `src` and `workers`, its package.json (which
- * makes them ES modules), piscina's package folder, and Node. Real paths: Node loads by real path.
+ * makes them ES modules), undici's package folder, and Node. Real paths: Node loads by real path.
  */
 export function codePaths(): string[] {
   cachedCodePaths ??= findCodePaths();
@@ -81,9 +81,7 @@ export function codePaths(): string[] {
 
 function findCodePaths(): string[] {
   const require = createRequire(import.meta.url);
-  const piscinaEntry = realpathSync(require.resolve('piscina'));
-  const piscinaRoot = piscinaEntry.slice(0, piscinaEntry.lastIndexOf(`${sep}dist${sep}`));
-  // undici's package folder: the egress agents (network/child-agents.ts) load it in the workers.
+  // undici's package folder: the egress agents (network/child-agents.ts) load it in the process.
   const undiciEntry = realpathSync(require.resolve('undici'));
   const undiciRoot = dirname(undiciEntry);
   return [
@@ -91,7 +89,6 @@ function findCodePaths(): string[] {
     realpathSync(fileURLToPath(srcFile(''))),
     realpathSync(fileURLToPath(workersFile(''))),
     realpathSync(fileURLToPath(PACKAGE_JSON)),
-    piscinaRoot,
     realpathSync(process.execPath),
   ];
 }
@@ -155,15 +152,17 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
 let support: Promise<SandboxSupport> | undefined;
 
 /**
- * The command that starts a package process: Node on the child's entry point, inside bubblewrap
- * when this machine has it. `mode` is what the child is for (its first argument).
+ * The command that starts a package process: Node with `nodeFlags` on the child's entry point,
+ * inside bubblewrap when this machine has it. `mode` is what the child is for (its first argument),
+ * `inherited` the descriptors it inherits from the host beside its stdio (its second: it closes
+ * them where it can't list its own).
  */
 export function childCommand(
   paths: SandboxPaths,
   sandbox: SandboxSupport,
-  options: { allowAddons: boolean; mode: string },
+  options: { nodeFlags: string[]; mode: string; inherited: number[] },
 ): [command: string, args: string[]] {
-  const nodeArgs = [...(options.allowAddons ? [] : ['--no-addons']), CHILD_MAIN, options.mode];
+  const nodeArgs = [...options.nodeFlags, CHILD_MAIN, options.mode, options.inherited.join(',')];
   const node = realpathSync(process.execPath);
   return sandbox.available
     ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]

@@ -1,12 +1,12 @@
 /**
- * The calls a process-tier pool has sent to its package's process, on the host: each is sent once
- * the package's egress proxy (if it has one) charges it, hears what the process says of it (started,
- * progress, output, its reply: parsed notes, see child-messages.ts), must be given back in time once
- * the host has answered it itself, and answers for the process when the process is gone. A call the
- * process holds is a thread of the process taken, until the process gives it back.
+ * The calls a process-tier pool has sent to its package's processes, on the host: each is sent once
+ * the package's egress proxy (if it has one) charges it, hears what its process says of it (progress,
+ * output, its reply: parsed notes, see child-messages.ts), must be given back within the grace once
+ * the host has answered it itself (timed out), and answers for the process when the process is gone.
+ * A process holds one call at a time, until it gives it back.
  */
 import { rm } from 'node:fs/promises';
-import { type CallSettings, callTmpDir } from '../boundary/protocol.js';
+import { type CallSettings, callTmpDir, FAULT_CODES } from '../boundary/protocol.js';
 import { failure, type PoolReply } from '../calls/answer-once.js';
 import type { ChildNote } from './child-messages.js';
 import type { ChildEnd } from './domain-child.js';
@@ -14,8 +14,6 @@ import type { PackageEgress } from './network/egress.js';
 import type { Live } from './pool-process.js';
 import type { ProcessCall } from './process-call.js';
 
-/** How long a process may take to give back a call the host has answered (timed out, aborted). */
-const RELEASE_BOUND_MS = 10_000;
 /** Fault reports kept per process: a process that floods them is heard this many times. */
 const MAX_FAULTS = 100;
 
@@ -26,12 +24,14 @@ export interface SentCallsOptions {
   timeoutGraceMs: number;
   /** The pool's call settings (a spare's process has a tmp folder of its own, see `Live.tmpDir`). */
   call: CallSettings;
-  /** A process gave a call back: one of its threads is free. */
-  onGivenBack: () => void;
+  /** A process gave its call back: it is free. */
+  onGivenBack: (live: Live) => void;
 }
 
-/** What the calls a process held answer when it ends: the cause its end gives. */
+/** What the call a process held answers when it ends: the cause its end gives. */
 export function answerFor(end: ChildEnd): PoolReply {
+  // Out of heap, as a worker's tool would be: the heap is the tool's own.
+  if (end.cause === 'heap') return failure('TOOL_OUT_OF_MEMORY', `the tool ${end.message}`);
   const code = end.cause === 'memory' ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED';
   return failure(code, `the tool's process ${end.message}`);
 }
@@ -45,29 +45,28 @@ export class SentCalls {
 
   /** Sends `call` to `live`, which holds it from now until it gives it back (or is gone). */
   send(live: Live, call: ProcessCall): void {
-    live.holding.set(call.task.taskId, call);
+    live.holding = call;
     const send = () => {
       live.child.send({ type: 'run', task: call.task });
-      call.sent(() => live.child.kill({ cause: 'crashed', message: 'did not start a call it was sent' }));
+      call.sent();
     };
     const egress = this.#options.egress;
     if (egress === undefined) {
       send();
       return;
     }
-    const { taskId } = call.task;
-    void egress.begin(taskId).then(() => {
+    void egress.begin(call.task.taskId).then(() => {
       // The process ended meanwhile (and answered the call), or the call was answered unsent.
-      if (live.holding.get(taskId) !== call) return;
+      if (live.holding !== call) return;
       if (call.answered) {
-        this.#givenBack(live, taskId);
+        this.#givenBack(live);
         return;
       }
       send();
     });
   }
 
-  /** What the process said: a fault (counted), or a note of a call it holds. */
+  /** What the process said: a fault (counted), or a note of the call it holds. */
   note(live: Live, note: ChildNote): void {
     if (note.type === 'fault') {
       live.faults += 1;
@@ -75,57 +74,63 @@ export class SentCalls {
       return;
     }
     if (note.type === 'hello' || note.type === 'ready' || note.type === 'read') return;
-    const call = live.holding.get(note.taskId);
-    if (call === undefined) return;
-    if (note.type === 'started') {
-      call.started();
-    } else if (note.type === 'progress') {
+    const call = live.holding;
+    if (call === undefined || call.task.taskId !== note.taskId) return;
+    if (note.type === 'progress') {
       call.progress(note.data);
-    } else if (note.type === 'log') {
+      return;
+    }
+    if (note.type === 'log') {
       call.logs(note.logs);
-    } else if (call.answered) {
-      // A call the host answered itself (timed out, aborted): its reply only gives its thread back.
-      this.#givenBack(live, note.taskId);
-    } else if (!note.reply.ok) {
-      const reason = note.reply.reason;
-      call.answer(failure('TOOL_BAD_RESULT', `the tool's process sent a malformed reply: ${reason}`));
-      // Its pool parsed its workers' replies: a bad one means the process itself was taken over.
+      return;
+    }
+    const { reply } = note;
+    live.holding = undefined;
+    this.#options.egress?.end(note.taskId);
+    if (!reply.ok) {
+      // Its own code encodes every reply: a bad one means the process itself was taken over.
       live.child.kill({ cause: 'protocol', message: 'sent a malformed reply' });
-    } else {
-      live.holding.delete(note.taskId);
-      this.#options.egress?.end(note.taskId);
-      call.answer(note.reply.value);
-      this.#options.onGivenBack();
+      call.answer(failure('TOOL_BAD_RESULT', `the tool's process sent a malformed reply: ${reply.reason}`));
+      return;
     }
+    // A fault's reply (an exit, an uncaught exception): the process exits after it, and takes no
+    // other call meanwhile.
+    const fault = !reply.value.ok && FAULT_CODES.has(reply.value.error.code);
+    if (fault) live.child.kill({ cause: 'ended', message: 'ended after a fault' });
+    // A call the host answered itself (timed out) keeps that answer: its reply only frees the process.
+    call.answer(reply.value);
+    if (!fault) this.#options.onGivenBack(live);
   }
 
-  /** The host answered a call `live` still holds: the process must give it back in time. */
+  /**
+   * The host answered (timed out) the call `live` holds: its tool had `ctx.signal` aborted at the
+   * same moment, and the process is ended unless it gives the call back within the grace, as a
+   * worker would be.
+   */
   awaitRelease(live: Live, call: ProcessCall): void {
-    if (live.holding.get(call.task.taskId) !== call) return;
-    const bound = this.#options.timeoutGraceMs + RELEASE_BOUND_MS;
+    if (live.holding !== call) return;
     setTimeout(() => {
-      if (live.holding.get(call.task.taskId) === call)
-        live.child.kill({ cause: 'crashed', message: 'did not end a call in time' });
-    }, bound).unref();
+      if (live.holding === call) live.child.kill({ cause: 'crashed', message: 'did not end a call in time' });
+    }, this.#options.timeoutGraceMs).unref();
   }
 
-  /** `live` is gone: the calls it held answer for it, and their tmp folders are removed here. */
+  /** `live` is gone: the call it held answers for it, and its tmp folder is removed here. */
   lost(live: Live, end: ChildEnd): void {
-    const reply = answerFor(end);
-    for (const taskId of live.holding.keys()) this.#options.egress?.end(taskId);
+    const call = live.holding;
+    if (call === undefined) return;
+    live.holding = undefined;
+    this.#options.egress?.end(call.task.taskId);
+    call.answer(answerFor(end));
+    // Its process could not remove the call's tmpDir: it is gone.
     const settings = { ...this.#options.call, tmpDir: live.tmpDir };
-    for (const call of live.holding.values()) {
-      call.answer(reply);
-      // Its worker could not remove the call's tmpDir: the process is gone.
-      void rm(callTmpDir(settings, call.task), { recursive: true, force: true }).catch(() => {});
-    }
-    live.holding.clear();
+    void rm(callTmpDir(settings, call.task), { recursive: true, force: true }).catch(() => {});
   }
 
-  /** The process gave a call back: its thread is free, and its bytes are counted no more. */
-  #givenBack(live: Live, taskId: string): void {
-    live.holding.delete(taskId);
-    this.#options.egress?.end(taskId);
-    this.#options.onGivenBack();
+  /** The process gave its call back: it is free, and the call's bytes are counted no more. */
+  #givenBack(live: Live): void {
+    const call = live.holding;
+    live.holding = undefined;
+    if (call !== undefined) this.#options.egress?.end(call.task.taskId);
+    this.#options.onGivenBack(live);
   }
 }

@@ -11,6 +11,7 @@ import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ChildNote } from './child-messages.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import { callProcessFlags } from './process-flags.js';
 import type { SandboxPaths } from './sandbox.js';
 
 /** What a spare's owner hears from it: the spares', then a pool's once one has taken it. */
@@ -37,7 +38,6 @@ export interface Spare {
 export interface SpareProcessSettings {
   tmpRoot: string;
   memoryMb: number;
-  allowAddons: boolean;
   environment: () => Promise<ChildEnvironment>;
 }
 
@@ -73,7 +73,7 @@ function spareFolders(
   return { folder, overlay, paths };
 }
 
-/** Makes one spare's folders and starts its process (its pool made, one worker started). */
+/** Makes one spare's folders and starts its process (readied for tools: all but a package's code). */
 export function startSpare(settings: SpareProcessSettings, start: SpareStart): Spare {
   const { limits, key, replyLimits } = start;
   const { folder, overlay, paths } = spareFolders(settings.tmpRoot, start.name);
@@ -93,15 +93,11 @@ export function startSpare(settings: SpareProcessSettings, start: SpareStart): S
     gone: false,
   };
   spare.child = new DomainChild({
-    init: {
-      type: 'init',
-      mode: 'calls',
-      limits: { ...limits, call: { ...limits.call, tmpDir } },
-      prestart: true,
-    },
+    init: { type: 'init', mode: 'calls', limits: { ...limits, call: { ...limits.call, tmpDir } } },
+    nodeFlags: callProcessFlags(limits, limits.execArgv),
     paths,
-    allowAddons: settings.allowAddons,
     memoryMb: settings.memoryMb,
+    heapMb: limits.heapMb,
     replyLimits,
     environment: settings.environment,
     onReady: () => spare.handlers.onReady(),

@@ -1,15 +1,16 @@
 /**
- * Spare package processes: one sandboxed process started before a package needs it, with its pool
- * made and a worker started, so that a package's first call waits for neither bubblewrap, Node's
- * start, nor a worker's. A spare belongs to no package until a pool takes it, and then to that pool
- * only: it is never handed back, and a process that has run one package's code never runs another's.
+ * Spare package processes: one sandboxed process started before a package needs it, readied for
+ * calls (toolhost's code loaded, its guards in place), so that a package's first call waits for
+ * neither bubblewrap nor Node's start. A spare belongs to no package until a pool takes it, and then
+ * to that pool only: it is never handed back, and a process that has run one package's code never
+ * runs another's.
  *
  * A sandbox's bind mounts are fixed when bubblewrap starts, before the package is known. So a spare
  * gets, read-only at the host's tmp root, a folder of its own that only the host writes (its
  * overlay), holding nothing but the mount point of its own tmp folder. Taken by a pool, the host
  * mirrors the package's snapshot into the overlay (spare-mirror.ts), and the snapshot appears in
  * the sandbox at its own path, beside nothing of any other package. A spare is used only where
- * that holds: a sandbox (without one, a process's workers get flags naming the package's folders),
+ * that holds: a sandbox (without one, a process gets flags naming the package's folders),
  * a package with no network (the network is a namespace chosen at start), a snapshot under the tmp
  * root, and a pool whose limits the spare was made with.
  *
@@ -33,7 +34,6 @@ export interface SpareSettings {
   /** The host's tmp root: spares' folders are made in it, and their overlays bound over it. */
   tmpRoot: string;
   memoryMb: number;
-  allowAddons: boolean;
   /** How many spares are kept ready (0: none). */
   count: number;
   environment: () => Promise<ChildEnvironment>;

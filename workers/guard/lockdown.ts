@@ -118,6 +118,17 @@ export function lockdown(options: LockdownOptions = {}): void {
   sealThreads();
 }
 
+/**
+ * The lockdown of a package process's main thread (the process tier), where tools run beside the
+ * process's own line to the host, a socket (src/process/child-main.ts), and no port leads to a
+ * thread of the host: `node:worker_threads` sealed and `Object.prototype` closed, as in a worker.
+ */
+export function lockdownMainThread(): void {
+  if (lockedDown) return;
+  lockedDown = true;
+  sealThreads();
+}
+
 /** The ports this worker holds that a tool may not post on, transfer or take over. */
 interface HeldPorts {
   /** Node's own (the worker's stdio and its internal messages). */

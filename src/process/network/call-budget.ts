@@ -1,10 +1,10 @@
 /**
- * The bytes a package's calls may move through its egress proxy. The proxy serves a process, not a
- * call: every connection comes from the same process through the same socket, and a connection the
- * workers' agents keep alive is reused by the next call, so no byte can be told apart by call. Bytes
- * are therefore charged by time: each call the host says is in flight is charged every byte the
- * package moves from when it began until it ends, its concurrent calls' bytes included. That never
- * undercounts a call, and a call alone is charged exactly its own traffic.
+ * The bytes a package's calls may move through its egress proxy. The proxy serves a package, not a
+ * call: every connection comes from the package's processes through the same socket, and a
+ * connection a process's agents keep alive is reused by its next call, so no byte can be told apart
+ * by call. Bytes are therefore charged by time: each call the host says is in flight is charged every
+ * byte the package moves from when it began until it ends, its concurrent calls' bytes included.
+ * That never undercounts a call, and a call alone is charged exactly its own traffic.
  *
  * The host says when a call begins and ends (never the child, which the tool runs in). Between calls
  * the bytes still moving on open connections (a response a call did not read, a tool's timer) are

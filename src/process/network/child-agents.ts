@@ -1,5 +1,5 @@
 /**
- * Inside a sandboxed package's worker threads, before any tool code runs: Node's `fetch` (and any
+ * Inside a sandboxed package's process, before any tool code runs: Node's `fetch` (and any
  * undici a tool bundles: they share the global dispatcher), `http` and `https` are pointed at the
  * package's egress proxy, through its Unix socket. Every connection is a `CONNECT host:port` tunnel
  * (TLS is done here, end to end, so the proxy never holds the plain text); a refusal comes back as

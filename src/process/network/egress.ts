@@ -34,7 +34,7 @@ export interface EgressSettings {
   limits: ProxyLimits;
   /** Names and addresses the proxies use instead of DNS (tests only). */
   testHosts: Record<string, string[]> | undefined;
-  /** PEM certificates the workers' agents trust besides Node's roots (tests only). */
+  /** PEM certificates the package processes' agents trust besides Node's roots (tests only). */
   trustCertificates: string | undefined;
   onNetwork(event: NetworkEvent): void;
 }
@@ -43,13 +43,13 @@ export interface EgressSettings {
 export interface EgressDoor {
   /** The folder bound into the sandbox. */
   folder: string;
-  /** What its workers are told (see child-agents.ts). */
+  /** What its processes are told (see child-agents.ts). */
   route: NonNullable<CallSettings['egress']>;
 }
 
 const CHILD_AGENTS = srcFile('process/network/child-agents.js').href;
 
-/** A calls process's init, its workers routed through the proxy. */
+/** A calls process's init, its tools routed through the proxy. */
 export function routedInit(init: ChildInit, route: EgressDoor['route']): ChildInit {
   if (init.mode !== 'calls') return init;
   return { ...init, limits: { ...init.limits, call: { ...init.limits.call, egress: route } } };

@@ -9,6 +9,6 @@ export interface NetworkSettings {
   idleTimeoutMs: number;
   /** For tests only: names resolved from this table instead of DNS. */
   testHosts: Record<string, string[]> | undefined;
-  /** For tests only: PEM certificates the sandboxed workers' agents trust besides Node's roots. */
+  /** For tests only: PEM certificates the sandboxed processes' agents trust besides Node's roots. */
   trustCertificates: string | undefined;
 }
