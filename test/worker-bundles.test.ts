@@ -1,8 +1,9 @@
 /**
- * The worker entries are built as one file each (scripts/bundle.mjs): a declaration read and a call
- * worker start without Node's module loader resolving and reading toolhost's files one by one.
- * Checked on the build output: the only module of toolhost's own either entry imports is the call
- * worker's running call, which stays a module of its own. The root entry is built the same way,
+ * The worker entries are built as one file each (scripts/bundle.mjs): a declaration read, a call
+ * worker and a package process's calls start without Node's module loader resolving and reading
+ * toolhost's files one by one (and a package process holds less). Checked on the build output: the
+ * only module of toolhost's own an entry imports is the running call, which stays a module of its
+ * own. The root entry is built the same way,
  * with its lazily loaded parts in files beside it.
  */
 import { readFile } from 'node:fs/promises';
@@ -20,6 +21,7 @@ describe('the worker entries as built', () => {
   it.each([
     ['workers/read-declaration.js', []],
     ['workers/call/call-worker.js', ['./active-call.js']],
+    ['workers/call/process-calls.js', ['./active-call.js']],
   ])("%s imports no file of toolhost's but %j", async (entry, own) => {
     const imports = await staticImports(entry);
     expect(imports.length).toBeGreaterThan(0);

@@ -173,8 +173,9 @@ export class DomainChild {
     const [command, args] = childCommand(paths, sandbox, {
       nodeFlags,
       mode: this.#init.mode,
-      // Where it can't list its descriptors itself (Node's permission model): those it inherits.
-      inherited: inheritableDescriptors(3),
+      // Without a sandbox it may be unable to list its descriptors itself (Node's permission model):
+      // those it inherits. In one it lists them (its /proc is its own).
+      inherited: sandbox.available ? [] : inheritableDescriptors(3),
     });
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
