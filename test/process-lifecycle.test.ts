@@ -6,12 +6,20 @@
  * caller's abort ends the call and its process, as it ends a worker.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { outcomeText, type ToolHost } from '../dist/src/index.js';
 import { descendantsOf } from '../dist/src/shared/process-tree.js';
-import { answered, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
+import {
+  answered,
+  expectHostFine,
+  failed,
+  hostPackage,
+  jsonOf,
+  loadEcho,
+  useHosts,
+} from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const HOST_SCRIPT = fileURLToPath(new URL('./support/process-host.mjs', import.meta.url));
@@ -52,14 +60,19 @@ describe("isolation: 'process', a process that dies", () => {
     const beside = host.call('proc_nap', { ms: 600_000 }, { callId: 'beside', signal: caller.signal });
     await napping;
 
+    let besideAnswered = false;
+    void beside.then(() => {
+      besideAnswered = true;
+    });
+
     const killed = failed('TOOL_CRASHED', "the tool's process was killed (SIGKILL)");
     expect(await host.call('proc_sigkill_self', {})).toStrictEqual(killed);
-    // Still running: a call its process lost would have answered with the kill.
-    expect(await Promise.race([beside.then(() => 'answered'), Promise.resolve('running')])).toBe('running');
+    // A whole call later, still running: a call its process lost would have answered with the kill.
+    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
+    expect(besideAnswered).toBe(false);
     caller.abort();
     expect(await beside).toStrictEqual(failed('CALL_ABORTED', 'the call was aborted by its caller'));
 
-    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
     expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
     await expectHostFine(host);
   });
@@ -101,6 +114,48 @@ describe("isolation: 'process', a caller's abort", () => {
     expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
     // Its process, and only it, was ended: the next call started another.
     expect(ended).toHaveLength(1);
+  });
+});
+
+describe("isolation: 'process', a call whose process starts for it", () => {
+  it('aborted before its process is ready, leaves that process to the next call: no other starts, and close() does not wait for it', async () => {
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 2 });
+    await host.load(HOSTILE);
+    const source = realpathSync(HOSTILE);
+    const started: number[] = [];
+    const caller = new AbortController();
+    // The first process of the package is under way (a spare taken, or one started): the call's
+    // caller gives up before it is ready.
+    const starting = new Promise<void>((resolve) => {
+      host.on('workers', (event) => {
+        if (event.type !== 'started' || event.source !== source) return;
+        started.push(event.count);
+        caller.abort();
+        resolve();
+      });
+    });
+    const call = host.call('proc_nap', { ms: 0 }, { signal: caller.signal });
+    await starting;
+    expect(await call).toStrictEqual(failed('CALL_ABORTED', 'the call was aborted by its caller'));
+
+    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
+    expect(started).toEqual([1]);
+  });
+});
+
+describe("isolation: 'process', a package's idle processes", () => {
+  it('the next call takes the one idle the shortest time, so that the others can reach idleTimeoutMs', async () => {
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 2 });
+    await host.load(hostPackage('mixed-faults'));
+    const isolateOf = async () =>
+      (jsonOf(await host.call('mixed_healthy', {})) as { isolate: string }).isolate;
+    // Two at once: two processes.
+    const [first, second] = await Promise.all([isolateOf(), isolateOf()]);
+    expect(first).not.toBe(second);
+
+    // One at a time: always the last one used.
+    const next = await isolateOf();
+    expect([await isolateOf(), await isolateOf(), await isolateOf()]).toEqual([next, next, next]);
   });
 });
 

@@ -12,6 +12,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
@@ -93,6 +94,20 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
     // here the permission model keeps a tool from even listing them.
     const outcome = await host.call('proc_whoami', {});
     expect(outcome.error).toMatchObject(denied('FileSystemRead', '/proc/self/fd'));
+    await expectNextCallsWork();
+  });
+
+  it("a tool that exits after writing into its tmpDir answers TOOL_EXITED, and the call's tmpDir, which its process could not remove, is removed", async () => {
+    // No spare here (a spare's whole folder goes with it): the call ran in a process of the pool's own.
+    let tmpDir: string | undefined;
+    host.on('progress', (event) => {
+      if (event.callId === 'exits') tmpDir = String(event.data);
+    });
+    const outcome = await host.call('proc_exit_after_tmp', {}, { callId: 'exits' });
+    expect(outcome).toStrictEqual(failed('TOOL_EXITED', 'the tool called process.exit(4)'));
+    expect(tmpDir).toMatch(/\/call-\d+$/);
+    // Removed on the host after the answer, without anyone waiting for it: waited for here.
+    while (existsSync(tmpDir as string)) await delay(10);
     await expectNextCallsWork();
   });
 

@@ -29,9 +29,8 @@ export interface PoolCallLimits extends ReplyLimits {
  * worker of an aborted task). piscina adds its one listener through `addEventListener`, as for an
  * AbortSignal (`once` and `off` are what its types name for an emitter). An AbortController per call
  * costs more than the rest of the host's bookkeeping, and an EventEmitter (its listener table and
- * `once` wrapper) is still a good part of it. It is aborted
- * when its call ends before its worker does: a timeout, a caller's abort, a malformed reply, a
- * package over its network bytes.
+ * `once` wrapper) is still a good part of it. It is aborted when its call ends before its worker
+ * does: a timeout, a caller's abort, a malformed reply.
  */
 export class KillSwitch {
   aborted = false;

@@ -48,12 +48,6 @@ export interface ChildOptions {
   memoryMb: number;
   /** Its heap limit (`--max-old-space-size`), named when it runs out. */
   heapMb?: number;
-  /**
-   * Works in its tmp folder even without a sandbox: it runs worker threads under the permission
-   * model (declaration readers), and Node 22 and later grant such a worker its process's working
-   * directory, which must not be the host's (its sources, its `.env`).
-   */
-  ownWorkingDirectory?: boolean;
   replyLimits: ReplyLimits;
   /** What this machine gives it (found once; every process waits for that). */
   environment: () => Promise<ChildEnvironment>;
@@ -95,12 +89,12 @@ export class DomainChild {
   }
 
   get ready(): boolean {
-    return this.#ready && this.#killed === undefined;
+    return this.#ready && !this.ending;
   }
 
-  /** Being ended (or ended): nothing new may be sent to it. */
+  /** Being ended, exited or ended: nothing new may be sent to it. */
   get ending(): boolean {
-    return this.#killed !== undefined || this.#ended;
+    return this.#killed !== undefined || this.#exit !== undefined || this.#ended;
   }
 
   send(message: HostMessage): void {
@@ -180,9 +174,11 @@ export class DomainChild {
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],
       env: {},
-      // Without a sandbox, the host's working directory, as a worker's (the CLI's selftest watches
-      // it), unless it runs workers Node would grant that folder (see `ownWorkingDirectory`).
-      ...(sandbox.available || options.ownWorkingDirectory === true ? { cwd: options.paths.tmpDir } : {}),
+      // Its tmp folder (in a sandbox, whose root is read-only, that holds only until bwrap moves it to
+      // the root): never the host's working directory, which Node 22 and later grant the workers a
+      // process runs under the permission model (its declaration readers), and where a process
+      // that aborts (V8 out of heap) would leave its core dump.
+      cwd: options.paths.tmpDir,
       // A group of its own: ending it ends what a tool started beside it.
       detached: true,
     });

@@ -30,8 +30,8 @@ export function encodeFrame(value: unknown): Buffer {
 }
 
 /**
- * Writes `frame` whole to `fd` before returning (a package process's channel, which Node has made
- * non-blocking: a full socket buffer is waited out a millisecond at a time). Synchronous, so that
+ * Writes `frame` whole to `fd` before returning (a package process's channel: where Node made it
+ * non-blocking, a full socket buffer is waited out a millisecond at a time). Synchronous, so that
  * what a process writes just before it exits is out, and frames never interleave. Throws when the
  * channel is gone.
  */

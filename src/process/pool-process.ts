@@ -135,7 +135,11 @@ function takeSpare(live: Live, options: LiveOptions, handlers: LiveHandlers): bo
     if (placed) becomeReady();
     // Its package could not be placed in the spare (a folder went while it was mirrored), and the
     // spare has ended: the pool starts a process of its own on the same place, as without spares.
-    else if (handlers.stillWanted()) startOwn(live, options, handlers);
+    else if (handlers.stillWanted()) {
+      startOwn(live, options, handlers);
+      // Held as the spare was: the call it was taken for waits on it.
+      live.child.busy = true;
+    }
     // Or the pool no longer wants it (it closed meanwhile): it hears that its process is gone.
     else handlers.onEnd({ cause: 'ended', message: 'was ended by the host' });
   });

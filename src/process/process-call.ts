@@ -1,8 +1,9 @@
 /**
  * One call of a process-tier pool, on the host: answers exactly once, with its deadline on the
  * host's clock, armed the moment the call is sent. A process is sent a call only when it is ready
- * and holds none, and its one thread takes the call at once, so the call runs, and its timeout
- * counts, from then; nothing the process says can move the deadline. Progress is delivered only
+ * and holds none, so its one thread takes the call as soon as it is free (at once, unless what an
+ * earlier call left running holds it), and the timeout counts from then; nothing the process says
+ * can move the deadline. Progress is delivered only
  * while the call waits for its answer, up to the protocol's cap, and so is forwarded output (see
  * AnswerOnce).
  */

@@ -91,7 +91,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   nextStart(): NextStart {
-    if (this.#idlest() !== undefined) return 'now';
+    if (this.#freshest() !== undefined) return 'now';
     // One starting for a call that no longer wants it is free the moment it is ready.
     if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return 'wait';
     const { spares, egress, limits, paths } = this.#options;
@@ -102,7 +102,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   /** Sends the next waiting call to an idle process, or starts the process it will run on. */
   startNext(): boolean {
     if (this.queued === 0) return false;
-    const idle = this.#idlest();
+    const idle = this.#freshest();
     if (idle !== undefined) {
       this.#dispatchTo(idle, this.#queue.shift() as ProcessCall);
       return true;
@@ -134,6 +134,8 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
           this.#calls.delete(call);
           const live = this.#holder(call);
           if (live !== undefined) this.#sent.awaitRelease(live, call);
+          // Answered before the process started for it was ready: that process is free once it is.
+          for (const starting of this.#lives) if (starting.first === call) starting.first = undefined;
           this.#pump();
         },
       });
@@ -206,11 +208,23 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     return undefined;
   }
 
-  /** Of the processes with nothing to do, the one idle longest. */
+  /** Of the processes with nothing to do, the one idle longest: the first to end. */
   #idlest(): Live | undefined {
     let found: Live | undefined;
     for (const live of this.#lives) {
       if (isIdle(live) && (found === undefined || live.idleSince < found.idleSince)) found = live;
+    }
+    return found;
+  }
+
+  /**
+   * Of the processes with nothing to do, the one idle the shortest time: the next call's, so that a
+   * pool busier a while ago than now lets its other processes reach `idleTimeoutMs`.
+   */
+  #freshest(): Live | undefined {
+    let found: Live | undefined;
+    for (const live of this.#lives) {
+      if (isIdle(live) && (found === undefined || live.idleSince > found.idleSince)) found = live;
     }
     return found;
   }
@@ -260,7 +274,8 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
 
   /** Nothing waits: spares taken are made again, and drains finish. */
   #settle(): void {
-    // A spare this pool took is made again now, when it competes with no call of its.
+    // A spare this pool took is made again now that no call of the pool waits for a process (the
+    // calls it took processes for may still be running).
     let tookSpare = false;
     for (const live of this.#lives) {
       if (live.fromSpare) tookSpare = true;
@@ -299,13 +314,13 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     clearTimeout(live.idleTimer);
     this.#sent.lost(live, end);
     // Calls that waited for a process that never started would only wait for the next one, unless
-    // another process of the pool runs.
+    // another process of the pool runs or is starting.
     if (!live.ready) {
       const reply = answerFor({ ...end, cause: end.cause === 'ended' ? 'crashed' : end.cause });
       live.first?.answer(reply);
       live.first = undefined;
-      const running = [...this.#lives].some((other) => other.ready && !other.child.ending);
-      if (!running) for (const call of this.#queue.splice(0)) call.answer(reply);
+      const others = [...this.#lives].some((other) => !other.child.ending);
+      if (!others) for (const call of this.#queue.splice(0)) call.answer(reply);
     }
     if (this.#lives.size === 0) for (const resolve of this.#gone.splice(0)) resolve();
     this.#pump();

@@ -90,7 +90,6 @@ export class ProcessReads {
       init: { type: 'init', mode: 'reads', heapMb, timeoutMs },
       // Its readers are workers, with their own flags (`execArgv`) and heap bound.
       nodeFlags: allowAddons ? [] : ['--no-addons'],
-      ownWorkingDirectory: true,
       paths,
       memoryMb,
       replyLimits: READ_REPLY_LIMITS,

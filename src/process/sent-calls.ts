@@ -71,6 +71,9 @@ export class SentCalls {
     if (note.type === 'fault') {
       live.faults += 1;
       if (live.faults <= MAX_FAULTS) this.#options.onFault(note.message);
+      // A fault while it holds no call (a tool's leftover timer threw): the process exits after it,
+      // and takes no call meanwhile. (An honest process reports a running call's fault as its reply.)
+      if (live.holding === undefined) live.child.kill({ cause: 'ended', message: 'ended after a fault' });
       return;
     }
     if (note.type === 'hello' || note.type === 'ready' || note.type === 'read') return;
@@ -90,16 +93,21 @@ export class SentCalls {
     if (!reply.ok) {
       // Its own code encodes every reply: a bad one means the process itself was taken over.
       live.child.kill({ cause: 'protocol', message: 'sent a malformed reply' });
+      this.#removeTmpDir(live, call);
       call.answer(failure('TOOL_BAD_RESULT', `the tool's process sent a malformed reply: ${reply.reason}`));
       return;
     }
-    // A fault's reply (an exit, an uncaught exception): the process exits after it, and takes no
-    // other call meanwhile.
-    const fault = !reply.value.ok && FAULT_CODES.has(reply.value.error.code);
-    if (fault) live.child.kill({ cause: 'ended', message: 'ended after a fault' });
+    if (!reply.value.ok && FAULT_CODES.has(reply.value.error.code)) {
+      // A fault's reply (an exit, an uncaught exception): the process exits after it, without
+      // removing the call's tmpDir, and takes no other call meanwhile.
+      live.child.kill({ cause: 'ended', message: 'ended after a fault' });
+      this.#removeTmpDir(live, call);
+    } else {
+      // Free before the call is answered, so that whatever its answer sets going can take it.
+      this.#options.onGivenBack(live);
+    }
     // A call the host answered itself (timed out) keeps that answer: its reply only frees the process.
     call.answer(reply.value);
-    if (!fault) this.#options.onGivenBack(live);
   }
 
   /**
@@ -121,7 +129,11 @@ export class SentCalls {
     live.holding = undefined;
     this.#options.egress?.end(call.task.taskId);
     call.answer(answerFor(end));
-    // Its process could not remove the call's tmpDir: it is gone.
+    this.#removeTmpDir(live, call);
+  }
+
+  /** Removes a call's tmpDir on the host: its process ended (or is ending) without doing it. */
+  #removeTmpDir(live: Live, call: ProcessCall): void {
     const settings = { ...this.#options.call, tmpDir: live.tmpDir };
     void rm(callTmpDir(settings, call.task), { recursive: true, force: true }).catch(() => {});
   }

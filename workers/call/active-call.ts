@@ -1,6 +1,6 @@
 /**
- * The call running in this worker right now (piscina gives a worker one task at a time), shared by
- * the worker's parts: the output capture, the timer tracking and the call itself.
+ * The call running on this thread right now (a call worker or a package process runs one at a
+ * time), shared by its parts: the output capture, the timer tracking and the call itself.
  */
 import type { CallTask, CapturedLog } from '../../src/boundary/protocol.js';
 

@@ -195,7 +195,7 @@ export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<
     try {
       return await runCall(call);
     } catch (error) {
-      return failure(call, 'TOOL_THREW', `the call failed in toolhost's worker: ${describeThrown(error)}`);
+      return failure(call, 'TOOL_THREW', `the call failed in toolhost's own code: ${describeThrown(error)}`);
     } finally {
       clearCallTimers(call);
       setActiveCall(undefined);

@@ -1,8 +1,9 @@
 /**
  * Faults outside the tool's own promise: an uncaught exception in a callback, an unhandled
- * rejection, `process.exit`. Each leaves the worker in an unknown state: it is reported to the host
- * (as the running call's, or as no call's), then the worker ends and piscina replaces it. Node
- * delivers the report before the worker's 'exit' event.
+ * rejection, `process.exit`. Each leaves the thread the tool runs on in an unknown state: it is
+ * reported to the host (as the running call's, or as no call's), then that thread ends: a worker,
+ * which piscina replaces (Node delivers the report before the worker's 'exit' event), or a package
+ * process's main thread, whose report is written before the process exits.
  */
 import { join, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -73,7 +74,8 @@ export function installFaultHandlers(
   });
   process.exit = ((code?: number | string | null) => {
     // Node's own exit paths (its fatal-exception handler, when a tool removed the listener above) set
-    // `_exiting` first and report for themselves: a second report would race theirs to the host.
+    // `_exiting` first and end the thread for themselves: in a worker Node reports to the host (a
+    // second report would race it there); in a package process the host sees the process exit.
     if ((process as unknown as { _exiting?: unknown })._exiting !== true) {
       fault('TOOL_EXITED', () => `the tool called process.exit(${String(code ?? '')})`);
     }

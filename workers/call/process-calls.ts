@@ -13,6 +13,7 @@ import type { ProcessCallsOptions, StartProcessCalls } from '../../src/process/c
 import { lockdownMainThread } from '../guard/lockdown.js';
 import { activeCall } from './active-call.js';
 import { callRunner, prepareForTools } from './call-runner.js';
+import { inTurn } from './queue.js';
 
 const apply = Reflect.apply;
 const then = Promise.prototype.then;
@@ -61,42 +62,18 @@ export const startProcessCalls: StartProcessCalls = async (options: ProcessCalls
   const runTask = callRunner({ settings, post, seal: (reply) => reply });
   lockdownMainThread();
 
-  // The host sends one call at a time; one that comes early waits its turn rather than interleave.
-  // A list of its own and a `then` taken now: a tool can replace Array's and Promise's methods.
-  let first: Waiting | undefined;
-  let last: Waiting | undefined;
-  let running = false;
-  const answer = (task: CallTask, reply: CallReply): void =>
-    send({ type: 'reply', taskId: task.taskId, reply: { ...reply, progressSent: 0, logNotesSent: 0 } });
-  const next = (): void => {
-    const entry = first;
-    if (entry === undefined) {
-      running = false;
-      return;
-    }
-    first = entry.next;
-    if (first === undefined) last = undefined;
-    running = true;
-    const { task } = entry;
-    apply(then, runTask(task), [
-      (reply: CallReply) => {
-        answer(task, reply);
-        next();
-      },
-      next,
-    ]);
+  // The host sends one call at a time; one that comes early waits its turn rather than interleave
+  // (as in a worker, see queue.ts). A `then` taken now: a tool can replace Promise's methods.
+  const answer = (task: CallTask, reply: CallReply | null): void => {
+    if (reply !== null)
+      send({ type: 'reply', taskId: task.taskId, reply: { ...reply, progressSent: 0, logNotesSent: 0 } });
   };
   return (task: CallTask) => {
     if (task.kind === 'wake') return;
-    const entry: Waiting = { task, next: undefined };
-    if (last === undefined) first = entry;
-    else last.next = entry;
-    last = entry;
-    if (!running) next();
+    apply(
+      then,
+      inTurn(task, () => runTask(task)),
+      [(reply: CallReply | null) => answer(task, reply), () => {}],
+    );
   };
 };
-
-interface Waiting {
-  task: CallTask;
-  next: Waiting | undefined;
-}

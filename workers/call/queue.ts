@@ -5,7 +5,8 @@
  * after the handler returns, so a queued tool doesn't hold up the reply of the call ahead of it,
  * unless a tool wrote to `process.stdout` itself, which piscina lets drain first), and only if this
  * worker wins its claim: the host may have taken it back to run elsewhere. Nothing here calls what
- * a tool can replace.
+ * a tool can replace. (A package process's main thread takes its calls the same way; the host sends
+ * it one at a time, with no claims.)
  */
 import type { CallTask } from '../../src/boundary/protocol.js';
 import { original } from './timers.js';

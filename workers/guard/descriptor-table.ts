@@ -1,6 +1,7 @@
 /**
- * The descriptors a tool owns in this worker. A worker thread shares the host process's descriptor
- * table, and Node's permission model checks paths, never descriptors: without this, `fs.closeSync(5)`
+ * The descriptors a tool owns in this worker (or package process). A worker thread shares the host
+ * process's descriptor table (a package process, its own, with its channel to the host in it), and
+ * Node's permission model checks paths, never descriptors: without this, `fs.closeSync(5)`
  * closes whatever the host holds as 5 (libuv then aborts the process on its own next use of it), and
  * `fs.closeSync(1)` followed by an open in the tool's tmpDir hands the tool the host's stdout.
  *
