@@ -20,9 +20,9 @@ export interface ToolHostOptions {
   logger?: Logger;
   /** Environment variables passed to tool workers; everything else is withheld. @default [] */
   envAllowList?: readonly string[];
-  /** Heap limit of a call worker, in MB. @default 128 */
+  /** Heap limit of a call worker (in the process tier, of a package process), in MB. @default 128 */
   callHeapMb?: number;
-  /** Stack size of a call worker, in MB. @default 4 */
+  /** Stack size of a call worker (in the process tier, V8's stack limit in a package process), in MB. @default 4 */
   callStackMb?: number;
   /** Heap limit of a declaration reader, in MB. @default 64 */
   readHeapMb?: number;
@@ -32,13 +32,13 @@ export interface ToolHostOptions {
   rereadDelaysMs?: readonly number[];
   /** The clock the re-read schedule uses. @default the system clock, with unref'd timers */
   clock?: Clock;
-  /** After a call times out, how long the tool may still finish before its worker is terminated. @default 100 */
+  /** After a call times out, how long the tool may still finish before its worker (or process) is ended. @default 100 */
   timeoutGraceMs?: number;
-  /** Worker threads per trust domain (package). @default os.availableParallelism() */
+  /** Worker threads per trust domain (package); in the process tier, processes per package. @default os.availableParallelism() */
   maxThreadsPerPool?: number;
   /**
    * Workers the whole host runs at once: worker threads (worker and strict tiers) and package
-   * processes (the process tier; each counts one, whatever threads it runs inside). A call beyond it
+   * processes (the process tier; each counts one, and runs one call at a time). A call beyond it
    * waits its turn, round-robin across packages, and its timeout counts from when it starts; idle
    * packages' workers are ended first, least recently used, to make room. @default 64
    */
@@ -98,8 +98,8 @@ export interface ToolHostOptions {
   /** For tests only: names the egress proxy resolves from a table, certificates its agents trust. */
   networkTesting?: NetworkTestingOptions;
   /**
-   * The memory limit of each package's process in the `process` tier, in MB: all of its memory (the
-   * heaps of its workers, `ArrayBuffer`s, native memory, the programs it starts), not only the heap.
+   * The memory limit of each package process in the `process` tier, in MB: all of its memory (its
+   * heap, `ArrayBuffer`s, native memory, the programs it starts), not only the heap.
    * Enforced by a memory cgroup where the host can make one, else by a watchdog of resident memory.
    * @default 1024
    */

@@ -14,7 +14,7 @@ export interface HostArgs {
   heapMb: number | undefined;
   /** `--isolation`: the isolation tier (checked here, so a mistake names the flag). */
   isolation: IsolationTier | undefined;
-  /** `--process-memory-mb`: the memory limit of each package's process (the process tier). */
+  /** `--process-memory-mb`: the memory limit of each package process (the process tier). */
   processMemoryMb: number | undefined;
   /** `--lock FILE`: offer only what this lock file pins (an absolute path). */
   lock: string | undefined;

@@ -232,7 +232,7 @@ export const FLAGS: readonly Flag[] = [
     value: 'N',
     field: 'processMemoryMb',
     commands: HOSTING,
-    help: "memory limit of each package's process with --isolation process, in MB",
+    help: 'memory limit of each package process with --isolation process, in MB',
     default: '1024',
     hostOption: 'processMemoryMb',
   },
