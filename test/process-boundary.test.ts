@@ -9,14 +9,19 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { outcomeText, type ToolOutputEvent } from '../dist/src/index.js';
-import { maxChildFrameBytes } from '../dist/src/process/child-messages.js';
+import {
+  MAX_CHILD_FRAME_VALUES,
+  maxChildFrameBytes,
+  maxChildNoteBytes,
+} from '../dist/src/process/child-messages.js';
 import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
 const MB = 1024 * 1024;
 const makeHost = useHosts();
 /** The cap of a host with the default maxResultBytes and maxLogChars. */
-const CAP = maxChildFrameBytes({ maxResultBytes: 10 * MB, maxLogChars: 65_536 });
+const LIMITS = { maxResultBytes: 10 * MB, maxLogChars: 65_536 };
+const CAP = maxChildFrameBytes(LIMITS);
 
 async function hostWithHostile() {
   const made = await makeHost({ isolation: 'process' });
@@ -37,6 +42,21 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
       'sends a message of no type the protocol has',
       'unknown-type',
       'it sent a message that is not part of it',
+    ],
+    [
+      'sends a frame of more values than a message may hold (before the host parses it)',
+      'many-values',
+      `it sent a message of more than ${MAX_CHILD_FRAME_VALUES} values`,
+    ],
+    [
+      'sends a progress message over what one may hold',
+      'big-progress',
+      `it sent a progress message over the ${maxChildNoteBytes(LIMITS)}-byte bound`,
+    ],
+    [
+      'sends replies, progress and log messages for a call it does not hold',
+      'foreign-task',
+      'it sent a message for a call it does not hold',
     ],
   ])(
     'that %s is ended: the call answers TOOL_CRASHED, the host stays flat, the next call runs',
@@ -77,9 +97,16 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     expect(logger.matching('warn', 'forged fault')).toHaveLength(100);
   });
 
-  it('that forges log messages for its own call has the malformed ones dropped, at most 1000 heard and the call held to its character cap', async () => {
+  it('that forges log messages for its own call has the malformed ones dropped, at most 1000 heard and the call held to its character cap; its own reply after the forged one ends it', async () => {
     const { host } = await hostWithHostile();
     const heard: ToolOutputEvent[] = [];
+    // The tool's own reply comes after its forged one: a message for a call its process no longer
+    // holds, and the host ends that process.
+    const ended = new Promise<void>((resolve) =>
+      host.on('workers', (event) => {
+        if (event.type === 'ended' && event.source !== 'spare') resolve();
+      }),
+    );
 
     const outcome = await host.call(
       'proc_forge_channel',
@@ -97,20 +124,8 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     const last = heard.at(-1);
     expect(last?.logs).toEqual([{ stream: 'stdout', text: 'y'.repeat(65_536 - forwardedChars) }]);
     expect(last?.droppedChars).toBe(forwardedChars);
+    await ended;
     expect(outcomeText(await host.call('proc_read_own_file', {}))).toBe('process-hostile');
-    await expectHostFine(host);
-  });
-
-  it('that sends replies, progress and log messages for calls it does not hold reaches nobody', async () => {
-    const { host, logger } = await hostWithHostile();
-    const progress = collect(host, 'progress');
-    const output = collect(host, 'output');
-
-    const outcome = await host.call('proc_forge_channel', { attack: 'foreign-task' });
-    expect(outcomeText(outcome)).toBe('the host did not end this process');
-    expect(progress).toEqual([]);
-    expect(output).toEqual([]);
-    expect(logger.lines).toEqual([]);
     await expectHostFine(host);
   });
 });

@@ -12,7 +12,8 @@ import { workersFile } from '../own-files.js';
 import { readChannel } from './child-channel.js';
 import { closeDescriptors, closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage, StartProcessCalls } from './child-messages.js';
-import { encodeFrame, FrameReader, writeFrameSync } from './frames.js';
+import { FrameReader } from './frame-reader.js';
+import { encodeFrame, writeFrameSync } from './frames.js';
 
 /** The channel to the host. */
 const CHANNEL_FD = 3;
@@ -39,7 +40,7 @@ const readerModule = mode === 'reads' ? import('../declaration/read-worker.js') 
 /** What the host may send in one frame: a call's arguments are the model's input. */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
 
-const frames = new FrameReader(MAX_HOST_FRAME_BYTES);
+const frames = new FrameReader({ maxFrameBytes: MAX_HOST_FRAME_BYTES });
 const exit = process.exit.bind(process);
 
 /**

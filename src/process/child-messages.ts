@@ -22,6 +22,7 @@ import {
   type CallTask,
   type CapturedLog,
   FAULT_CODES,
+  MAX_PROGRESS_BYTES,
   REPLY_ERROR_CODES,
 } from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
@@ -29,7 +30,7 @@ import type { JsonValue } from '../boundary/tool-contract.js';
 import { count, own, record } from '../boundary/untrusted.js';
 import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
-import { FrameReader } from './frames.js';
+import { FrameReader } from './frame-reader.js';
 
 /**
  * What a package's process is for: running a version's calls (one at a time, on its main thread),
@@ -183,6 +184,23 @@ export function maxChildFrameBytes(limits: ReplyLimits): number {
 }
 
 /**
+ * The largest frame of any other message (progress, output, a fault): `maxLogChars` of output or a
+ * progress message's data, as JSON, and some room. An honest process never sends more; one that
+ * does is ended after that one frame, so the reply's cap is spent on a reply at most once.
+ */
+export function maxChildNoteBytes(limits: ReplyLimits): number {
+  return 6 * (limits.maxLogChars + MAX_PROGRESS_BYTES) + 64 * 1024;
+}
+
+/**
+ * The most values a frame's JSON may hold. An honest reply's are its content blocks, its output's
+ * entries and a tool's own `details` or structured result; JSON.parse takes about 175 ms and 100 MB
+ * for a million empty objects (Node 20, this project's 2-core machine), and a frame is parsed before
+ * it is checked.
+ */
+export const MAX_CHILD_FRAME_VALUES = 1_048_576;
+
+/**
  * What a package process sends on its channel, read as it arrives: frames cut and bounded
  * (frames.ts), each message parsed as untrusted. The first breach ends the reading, with the
  * reason its process is ended for.
@@ -190,10 +208,15 @@ export function maxChildFrameBytes(limits: ReplyLimits): number {
 export class ChildNoteReader {
   readonly #frames: FrameReader;
   readonly #limits: ReplyLimits;
+  readonly #maxNoteBytes: number;
 
   constructor(limits: ReplyLimits) {
     this.#limits = limits;
-    this.#frames = new FrameReader(maxChildFrameBytes(limits));
+    this.#maxNoteBytes = maxChildNoteBytes(limits);
+    this.#frames = new FrameReader({
+      maxFrameBytes: maxChildFrameBytes(limits),
+      maxFrameValues: MAX_CHILD_FRAME_VALUES,
+    });
   }
 
   /**
@@ -204,10 +227,18 @@ export class ChildNoteReader {
     try {
       const result = this.#frames.push(chunk);
       if (!result.ok) return { ok: false, reason: `broke the protocol: ${result.reason}` };
-      for (const value of result.values) {
-        const note = parseChildMessage(value, this.#limits);
+      const { values, sizes } = result;
+      for (let index = 0; index < values.length; index++) {
+        const note = parseChildMessage(values[index], this.#limits);
         if (note === undefined)
           return { ok: false, reason: 'broke the protocol: it sent a message that is not part of it' };
+        const bytes = sizes[index] ?? 0;
+        if (note.type !== 'reply' && note.type !== 'read' && bytes > this.#maxNoteBytes) {
+          return {
+            ok: false,
+            reason: `broke the protocol: it sent a ${note.type} message over the ${this.#maxNoteBytes}-byte bound`,
+          };
+        }
         if (!onNote(note)) break;
       }
       return { ok: true };

@@ -78,7 +78,15 @@ export class SentCalls {
     }
     if (note.type === 'hello' || note.type === 'ready' || note.type === 'read') return;
     const call = live.holding;
-    if (call === undefined || call.task.taskId !== note.taskId) return;
+    if (call === undefined || call.task.taskId !== note.taskId) {
+      // An honest process speaks only of the call it runs: one that names another was taken over,
+      // and is not heard again (a frame it may send costs the host its parse: once).
+      live.child.kill({
+        cause: 'protocol',
+        message: 'broke the protocol: it sent a message for a call it does not hold',
+      });
+      return;
+    }
     if (note.type === 'progress') {
       call.progress(note.data);
       return;
