@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import type { ToolOutputEvent } from '../dist/src/index.js';
-import { answered, collect, expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
+import { answered, collect, expectHostFine, jsonOf, loadEcho, useHosts } from './support/host-harness.js';
 
 const makeHost = useHosts();
 const LIVE_OUTPUT = fileURLToPath(new URL('../fixtures/live-output', import.meta.url));
@@ -71,6 +71,27 @@ describe.each(['worker', 'strict', 'process'] as const)('live output in the %s t
     expect(await host.call('print_flood', { bursts: 20, huge: false })).toStrictEqual(answered('flooded'));
     expect(onHost).toHaveLength(1);
     expect(printed(onHost, 'stdout')).toContain('burst 19 line 49\n');
+  });
+
+  it('a tool alternating streams a character at a time has every character it may keep heard, one entry each, and the next call is fine', async () => {
+    const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });
+    await loadEcho(host);
+    await host.load(LIVE_OUTPUT);
+    const heard: ToolOutputEvent[] = [];
+    const outcome = await host.call(
+      'print_alternating',
+      { count: 80_000 },
+      { onOutput: (event) => heard.push(event) },
+    );
+    expect(outcome).toStrictEqual(answered('printed'));
+    // The default maxLogChars: 65,536 entries of one character (in the process tier, output
+    // messages of about 30 bytes a character, and a reply that may carry as many).
+    const entries = heard.flatMap((event) => event.logs);
+    expect(entries).toHaveLength(65_536);
+    expect(printed(heard, 'stdout')).toBe('o'.repeat(32_768));
+    expect(printed(heard, 'stderr')).toBe('e'.repeat(32_768));
+    expect(jsonOf(await host.call('echo', { text: 'next' }))).toMatchObject({ echoed: 'next' });
+    await expectHostFine(host);
   });
 
   it('a tool printing in a tight loop, huge lines and control characters stays within its caps, and the host, the next call and another package are fine', async () => {

@@ -10,8 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { outcomeText, type ToolOutputEvent } from '../dist/src/index.js';
 import {
-  MAX_CHILD_FRAME_VALUES,
   maxChildFrameBytes,
+  maxChildFrameValues,
   maxChildNoteBytes,
 } from '../dist/src/process/child-messages.js';
 import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
@@ -46,7 +46,7 @@ describe("isolation: 'process', a process that writes to its channel itself", ()
     [
       'sends a frame of more values than a message may hold (before the host parses it)',
       'many-values',
-      `it sent a message of more than ${MAX_CHILD_FRAME_VALUES} values`,
+      `it sent a message of more than ${maxChildFrameValues(LIMITS)} values`,
     ],
     [
       'sends a progress message over what one may hold',

@@ -143,6 +143,19 @@ describe("isolation: 'process', a call whose process starts for it", () => {
   });
 });
 
+describe("isolation: 'process', a fault outside any call", () => {
+  it('ends its process at once: the next call, made the moment the fault is heard, runs in another', async () => {
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 1 });
+    await host.load(HOSTILE);
+    const faulted = new Promise<string>((resolve) => host.on('fault', (event) => resolve(event.message)));
+
+    expect(await host.call('proc_throw_later', {})).toStrictEqual(answered('answered'));
+    expect(await faulted).toMatch(/thrown after the reply/);
+    // Its process is exiting: a call sent to it would answer for its exit.
+    expect(await host.call('proc_nap', { ms: 0 })).toStrictEqual(answered('napped 0 ms'));
+  });
+});
+
 describe("isolation: 'process', a package's idle processes", () => {
   it('the next call takes the one idle the shortest time, so that the others can reach idleTimeoutMs', async () => {
     const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 2 });

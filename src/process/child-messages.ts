@@ -176,11 +176,20 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
 }
 
 /**
+ * The most JSON bytes `maxLogChars` characters of output take: a character each entry at the most
+ * (writes that alternate stdout and stderr), each entry `{"stream":"stdout","text":"…"},` around
+ * a character of up to six bytes (a control character's escape).
+ */
+function maxOutputBytes(limits: ReplyLimits): number {
+  return 38 * limits.maxLogChars;
+}
+
+/**
  * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogChars` of output,
  * as JSON (where a control character takes six bytes), and some room for the rest.
  */
 export function maxChildFrameBytes(limits: ReplyLimits): number {
-  return 6 * (limits.maxResultBytes + limits.maxLogChars) + 1024 * 1024;
+  return 6 * limits.maxResultBytes + maxOutputBytes(limits) + 1024 * 1024;
 }
 
 /**
@@ -189,16 +198,19 @@ export function maxChildFrameBytes(limits: ReplyLimits): number {
  * does is ended after that one frame, so the reply's cap is spent on a reply at most once.
  */
 export function maxChildNoteBytes(limits: ReplyLimits): number {
-  return 6 * (limits.maxLogChars + MAX_PROGRESS_BYTES) + 64 * 1024;
+  return Math.max(maxOutputBytes(limits), 6 * MAX_PROGRESS_BYTES) + 64 * 1024;
 }
 
 /**
- * The most values a frame's JSON may hold. An honest reply's are its content blocks, its output's
- * entries and a tool's own `details` or structured result; JSON.parse takes about 175 ms and 100 MB
- * for a million empty objects (Node 20, this project's 2-core machine), and a frame is parsed before
- * it is checked.
+ * The most values a frame's JSON may hold: 1,048,576, and three for each character of output a
+ * reply may carry (an entry a character, each an object of two strings). An honest reply's are its
+ * content blocks, its output's entries and a tool's own `details` or structured result; JSON.parse
+ * takes about 175 ms and 100 MB for a million empty objects (Node 20, this project's 2-core
+ * machine), and a frame is parsed before it is checked.
  */
-export const MAX_CHILD_FRAME_VALUES = 1_048_576;
+export function maxChildFrameValues(limits: ReplyLimits): number {
+  return 1_048_576 + 3 * limits.maxLogChars;
+}
 
 /**
  * What a package process sends on its channel, read as it arrives: frames cut and bounded
@@ -215,7 +227,7 @@ export class ChildNoteReader {
     this.#maxNoteBytes = maxChildNoteBytes(limits);
     this.#frames = new FrameReader({
       maxFrameBytes: maxChildFrameBytes(limits),
-      maxFrameValues: MAX_CHILD_FRAME_VALUES,
+      maxFrameValues: maxChildFrameValues(limits),
     });
   }
 

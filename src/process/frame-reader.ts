@@ -110,8 +110,12 @@ export class FrameReader {
   #append(chunk: Buffer): Buffer {
     const needed = this.#held + chunk.length;
     if (needed > this.#buffer.length) {
+      // The header is in what is held, or (nothing held) at the start of the chunk.
+      const header = this.#held >= HEADER_BYTES ? this.#buffer : this.#held === 0 ? chunk : undefined;
       const announced =
-        this.#held >= HEADER_BYTES ? HEADER_BYTES + this.#buffer.readUInt32BE(0) : SMALL_BUFFER_BYTES;
+        header !== undefined && header.length >= HEADER_BYTES
+          ? HEADER_BYTES + header.readUInt32BE(0)
+          : SMALL_BUFFER_BYTES;
       // The frame being held, whole (a chunk that ends it and starts the next may need more); one
       // over the cap is refused as soon as its header is read, so it gets no room of its own.
       const frame = announced <= HEADER_BYTES + this.#maxFrameBytes ? announced : 0;

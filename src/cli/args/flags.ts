@@ -137,7 +137,7 @@ export const FLAGS: readonly Flag[] = [
     value: 'N',
     field: 'threads',
     commands: ['serve'],
-    help: 'calls of one package running at once: its worker threads',
+    help: 'calls of one package running at once: its worker threads (its processes with --isolation process)',
     default: 'one per CPU',
     hostOption: 'maxThreadsPerPool',
     renamedFrom: 'concurrency',
