@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { errorResult, image, text, toolResult, withDetails } from '../dist/src/index.js';
+import { maxChildFrameValues } from '../dist/src/process/frame-bounds.js';
 import {
   answered,
   expectHostFine,
@@ -109,6 +110,44 @@ describe('encoding what a loaded tool returns', () => {
     expect(await host.call('result_looks_tagged', {})).toStrictEqual(
       answered('{"content":[{"type":"text","text":"not a real block"}],"isError":true}'),
     );
+  });
+});
+
+describe('details of more JSON values than a package process may send (1.3 million zeros, 2.6 MB)', () => {
+  const COUNT = 1_300_000;
+  const MAX_VALUES = maxChildFrameValues({ maxResultBytes: 10 * 1024 * 1024, maxLogChars: 65_536 });
+
+  it.each(['worker', 'strict'] as const)("isolation: '%s' takes them", async (isolation) => {
+    const { host } = await makeHost({ isolation });
+    await host.load(fixtureModule('result-many-values.js'));
+
+    const outcome = await host.call('result_many_values', { count: COUNT });
+
+    expect(outcome.isError).toBe(false);
+    expect((outcome.details as unknown[]).length).toBe(COUNT);
+  });
+
+  it("isolation: 'process' answers TOOL_BAD_RESULT from the process itself, which goes on to the next call", async () => {
+    expect(COUNT).toBeGreaterThan(MAX_VALUES);
+    const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 1 });
+    await host.load(fixtureModule('result-many-values.js'));
+    await loadEcho(host);
+    const ended: string[] = [];
+    host.on('workers', (event) => {
+      if (event.type === 'ended' && event.source !== 'spare') ended.push(event.source);
+    });
+
+    expect(await host.call('result_many_values', { count: COUNT })).toStrictEqual(
+      failed(
+        'TOOL_BAD_RESULT',
+        `the result holds more than ${MAX_VALUES} JSON values, more than a package's process may send`,
+      ),
+    );
+    const fewer = await host.call('result_many_values', { count: 1000 });
+    expect((fewer.details as unknown[]).length).toBe(1000);
+    // Not a protocol breaker: the one process answered both calls.
+    expect(ended).toEqual([]);
+    await expectHostFine(host);
   });
 });
 

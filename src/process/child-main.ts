@@ -6,12 +6,14 @@
  * a throwaway worker. The host trusts none of what this process sends (a tool can take it over);
  * this code only keeps an honest process honest.
  */
+import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import type { TrackedWorker } from '../calls/thread-reaper.js';
 import type { readInWorker } from '../declaration/read-worker.js';
 import { workersFile } from '../own-files.js';
 import { readChannel } from './child-channel.js';
 import { closeDescriptors, closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage, StartProcessCalls } from './child-messages.js';
+import { replyFrame } from './child-reply.js';
 import { FrameReader } from './frame-reader.js';
 import { encodeFrame, writeFrameSync } from './frames.js';
 
@@ -43,13 +45,20 @@ const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
 const frames = new FrameReader({ maxFrameBytes: MAX_HOST_FRAME_BYTES });
 const exit = process.exit.bind(process);
 
+/** The bounds of this process's replies, from the host's init (calls only). */
+let replyLimits: ReplyLimits | undefined;
+
 /**
  * Writes straight to the channel's descriptor, whole, before it returns: one system call for a
  * message, no stream in between, and a fault's reply is out before the exit that follows it.
  */
 function send(message: ChildMessage): void {
   try {
-    writeFrameSync(CHANNEL_FD, encodeFrame(message));
+    const frame =
+      message.type === 'reply' && replyLimits !== undefined
+        ? replyFrame(message, replyLimits)
+        : encodeFrame(message);
+    writeFrameSync(CHANNEL_FD, frame);
   } catch {
     // The channel is gone: the host has ended this process, or is about to.
   }
@@ -67,6 +76,7 @@ async function init(message: Extract<HostMessage, { type: 'init' }>): Promise<vo
   if (message.mode === 'calls') {
     const { startProcessCalls } = await (callsModule as NonNullable<typeof callsModule>);
     const { limits } = message;
+    replyLimits = { maxResultBytes: limits.call.maxResultBytes, maxLogChars: limits.call.maxLogChars };
     run = await startProcessCalls({
       settings: { ...limits.call, allowAddons: limits.allowAddons, permissionTier: 'process' },
       env: limits.env,

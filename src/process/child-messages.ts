@@ -22,7 +22,6 @@ import {
   type CallTask,
   type CapturedLog,
   FAULT_CODES,
-  MAX_PROGRESS_BYTES,
   REPLY_ERROR_CODES,
 } from '../boundary/protocol.js';
 import { safeMessage } from '../boundary/sanitize.js';
@@ -30,6 +29,7 @@ import type { JsonValue } from '../boundary/tool-contract.js';
 import { count, own, record } from '../boundary/untrusted.js';
 import type { PoolLimits } from '../calls/pool-workers.js';
 import type { ReadOutcome } from '../declaration/read-worker.js';
+import { maxChildFrameBytes, maxChildFrameValues, maxChildNoteBytes } from './frame-bounds.js';
 import { FrameReader } from './frame-reader.js';
 
 /**
@@ -173,43 +173,6 @@ function parseReadOutcome(value: unknown): ReadOutcome | undefined {
     };
   }
   return parsed.reply.ok ? { state: 'read', declaration: parsed.reply.declaration } : undefined;
-}
-
-/**
- * The most JSON bytes `maxLogChars` characters of output take: a character each entry at the most
- * (writes that alternate stdout and stderr), each entry `{"stream":"stdout","text":"…"},` around
- * a character of up to six bytes (a control character's escape).
- */
-function maxOutputBytes(limits: ReplyLimits): number {
-  return 38 * limits.maxLogChars;
-}
-
-/**
- * The largest frame a process may send: a reply of `maxResultBytes` with `maxLogChars` of output,
- * as JSON (where a control character takes six bytes), and some room for the rest.
- */
-export function maxChildFrameBytes(limits: ReplyLimits): number {
-  return 6 * limits.maxResultBytes + maxOutputBytes(limits) + 1024 * 1024;
-}
-
-/**
- * The largest frame of any other message (progress, output, a fault): `maxLogChars` of output or a
- * progress message's data, as JSON, and some room. An honest process never sends more; one that
- * does is ended after that one frame, so the reply's cap is spent on a reply at most once.
- */
-export function maxChildNoteBytes(limits: ReplyLimits): number {
-  return Math.max(maxOutputBytes(limits), 6 * MAX_PROGRESS_BYTES) + 64 * 1024;
-}
-
-/**
- * The most values a frame's JSON may hold: 1,048,576, and three for each character of output a
- * reply may carry (an entry a character, each an object of two strings). An honest reply's are its
- * content blocks, its output's entries and a tool's own `details` or structured result; JSON.parse
- * takes about 175 ms and 100 MB for a million empty objects (Node 20, this project's 2-core
- * machine), and a frame is parsed before it is checked.
- */
-export function maxChildFrameValues(limits: ReplyLimits): number {
-  return 1_048_576 + 3 * limits.maxLogChars;
 }
 
 /**

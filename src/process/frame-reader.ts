@@ -27,8 +27,12 @@ const COMMA = 0x2c;
 const OPEN_BRACKET = 0x5b;
 const OPEN_BRACE = 0x7b;
 
-/** Whether the JSON text in `bytes[start, end)` holds more than `limit` values (about). */
-function holdsMoreValues(bytes: Buffer, start: number, end: number, limit: number): boolean {
+/**
+ * Whether the JSON text in `bytes[start, end)` holds more than `limit` values (about): a text of up
+ * to 64 KiB is not counted, it holds too few to matter.
+ */
+export function holdsMoreValues(bytes: Buffer, start: number, end: number, limit: number): boolean {
+  if (end - start <= UNCOUNTED_FRAME_BYTES) return false;
   let count = 0;
   let inString = false;
   for (let index = start; index < end; index++) {
@@ -88,10 +92,7 @@ export class FrameReader {
       const bodyStart = offset + HEADER_BYTES;
       if (end - bodyStart < length) break;
       const bodyEnd = bodyStart + length;
-      if (
-        length > UNCOUNTED_FRAME_BYTES &&
-        holdsMoreValues(bytes, bodyStart, bodyEnd, this.#maxFrameValues)
-      ) {
+      if (holdsMoreValues(bytes, bodyStart, bodyEnd, this.#maxFrameValues)) {
         return this.#break(`it sent a message of more than ${this.#maxFrameValues} values`);
       }
       try {
