@@ -6,7 +6,7 @@
  * `/proc/<host pid>/fd/1`; without it (bubblewrap hidden from PATH) it can, as the README says.
  */
 import { type IOType, spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, openSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -119,18 +119,25 @@ describe("isolation: 'process' and the host's stdio", () => {
       const calls = [
         { name: 'strict_fd_read', args: { fd: INHERITED_FD } },
         { name: 'proc_whoami', args: {} },
+        { name: 'proc_whoami', args: { fdinfo: true } },
       ];
       const run = await runHost(calls, { inherit: secrets, path });
       expect(run.code).toBe(0);
       // Its number may be one of Node's own again by then; the file is open nowhere in the process.
       expect(run.texts[0]).not.toContain(SECRET);
       if (path === '') {
-        // Without a sandbox the permission model keeps a tool from even listing its descriptors.
+        // Without a sandbox the permission model keeps a tool from opening its descriptors' files
+        // through /proc/self/fd; it may read their flags, as the process does to close them.
         expect(run.texts[1]).toContain('refused FileSystemRead');
       } else {
         const fds = JSON.parse(run.texts[1] ?? '{}').fds as Record<string, { target: string }>;
         expect(Object.values(fds).map((entry) => entry.target)).not.toContain(secrets);
       }
+      const infos = JSON.parse(run.texts[2] ?? '[]') as Array<{ ino: number | null; cloexec: boolean }>;
+      // The channel and Node's own descriptors are there, each with its inode: the list is real.
+      expect(infos.filter((info) => info.ino !== null).length).toBeGreaterThan(3);
+      const { ino } = statSync(secrets);
+      expect(infos.filter((info) => info.ino === ino && !info.cloexec)).toEqual([]);
     },
   );
 });

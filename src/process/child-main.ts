@@ -11,7 +11,7 @@ import type { TrackedWorker } from '../calls/thread-reaper.js';
 import type { readInWorker } from '../declaration/read-worker.js';
 import { workersFile } from '../own-files.js';
 import { readChannel } from './child-channel.js';
-import { closeDescriptors, closeInheritedDescriptors } from './child-fds.js';
+import { closeInheritedDescriptors } from './child-fds.js';
 import type { ChildMessage, HostMessage, StartProcessCalls } from './child-messages.js';
 import { replyFrame } from './child-reply.js';
 import { FrameReader } from './frame-reader.js';
@@ -20,12 +20,10 @@ import { encodeFrame, writeFrameSync } from './frames.js';
 /** The channel to the host. */
 const CHANNEL_FD = 3;
 
-// Before anything else: descriptors the host's own parents left open are not for tools. Where this
-// process can't list its descriptors (Node's permission model, without a sandbox), the host named
-// the ones it passed on (its third argument).
-if (closeInheritedDescriptors(new Set([0, 1, 2, CHANNEL_FD])) === undefined) {
-  closeDescriptors(process.argv[3] ?? '', new Set([0, 1, 2, CHANNEL_FD]));
-}
+// Before anything else: descriptors the host's own parents left open are not for tools. On Linux a
+// process that can't list its own (its /proc refused) runs nothing: it can't know what it holds.
+const descriptorsClosed =
+  closeInheritedDescriptors(new Set([0, 1, 2, CHANNEL_FD])) !== undefined || process.platform !== 'linux';
 
 /**
  * What this process is for, as the host started it (its first argument): only that part of toolhost
@@ -73,6 +71,7 @@ async function init(message: Extract<HostMessage, { type: 'init' }>): Promise<vo
   // Told to be what it was not started as: nothing is ready, and the host's start bound ends it.
   if (message.mode !== mode || initialized) return;
   initialized = true;
+  if (!descriptorsClosed) throw new Error('it could not list its descriptors, to close those it inherited');
   if (message.mode === 'calls') {
     const { startProcessCalls } = await (callsModule as NonNullable<typeof callsModule>);
     const { limits } = message;

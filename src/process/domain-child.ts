@@ -12,7 +12,6 @@ import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ReplyLimits } from '../boundary/parse-call-reply.js';
 import { descendantsOf } from '../shared/process-tree.js';
-import { inheritableDescriptors } from './child-fds.js';
 import { type ChildInit, type ChildNote, ChildNoteReader, type HostMessage } from './child-messages.js';
 import { encodeFrame } from './frames.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
@@ -167,9 +166,6 @@ export class DomainChild {
     const [command, args] = childCommand(paths, sandbox, {
       nodeFlags,
       mode: this.#init.mode,
-      // Without a sandbox it may be unable to list its descriptors itself (Node's permission model):
-      // those it inherits. In one it lists them (its /proc is its own).
-      inherited: sandbox.available ? [] : inheritableDescriptors(3),
     });
     const child = spawn(command, args, {
       stdio: ['ignore', 'ignore', 'pipe', 'pipe'],

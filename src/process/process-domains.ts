@@ -11,6 +11,7 @@ import type { PoolLimits } from '../calls/pool-workers.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
+import { DESCRIPTOR_INFO } from './child-fds.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
 import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
 import type { NetworkSettings } from './network/network-settings.js';
@@ -170,17 +171,21 @@ export class ProcessDomains {
    * strict's, with the same grants (reads of the package, its snapshot and toolhost's own code;
    * writes of its tmp folder; no child processes, workers or addons; the network, on Node 25 and
    * later, only as granted). The process is then only a boundary for memory and crashes; Node's
-   * permission model keeps its files confined. Undefined where this Node's permission model is not
-   * usable (before 20.16): worker-tier flags.
+   * permission model keeps its files confined. One read more than strict's: the process's own
+   * descriptors' flags, to close those it inherited (child-fds.ts). Undefined where this Node's
+   * permission model is not usable (before 20.16): worker-tier flags.
    */
   #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] | undefined {
     if (!PERMISSION_MODEL_USABLE) return undefined;
     const snapshot = version.snapshot === undefined ? {} : { snapshot: version.snapshot.grant };
-    return workerExecArgv(
-      'strict',
-      { domain: version.root, ...snapshot, tmpDir: paths.tmpDir },
-      { allowAddons: this.#settings.allowAddons, allowNetwork: paths.network },
-    );
+    return [
+      ...workerExecArgv(
+        'strict',
+        { domain: version.root, ...snapshot, tmpDir: paths.tmpDir },
+        { allowAddons: this.#settings.allowAddons, allowNetwork: paths.network },
+      ),
+      `--allow-fs-read=${DESCRIPTOR_INFO}`,
+    ];
   }
 
   #paths(version: ProcessVersion, tmpDir: string, grant: NetworkGrant): SandboxPaths {

@@ -153,16 +153,14 @@ let support: Promise<SandboxSupport> | undefined;
 
 /**
  * The command that starts a package process: Node with `nodeFlags` on the child's entry point,
- * inside bubblewrap when this machine has it. `mode` is what the child is for (its first argument),
- * `inherited` the descriptors it inherits from the host beside its stdio (its second: it closes
- * them where it can't list its own).
+ * inside bubblewrap when this machine has it. `mode` is what the child is for (its argument).
  */
 export function childCommand(
   paths: SandboxPaths,
   sandbox: SandboxSupport,
-  options: { nodeFlags: string[]; mode: string; inherited: number[] },
+  options: { nodeFlags: string[]; mode: string },
 ): [command: string, args: string[]] {
-  const nodeArgs = [...options.nodeFlags, CHILD_MAIN, options.mode, options.inherited.join(',')];
+  const nodeArgs = [...options.nodeFlags, CHILD_MAIN, options.mode];
   const node = realpathSync(process.execPath);
   return sandbox.available
     ? [sandbox.bwrap, [...sandboxArgs(paths, sandbox), node, ...nodeArgs]]
