@@ -8,7 +8,7 @@
  * so; these tests show it).
  */
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { cp, realpath, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -90,8 +90,8 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
   });
 
   it("its tools can't list their process's descriptors in /proc", async () => {
-    // Its descriptors (none of the host's) are the process tier's own check, in the sandbox's suites:
-    // here the permission model keeps a tool from even listing them.
+    // Its descriptors (none of the host's) are the process tier's own check (process-stdio.test.ts):
+    // here the permission model keeps a tool from opening them through /proc/self/fd.
     const outcome = await host.call('proc_whoami', {});
     expect(outcome.error).toMatchObject(denied('FileSystemRead', '/proc/self/fd'));
     await expectNextCallsWork();
@@ -136,6 +136,36 @@ describe("isolation: 'process' without an OS sandbox: its processes are confined
     expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
     const environ = await host.call('strict_read_file', { path: `/proc/${process.pid}/environ` });
     expect(environ.error).toMatchObject(denied('FileSystemRead', `/proc/${process.pid}/environ`));
+    await expectNextCallsWork();
+  });
+
+  it('a package holding a symbolic link that leads outside it is left out at load, as under strict: nothing of it is offered', async () => {
+    const copy = join(root, 'linked-copy');
+    const secrets = join(root, 'secrets.txt');
+    await cp(STRICT_HOSTILE, copy, { recursive: true });
+    await writeFile(secrets, 'sk-fake-secret-behind-a-link');
+    // The permission model grants the package's folder by path; the OS then follows this link.
+    await symlink(secrets, join(copy, 'notes.txt'));
+    const other = new ToolHost({
+      dataDir: join(root, 'other-data'),
+      isolation: 'process',
+      logger: recordingLogger(),
+    });
+    try {
+      const report = await other.load(copy);
+      const link = join(await realpath(copy), 'notes.txt');
+      expect(report.modules.length).toBeGreaterThan(0);
+      for (const module of report.modules) {
+        expect(module).toMatchObject({
+          state: 'left-out',
+          code: 'MODULE_OUTSIDE_PACKAGE',
+          reason: `process isolation without an OS sandbox can't confine this package: ${link} is a symbolic link to ${await realpath(secrets)}, outside the package (Node's permission model follows symbolic links)`,
+        });
+      }
+      expect(other.list()).toEqual([]);
+    } finally {
+      await other.close();
+    }
     await expectNextCallsWork();
   });
 

@@ -133,11 +133,17 @@ describe("isolation: 'process' and the host's stdio", () => {
         const fds = JSON.parse(run.texts[1] ?? '{}').fds as Record<string, { target: string }>;
         expect(Object.values(fds).map((entry) => entry.target)).not.toContain(secrets);
       }
-      const infos = JSON.parse(run.texts[2] ?? '[]') as Array<{ ino: number | null; cloexec: boolean }>;
+      const infos = JSON.parse(run.texts[2] ?? '[]') as Array<{
+        fd: number;
+        ino: number | null;
+        cloexec: boolean;
+      }>;
       // The channel and Node's own descriptors are there, each with its inode: the list is real.
       expect(infos.filter((info) => info.ino !== null).length).toBeGreaterThan(3);
       const { ino } = statSync(secrets);
       expect(infos.filter((info) => info.ino === ino && !info.cloexec)).toEqual([]);
+      // Nothing but its stdio and its channel is open without close-on-exec: nothing inherited.
+      expect(infos.filter((info) => info.fd > 3 && !info.cloexec)).toEqual([]);
     },
   );
 });

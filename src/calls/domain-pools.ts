@@ -12,7 +12,7 @@ import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { WorkerBudgetEvent } from './budget-member.js';
-import type { DomainPaths } from './isolation.js';
+import type { DomainPaths, IsolationTier } from './isolation.js';
 import type { PoolLimits } from './pool-workers.js';
 import { WorkerBudget } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
@@ -101,6 +101,17 @@ export class DomainPools {
     if (this.#closed) return CLOSED_READS;
     const tmpDir = this.#domainTmpDir(version.root);
     return tier.reads(version, this.execArgvFor(version), tmpDir, this.#limitsFor(version));
+  }
+
+  /**
+   * Whether a tier confines a package with Node's permission model, which follows symbolic links:
+   * strict always, the process tier where there is no OS sandbox.
+   */
+  async confinedByPermissions(isolation: IsolationTier): Promise<boolean> {
+    if (isolation === 'strict') return true;
+    if (isolation !== 'process' || this.#closed) return false;
+    const tier = this.#processes ?? (await this.#processTier());
+    return tier.confinedByPermissions();
   }
 
   /** The process tier, its modules loaded on the first ask. */

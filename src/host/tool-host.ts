@@ -102,6 +102,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       reader: this.#reader,
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
+      confinedByPermissions: (isolation) => this.#pools.confinedByPermissions(isolation),
       networkOf: ({ packageName, permissions }) =>
         grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
     };

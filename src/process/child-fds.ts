@@ -17,7 +17,8 @@ const O_CLOEXEC = 0o2000000;
 
 /**
  * This process's open descriptors without close-on-exec, but `skip`; `undefined` where it can't
- * list them (no /proc, or Node's permission model refuses it).
+ * tell them all: it can't list them (no /proc, or Node's permission model refuses it), or one it
+ * listed can't be read for any reason but being gone.
  */
 function inheritable(skip: (fd: number) => boolean): number[] | undefined {
   let names: string[];
@@ -30,13 +31,17 @@ function inheritable(skip: (fd: number) => boolean): number[] | undefined {
   for (const name of names) {
     const fd = Number(name);
     if (!Number.isSafeInteger(fd) || skip(fd)) continue;
+    let info: string;
     try {
-      const info = readFileSync(`${DESCRIPTOR_INFO}/${fd}`, 'utf8');
-      const flags = Number.parseInt(/^flags:\s*([0-7]+)$/m.exec(info)?.[1] ?? '', 8);
-      if (!Number.isNaN(flags) && (flags & O_CLOEXEC) === 0) found.push(fd);
-    } catch {
-      // Gone (the directory listing's own descriptor, say).
+      info = readFileSync(`${DESCRIPTOR_INFO}/${fd}`, 'utf8');
+    } catch (error) {
+      // Gone (the directory listing's own descriptor, say); any other failure leaves it unknown.
+      if ((error as { code?: unknown }).code === 'ENOENT') continue;
+      return undefined;
     }
+    const flags = Number.parseInt(/^flags:\s*([0-7]+)$/m.exec(info)?.[1] ?? '', 8);
+    if (Number.isNaN(flags)) return undefined;
+    if ((flags & O_CLOEXEC) === 0) found.push(fd);
   }
   return found;
 }

@@ -93,7 +93,8 @@ function handle(message: HostMessage): void {
   switch (message.type) {
     case 'init':
       init(message).catch((error: unknown) =>
-        send({ type: 'fault', message: `the package's process could not start: ${String(error)}` }),
+        // The host says it could not start; this says why.
+        send({ type: 'fault', message: error instanceof Error ? error.message : String(error) }),
       );
       return;
     case 'run':

@@ -128,6 +128,14 @@ export class ProcessDomains {
     };
   }
 
+  /**
+   * Whether this tier's processes are confined by Node's permission model (no OS sandbox here),
+   * which follows symbolic links: a package must then hold none that leads out of it, as under strict.
+   */
+  async confinedByPermissions(): Promise<boolean> {
+    return PERMISSION_MODEL_USABLE && !(await this.#tier.environment()).sandbox.available;
+  }
+
   /** Ends every read process still running (the host is closing), and the spares (awaited). */
   close(): Promise<void> {
     for (const reads of this.#reads) reads.close();

@@ -30,6 +30,8 @@ export interface SourceReaderParts {
   execArgvFor(version: VersionFlags): string[];
   /** Where a version's modules are read when not in the host's own workers (the process tier). */
   readsFor(version: VersionFlags): Promise<VersionReads | undefined>;
+  /** Whether a tier confines a package with Node's permission model (strict; process, unsandboxed). */
+  confinedByPermissions(isolation: IsolationTier): Promise<boolean>;
 }
 
 export interface SourceReadPlan {
@@ -54,11 +56,13 @@ export async function readSource(
   plan: SourceReadPlan,
 ): Promise<SourceVersion | 'unchanged'> {
   const { source, isolation } = plan;
-  // Node's permission model follows symbolic links: a strict package must hold none that leads out.
+  // Node's permission model follows symbolic links: a package it confines must hold none that leads out.
   const escaping =
-    isolation === 'strict' && source.kind === 'package' ? await findEscapingSymlink(source.root) : undefined;
+    source.kind === 'package' && (await parts.confinedByPermissions(isolation))
+      ? await findEscapingSymlink(source.root)
+      : undefined;
   if (escaping !== undefined) {
-    return versionOf(plan, undefined, source.modules, () => escapingRead(escaping));
+    return versionOf(plan, undefined, source.modules, () => escapingRead(isolation, escaping));
   }
 
   let snapshot: Snapshot;
@@ -105,12 +109,13 @@ export async function readSource(
   return version;
 }
 
-/** Every module of a strict package that holds a symbolic link leading out of it. */
-function escapingRead(escaping: { link: string; target: string }): ModuleRead {
+/** Every module of a package the permission model confines that holds a symbolic link leading out of it. */
+function escapingRead(isolation: IsolationTier, escaping: { link: string; target: string }): ModuleRead {
+  const tier = isolation === 'strict' ? 'strict isolation' : 'process isolation without an OS sandbox';
   return {
     kind: 'failed',
     code: 'MODULE_OUTSIDE_PACKAGE',
-    reason: `strict isolation can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+    reason: `${tier} can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
   };
 }
 
