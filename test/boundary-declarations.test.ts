@@ -74,6 +74,11 @@ describe.each(TIERS)("isolation: '%s', one host through every attack on its read
       'parameterSchema is not plain data: parameterSchema is larger than 1048576 bytes',
     ],
     [
+      'decl-enum-of-a-million.js',
+      'DECLARATION_NOT_PLAIN',
+      'parameterSchema is not plain data: parameterSchema is larger than 1048576 bytes',
+    ],
+    [
       'decl-name-throws-control-characters.js',
       'DECLARATION_THREW',
       `name threw: \\u001b[2J\\u001b[31mforged\\r\nline${'z'.repeat(1979)}… (98021 more characters)`,

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MAX_ARRAY_ENTRIES } from '../dist/src/boundary/plain-data.js';
 import { errorResult, image, text, toolResult, withDetails } from '../dist/src/index.js';
 import { maxChildFrameValues } from '../dist/src/process/frame-bounds.js';
 import {
@@ -113,22 +114,43 @@ describe('encoding what a loaded tool returns', () => {
   });
 });
 
-describe('details of more JSON values than a package process may send (1.3 million zeros, 2.6 MB)', () => {
-  const COUNT = 1_300_000;
+describe('details of very many values', () => {
   const MAX_VALUES = maxChildFrameValues({ maxResultBytes: 10 * 1024 * 1024, maxLogChars: 65_536 });
 
-  it.each(['worker', 'strict'] as const)("isolation: '%s' takes them", async (isolation) => {
-    const { host } = await makeHost({ isolation });
-    await host.load(fixtureModule('result-many-values.js'));
+  it.each(['worker', 'strict', 'process'] as const)(
+    "isolation: '%s': an array of more than MAX_ARRAY_ENTRIES (1.1 million zeros, 2.2 MB) is TOOL_BAD_RESULT, and the next call runs",
+    async (isolation) => {
+      const { host } = await makeHost({ isolation });
+      await host.load(fixtureModule('result-many-values.js'));
+      await loadEcho(host);
 
-    const outcome = await host.call('result_many_values', { count: COUNT });
+      expect(await host.call('result_many_values', { count: MAX_ARRAY_ENTRIES + 51_424 })).toStrictEqual(
+        failed(
+          'TOOL_BAD_RESULT',
+          `the result's details are not plain data: details is an array of more than ${MAX_ARRAY_ENTRIES} entries`,
+        ),
+      );
+      const fewer = await host.call('result_many_values', { count: 1000 });
+      expect((fewer.details as unknown[]).length).toBe(1000);
+      await expectHostFine(host);
+    },
+  );
 
-    expect(outcome.isError).toBe(false);
-    expect((outcome.details as unknown[]).length).toBe(COUNT);
-  });
+  it.each(['worker', 'strict'] as const)(
+    "isolation: '%s' takes two arrays of 700 000 zeros (1.4 million values, 2.8 MB)",
+    async (isolation) => {
+      const { host } = await makeHost({ isolation });
+      await host.load(fixtureModule('result-many-values.js'));
 
-  it("isolation: 'process' answers TOOL_BAD_RESULT from the process itself, which goes on to the next call", async () => {
-    expect(COUNT).toBeGreaterThan(MAX_VALUES);
+      const outcome = await host.call('result_many_values', { count: 700_000, arrays: 2 });
+
+      expect(outcome.isError).toBe(false);
+      expect((outcome.details as unknown[][]).map((zeros) => zeros.length)).toEqual([700_000, 700_000]);
+    },
+  );
+
+  it("isolation: 'process' answers two arrays of 700 000 zeros TOOL_BAD_RESULT from the process itself, which goes on to the next call", async () => {
+    expect(1_400_000).toBeGreaterThan(MAX_VALUES);
     const { host } = await makeHost({ isolation: 'process', maxThreadsPerPool: 1 });
     await host.load(fixtureModule('result-many-values.js'));
     await loadEcho(host);
@@ -137,10 +159,10 @@ describe('details of more JSON values than a package process may send (1.3 milli
       if (event.type === 'ended' && event.source !== 'spare') ended.push(event.source);
     });
 
-    expect(await host.call('result_many_values', { count: COUNT })).toStrictEqual(
+    expect(await host.call('result_many_values', { count: 700_000, arrays: 2 })).toStrictEqual(
       failed(
         'TOOL_BAD_RESULT',
-        `the result holds more than ${MAX_VALUES} JSON values, more than a package's process may send`,
+        `the reply (the result and the output) holds more than ${MAX_VALUES} JSON values, more than a package's process may send`,
       ),
     );
     const fewer = await host.call('result_many_values', { count: 1000 });

@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkPlainData } from '../dist/src/boundary/plain-data.js';
+import { checkPlainData, MAX_ARRAY_ENTRIES } from '../dist/src/boundary/plain-data.js';
 
 const limits = { maxDepth: 8, maxBytes: 1_000 };
 
@@ -39,10 +39,26 @@ describe('checkPlainData', () => {
     expect(problemOf({ a: [1, { b: undefined }] }, 'details')).toBe('details.a[1].b is a undefined');
   });
 
+  it('refuses an array of more than MAX_ARRAY_ENTRIES entries, and one too long for the size bound as over it', () => {
+    const roomy = { maxDepth: 8, maxBytes: 10 * 1024 * 1024 };
+    const atCap = new Array(MAX_ARRAY_ENTRIES).fill(0);
+    expect(checkPlainData({ list: atCap }, roomy).ok).toBe(true);
+    atCap.push(0);
+    expect(checkPlainData({ list: atCap }, roomy)).toEqual({
+      ok: false,
+      problem: `$.list is an array of more than ${MAX_ARRAY_ENTRIES} entries`,
+    });
+    // Over the size bound by its length alone: what it holds is never looked at (not even the getter).
+    const long = new Array(600).fill(0);
+    Object.defineProperty(long, 0, { get: () => 0, enumerable: true });
+    expect(problemOf({ long })).toBe('$ is larger than 1000 bytes');
+  });
+
   it('measures an array by its length: an empty one of length 1e9 is not 2 bytes of JSON', () => {
     const huge: unknown[] = [];
     huge.length = 1e9;
-    expect(problemOf({ huge })).toBe('$.huge is a sparse array');
+    // Its length alone puts it over the size bound: no name of it is listed.
+    expect(problemOf({ huge })).toBe('$ is larger than 1000 bytes');
     const stretched = [1, 2];
     stretched.length = 10;
     expect(problemOf([stretched])).toBe('$[0] is a sparse array');

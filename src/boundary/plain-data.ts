@@ -58,6 +58,14 @@ const shownKey = (key: string) => (key.length > 64 ? `${apply(stringSlice, key, 
 /** How deep JSON data may nest (objects and arrays), unless a caller sets its own bound. */
 export const MAX_DATA_DEPTH = 64;
 
+/**
+ * The most entries an array may hold. The walk lists an array's names, which makes a string of
+ * every index at once, inside one call into V8 (about 32 bytes each): a worker can't be stopped
+ * there at its heap limit, and V8 then ends the whole process. This bounds that listing (about
+ * 32 MB), and, with the size bound, an array too long to fit is over it before anything is listed.
+ */
+export const MAX_ARRAY_ENTRIES = 1_048_576;
+
 export interface PlainDataLimits {
   /** Objects and arrays nested deeper than this are refused. */
   maxDepth: number;
@@ -169,6 +177,17 @@ class Walk {
     const array = isArray(object);
     const refused = refusedContainer(object, array);
     if (refused !== undefined) return refused;
+    if (array) {
+      // Each entry takes a byte and a separator at the least: one that can't fit is over the bound
+      // without a look at its names (see MAX_ARRAY_ENTRIES).
+      const entries = (object as unknown[]).length;
+      if (this.bytes + 2 * entries > this.#maxBytes) {
+        this.bytes += 2 * entries;
+        return undefined;
+      }
+      if (entries > MAX_ARRAY_ENTRIES)
+        return problem(`is an array of more than ${MAX_ARRAY_ENTRIES} entries`);
+    }
     const names = ownNames(object);
     apply(mapSet, this.#seen, [object, ON_PATH]);
     const start = this.bytes;

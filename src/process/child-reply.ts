@@ -23,7 +23,7 @@ export function replyFrame(message: ReplyMessage, limits: ReplyLimits): Buffer {
   if (bytes > maxBytes) {
     refusal = `the reply is ${bytes} bytes as JSON, over the ${maxBytes} bytes a package's process may send`;
   } else if (holdsMoreValues(frame, HEADER_BYTES, frame.length, maxValues)) {
-    refusal = `the result holds more than ${maxValues} JSON values, more than a package's process may send`;
+    refusal = `the reply (the result and the output) holds more than ${maxValues} JSON values, more than a package's process may send`;
   }
   if (refusal === undefined) return frame;
   const { reply } = message;
