@@ -114,6 +114,27 @@ describe('encoding what a loaded tool returns', () => {
   });
 });
 
+describe('a value too large to write as JSON', () => {
+  it.each(['worker', 'strict'] as const)(
+    "isolation: '%s': 5 million numbers (50 MB as JSON) are TOOL_BAD_RESULT before they are written, and the host goes on",
+    async (isolation) => {
+      const { host } = await makeHost({ isolation });
+      await host.load(fixtureModule('result-big-value.js'));
+      await loadEcho(host);
+
+      expect(await host.call('result_big_value', { count: 5_000_000 })).toStrictEqual(
+        failed(
+          'TOOL_BAD_RESULT',
+          `the tool returned a value of more than ${2 * 10 * 1024 * 1024 + 64} bytes as JSON, over twice the ${10 * 1024 * 1024}-byte cap (a string is cut to fit instead)`,
+        ),
+      );
+      const small = await host.call('result_big_value', { count: 2 });
+      expect(small.content).toEqual([{ type: 'text', text: '[123456789,123456789]' }]);
+      await expectHostFine(host);
+    },
+  );
+});
+
 describe('details of very many values', () => {
   const MAX_VALUES = maxChildFrameValues({ maxResultBytes: 10 * 1024 * 1024, maxLogChars: 65_536 });
 

@@ -6,7 +6,6 @@
  * when it loaded, before any tool code ran.
  */
 import { createRequire } from 'node:module';
-import * as types from 'node:util/types';
 import {
   isTaggedResult,
   type JsonObject,
@@ -16,6 +15,7 @@ import {
 } from '../tool-module.js';
 import { readContentBlock } from './content-blocks.js';
 import type { ToolErrorCode } from './errors.js';
+import { scanForJson } from './json-scan.js';
 import { checkPlainData, MAX_DATA_DEPTH } from './plain-data.js';
 import type { EncodedContent } from './protocol.js';
 import { blockBytes, ENTRY_OVERHEAD_BYTES, shareTextBudget } from './reply-size.js';
@@ -25,7 +25,6 @@ import { blockBytes, ENTRY_OVERHEAD_BYTES, shareTextBudget } from './reply-size.
 // process and worker that imports this file.
 const { inspect } = createRequire(import.meta.url)('node:util') as typeof import('node:util');
 
-const isProxy = types.isProxy;
 const stringifyJson = JSON.stringify;
 const byteLength = Buffer.byteLength;
 
@@ -52,9 +51,17 @@ export function encodeResult(value: unknown, budgetBytes: number): EncodedResult
     if (typeof value === 'string') return encoded([text(value)], false, NO_EXTRAS, budgetBytes);
     if (value === undefined) return encoded([], false, NO_EXTRAS, budgetBytes);
     if (isTaggedResult(value)) return encodeTagged(value, budgetBytes);
-    const unsafe = findUnclonable(value);
-    if (unsafe !== undefined)
-      return badResult(`the tool returned ${unsafe}, which can't be sent to the model`);
+    // What is over the budget is cut from the JSON's middle: a value up to twice it is written and
+    // cut, a larger one is refused before it is written (see json-scan.ts).
+    const maxJsonBytes = 2 * budgetBytes + MARKER_ROOM_BYTES;
+    const scan = scanForJson(value, maxJsonBytes);
+    if (scan !== undefined && 'unsafe' in scan)
+      return badResult(`the tool returned ${scan.unsafe}, which can't be sent to the model`);
+    if (scan !== undefined) {
+      return badResult(
+        `the tool returned a value of more than ${maxJsonBytes} bytes as JSON, over twice the ${budgetBytes}-byte cap (a string is cut to fit instead)`,
+      );
+    }
     return encoded([text(stringify(value))], false, NO_EXTRAS, budgetBytes);
   } catch (error) {
     return badResult(`the tool's result could not be read: ${describe(error)}`);
@@ -163,28 +170,6 @@ function stringify(value: unknown): string {
     // Falls through to inspect: BigInt and cyclic values are still worth showing to the model.
   }
   return inspect(value, { depth: 8, maxArrayLength: 1000, maxStringLength: 100_000, breakLength: Infinity });
-}
-
-/** Names the first function, symbol or Proxy inside `value`, or undefined when there is none. */
-function findUnclonable(value: unknown): string | undefined {
-  const seen = new Set<object>();
-  const visit = (current: unknown, depth: number): string | undefined => {
-    if (typeof current === 'function') return 'a function';
-    if (typeof current === 'symbol') return 'a symbol';
-    if (typeof current !== 'object' || current === null) return undefined;
-    if (isProxy(current)) return 'a Proxy';
-    if (seen.has(current) || depth > 64) return undefined;
-    seen.add(current);
-    for (const key of Reflect.ownKeys(current)) {
-      if (typeof key === 'symbol') continue;
-      const descriptor = Object.getOwnPropertyDescriptor(current, key);
-      if (descriptor === undefined || !('value' in descriptor)) continue;
-      const found = visit(descriptor.value, depth + 1);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  };
-  return visit(value, 0);
 }
 
 /** The marker put where output was cut. */
