@@ -6,49 +6,28 @@
  * process, which the README's table says is not contained; the process tier contains it, and its
  * host goes on to the next call.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { type HostProcessRun, runHostProcess } from './support/host-process.js';
 
-const HOST_SCRIPT = fileURLToPath(new URL('./support/process-host.mjs', import.meta.url));
 const HUGE = fileURLToPath(new URL('../fixtures/huge-allocation', import.meta.url));
 const ECHO = fileURLToPath(new URL('../fixtures/modules/echo.js', import.meta.url));
 
-interface HostRun {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-async function runHost(isolation: string): Promise<HostRun> {
-  const plan = {
+function runHost(isolation: string): Promise<HostProcessRun> {
+  return runHostProcess({
     options: { isolation },
     packages: [HUGE, ECHO],
     calls: [
       { name: 'huge_fill', args: {} },
       { name: 'echo', args: { text: 'after' } },
     ],
-  };
-  const child = spawn(process.execPath, [HOST_SCRIPT, JSON.stringify(plan)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    stdout += chunk;
-  });
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-    child.once('close', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
-  );
-  return { code, signal, stdout, stderr };
 }
 
 /** Each call's outcome, as the host printed it. */
-function outcomes(run: HostRun): Array<{ isError: boolean; error?: { code: string; message: string } }> {
+function outcomes(
+  run: HostProcessRun,
+): Array<{ isError: boolean; error?: { code: string; message: string } }> {
   return run.stdout
     .split('\n')
     .filter((line) => line.startsWith('RESULT '))

@@ -5,7 +5,6 @@
  * process exits by itself; close() ends every package process, whatever they were doing; a
  * caller's abort ends the call and its process, as it ends a worker.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -20,9 +19,9 @@ import {
   loadEcho,
   useHosts,
 } from './support/host-harness.js';
+import { runHostProcess } from './support/host-process.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));
-const HOST_SCRIPT = fileURLToPath(new URL('./support/process-host.mjs', import.meta.url));
 
 const makeHost = useHosts();
 
@@ -182,20 +181,7 @@ describe("isolation: 'process', a tool blocked in a native call", () => {
         { name: 'proc_read_own_file', args: {} },
       ],
     };
-    const child = spawn(process.execPath, [HOST_SCRIPT, JSON.stringify(plan)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-      child.once('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
-    );
+    const { code, signal, stdout, stderr } = await runHostProcess(plan);
 
     expect({ code, signal, stderr }).toEqual({ code: 0, signal: null, stderr: '' });
     expect(stdout.split('\n')).toEqual([

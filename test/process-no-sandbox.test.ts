@@ -8,7 +8,7 @@
  * so; these tests show it).
  */
 import { existsSync } from 'node:fs';
-import { cp, realpath, symlink, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -17,8 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
-import { failed, type RecordingLogger, recordingLogger } from './support/host-harness.js';
-import { removeDir, tempDir } from './support/tool-packages.js';
+import { expectAllLeftOut, failed, type RecordingLogger, recordingLogger } from './support/host-harness.js';
+import { copyWithEscapingLink, removeDir, tempDir } from './support/tool-packages.js';
 
 // Before the tier first looks for bubblewrap (once per process): this file's process has none.
 process.env['PATH'] = '';
@@ -140,12 +140,8 @@ describe("isolation: 'process' without an OS sandbox: its processes are confined
   });
 
   it('a package holding a symbolic link that leads outside it is left out at load, as under strict: nothing of it is offered', async () => {
-    const copy = join(root, 'linked-copy');
-    const secrets = join(root, 'secrets.txt');
-    await cp(STRICT_HOSTILE, copy, { recursive: true });
-    await writeFile(secrets, 'sk-fake-secret-behind-a-link');
-    // The permission model grants the package's folder by path; the OS then follows this link.
-    await symlink(secrets, join(copy, 'notes.txt'));
+    // The permission model grants the package's folder by path; the OS then follows its link.
+    const { copy, link, target } = await copyWithEscapingLink(STRICT_HOSTILE, root);
     const other = new ToolHost({
       dataDir: join(root, 'other-data'),
       isolation: 'process',
@@ -153,15 +149,11 @@ describe("isolation: 'process' without an OS sandbox: its processes are confined
     });
     try {
       const report = await other.load(copy);
-      const link = join(await realpath(copy), 'notes.txt');
-      expect(report.modules.length).toBeGreaterThan(0);
-      for (const module of report.modules) {
-        expect(module).toMatchObject({
-          state: 'left-out',
-          code: 'MODULE_OUTSIDE_PACKAGE',
-          reason: `process isolation without an OS sandbox can't confine this package: ${link} is a symbolic link to ${await realpath(secrets)}, outside the package (Node's permission model follows symbolic links)`,
-        });
-      }
+      expectAllLeftOut(
+        report,
+        'MODULE_OUTSIDE_PACKAGE',
+        `process isolation without an OS sandbox can't confine this package: ${link} is a symbolic link to ${target}, outside the package (Node's permission model follows symbolic links)`,
+      );
       expect(other.list()).toEqual([]);
     } finally {
       await other.close();

@@ -4,7 +4,7 @@
  * documents what it does not contain.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -12,8 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { strictTierGaps, workerExecArgv } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { runCli } from './support/cli-run.js';
-import { recordingLogger } from './support/host-harness.js';
-import { removeDir, tempDir } from './support/tool-packages.js';
+import { expectAllLeftOut, recordingLogger } from './support/host-harness.js';
+import { copyWithEscapingLink, removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
@@ -204,22 +204,14 @@ parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(w
   });
 
   it('a package holding a symbolic link that leads outside it is left out under strict, and nothing is read', async () => {
-    const copy = join(root, 'hostile-copy');
-    const secrets = join(root, 'secrets.txt');
-    await cp(HOSTILE, copy, { recursive: true });
-    await writeFile(secrets, 'sk-fake-secret-behind-a-link');
-    await symlink(secrets, join(copy, 'notes.txt'));
+    const { copy, link, target } = await copyWithEscapingLink(HOSTILE, root);
     host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
     const report = await host.load(copy);
-    const link = join(await realpath(copy), 'notes.txt');
-    expect(report.modules.length).toBeGreaterThan(0);
-    for (const module of report.modules) {
-      expect(module).toMatchObject({
-        state: 'left-out',
-        code: 'MODULE_OUTSIDE_PACKAGE',
-        reason: `strict isolation can't confine this package: ${link} is a symbolic link to ${await realpath(secrets)}, outside the package (Node's permission model follows symbolic links)`,
-      });
-    }
+    expectAllLeftOut(
+      report,
+      'MODULE_OUTSIDE_PACKAGE',
+      `strict isolation can't confine this package: ${link} is a symbolic link to ${target}, outside the package (Node's permission model follows symbolic links)`,
+    );
     expect(host.list()).toEqual([]);
     const outcome = await host.call('strict_read_file', { path: join(copy, 'notes.txt') });
     expect(outcome.error?.code).toBe('UNKNOWN_TOOL');

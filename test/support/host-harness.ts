@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import {
+  type LoadReport,
   type Logger,
   type ModuleEvent,
   type ModuleStatus,
@@ -239,4 +240,10 @@ export class FakeClock implements Clock {
       }
     }
   }
+}
+
+/** Every module of a load was left out, each with `code` and `reason`. */
+export function expectAllLeftOut(report: LoadReport, code: string, reason: string): void {
+  expect(report.modules.length).toBeGreaterThan(0);
+  for (const module of report.modules) expect(module).toMatchObject({ state: 'left-out', code, reason });
 }

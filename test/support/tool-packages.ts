@@ -1,7 +1,7 @@
 /**
  * Writes small tool packages into temp folders for tests that add, change and remove packages.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -57,4 +57,20 @@ export function whenStatus<T extends StatusSource>(
     host.on('module', check);
     check();
   });
+}
+
+/**
+ * A copy of the package at `source`, in `root`, holding `notes.txt`: a symbolic link to a secrets
+ * file outside it. What a package that Node's permission model can't confine looks like.
+ */
+export async function copyWithEscapingLink(
+  source: string,
+  root: string,
+): Promise<{ copy: string; link: string; target: string }> {
+  const copy = join(root, 'linked-copy');
+  const target = join(root, 'secrets.txt');
+  await cp(source, copy, { recursive: true });
+  await writeFile(target, 'sk-fake-secret-behind-a-link');
+  await symlink(target, join(copy, 'notes.txt'));
+  return { copy, link: join(await realpath(copy), 'notes.txt'), target: await realpath(target) };
 }
