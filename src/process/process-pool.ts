@@ -91,7 +91,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   nextStart(): NextStart {
-    if (this.#freshest() !== undefined) return 'now';
+    if (this.#idle('shortest') !== undefined) return 'now';
     // One starting for a call that no longer wants it is free the moment it is ready.
     if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return 'wait';
     const { spares, egress, limits, paths } = this.#options;
@@ -102,7 +102,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   /** Sends the next waiting call to an idle process, or starts the process it will run on. */
   startNext(): boolean {
     if (this.queued === 0) return false;
-    const idle = this.#freshest();
+    const idle = this.#idle('shortest');
     if (idle !== undefined) {
       this.#dispatchTo(idle, this.#queue.shift() as ProcessCall);
       return true;
@@ -113,7 +113,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   endIdle(): boolean {
-    const live = this.#idlest();
+    const live = this.#idle('longest');
     if (live === undefined) return false;
     live.child.kill({ cause: 'ended', message: 'was ended to make room for another package' });
     return true;
@@ -208,23 +208,17 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     return undefined;
   }
 
-  /** Of the processes with nothing to do, the one idle longest: the first to end. */
-  #idlest(): Live | undefined {
-    let found: Live | undefined;
-    for (const live of this.#lives) {
-      if (isIdle(live) && (found === undefined || live.idleSince < found.idleSince)) found = live;
-    }
-    return found;
-  }
-
   /**
-   * Of the processes with nothing to do, the one idle the shortest time: the next call's, so that a
-   * pool busier a while ago than now lets its other processes reach `idleTimeoutMs`.
+   * Of the processes with nothing to do, the one idle longest (the first to end) or the shortest time
+   * (the next call's, so that a pool busier a while ago than now lets its other processes reach
+   * `idleTimeoutMs`).
    */
-  #freshest(): Live | undefined {
+  #idle(which: 'longest' | 'shortest'): Live | undefined {
+    const sign = which === 'longest' ? 1 : -1;
     let found: Live | undefined;
     for (const live of this.#lives) {
-      if (isIdle(live) && (found === undefined || live.idleSince > found.idleSince)) found = live;
+      if (isIdle(live) && (found === undefined || sign * (found.idleSince - live.idleSince) > 0))
+        found = live;
     }
     return found;
   }
