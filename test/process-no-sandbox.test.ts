@@ -18,7 +18,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { processEnvironment } from '../dist/src/process/process-tier.js';
 import { expectAllLeftOut, failed, type RecordingLogger, recordingLogger } from './support/host-harness.js';
-import { copyWithEscapingLink, removeDir, tempDir } from './support/tool-packages.js';
+import {
+  CLIMBING_REASON,
+  copyWithClimbingLink,
+  copyWithEscapingLink,
+  removeDir,
+  tempDir,
+} from './support/tool-packages.js';
 
 // Before the tier first looks for bubblewrap (once per process): this file's process has none.
 process.env['PATH'] = '';
@@ -136,6 +142,17 @@ describe("isolation: 'process' without an OS sandbox: its processes are confined
     expect(outcomeText(outcome)).not.toContain('sk-fake-secret');
     const environ = await host.call('strict_read_file', { path: `/proc/${process.pid}/environ` });
     expect(environ.error).toMatchObject(denied('FileSystemRead', `/proc/${process.pid}/environ`));
+    await expectNextCallsWork();
+  });
+
+  it('a package holding a link to a folder above itself is left out at load, as under strict', async () => {
+    const { copy, link, target } = await copyWithClimbingLink(STRICT_HOSTILE, root);
+    const report = await host.load(copy);
+    expectAllLeftOut(
+      report,
+      'MODULE_OUTSIDE_PACKAGE',
+      CLIMBING_REASON('process isolation without an OS sandbox', link, target),
+    );
     await expectNextCallsWork();
   });
 

@@ -4,7 +4,7 @@
  * documents what it does not contain.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -13,7 +13,13 @@ import { strictTierGaps, workerExecArgv } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { runCli } from './support/cli-run.js';
 import { expectAllLeftOut, recordingLogger } from './support/host-harness.js';
-import { copyWithEscapingLink, removeDir, tempDir } from './support/tool-packages.js';
+import {
+  CLIMBING_REASON,
+  copyWithClimbingLink,
+  copyWithEscapingLink,
+  removeDir,
+  tempDir,
+} from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
@@ -65,11 +71,18 @@ describe("isolation: 'strict'", () => {
     await expectNextCallWorks();
   });
 
-  it('a tool can read files of its own package', async () => {
-    await hostWith('strict');
-    const outcome = await host.call('strict_read_file', { path: join(HOSTILE, 'package.json') });
-    expect(outcome.isError).toBe(false);
-    expect(JSON.parse(outcomeText(outcome)).name).toBe('strict-hostile');
+  it('a tool reads the files of its own package where its module is (its snapshot), and nothing of the package folder', async () => {
+    // A copy outside the host's working directory, which Node 22 lets every strict worker read.
+    const copy = join(root, 'hostile-copy');
+    await cp(HOSTILE, copy, { recursive: true });
+    await hostWith('strict', copy);
+    const own = await host.call('strict_read_own_file', { rel: '../package.json' });
+    expect(own.isError).toBe(false);
+    expect(JSON.parse(outcomeText(own)).name).toBe('strict-hostile');
+    const original = join(copy, 'package.json');
+    const outcome = await host.call('strict_read_file', { path: original });
+    expect(outcome.error).toMatchObject(denied('FileSystemRead', original));
+    await expectNextCallWorks();
   });
 
   it('a tool that writes outside its tmpDir gets an error result and no file appears', async () => {
@@ -144,22 +157,24 @@ describe("isolation: 'strict'", () => {
     await expectNextCallWorks();
   });
 
-  it('a host started inside the package folder still lets its strict tools read the package', async () => {
-    // The working directory is inside a grant there: taking it back would take the package too.
-    const result = await runCli(
-      [
-        'call',
-        '--isolation',
-        'strict',
-        HOSTILE,
-        'strict_read_file',
-        JSON.stringify({ path: 'package.json' }),
-      ],
-      { tmpDir: root, cwd: HOSTILE },
+  it('a host started inside the package folder gives its strict tools no read of that folder', async ({
+    skip,
+  }) => {
+    skip(WORKING_DIRECTORY_READABLE, WORKING_DIRECTORY_GAP);
+    const call = (tool: string, args: unknown) =>
+      runCli(['call', '--isolation', 'strict', HOSTILE, tool, JSON.stringify(args)], {
+        tmpDir: root,
+        cwd: HOSTILE,
+      });
+    const folder = await call('strict_read_file', { path: 'package.json' });
+    expect(folder.stderr.split('\n')[0]).toBe(
+      'toolhost: the tool "strict_read_file" failed: TOOL_ACCESS_DENIED: the strict isolation tier refused FileSystemRead on package.json',
     );
-    expect(result.stderr).toBe('');
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).name).toBe('strict-hostile');
+    expect(folder.code).toBe(1);
+    const own = await call('strict_read_own_file', { rel: '../package.json' });
+    expect(own.stderr).toBe('');
+    expect(own.code).toBe(0);
+    expect(JSON.parse(own.stdout).name).toBe('strict-hostile');
   });
 
   it.skipIf(process.platform !== 'linux')(
@@ -182,7 +197,7 @@ describe('symbolic links and strict isolation', () => {
     await symlink(secrets, join(granted, 'link.txt'));
     const execArgv = workerExecArgv(
       'strict',
-      { domain: granted, tmpDir: join(root, 'tmp') },
+      { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
       { allowAddons: false },
     );
     const code = `const { parentPort, workerData } = require('node:worker_threads');
@@ -203,6 +218,40 @@ parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(w
     expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', viaLink: 'outside the grant' });
   });
 
+  it("Node's permission model reads '..' as text before the system follows a link (why strict refuses links to folders above them)", async () => {
+    const granted = join(root, 'granted');
+    const secrets = join(root, 'secrets.txt');
+    await mkdir(join(granted, 'sub'), { recursive: true });
+    await writeFile(secrets, 'outside the grant');
+    await symlink('..', join(granted, 'sub', 'up'));
+    const execArgv = workerExecArgv(
+      'strict',
+      { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
+      { allowAddons: false },
+    );
+    // As text `granted/sub/up/sub/secrets.txt`; to the system `granted/../secrets.txt`.
+    const climb = `${granted}/sub/up/sub/up/../secrets.txt`;
+    const code = `const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
+parentPort.postMessage({ direct: attempt(workerData.secrets), climbing: attempt(workerData.climb) });`;
+    const worker = new Worker(code, { eval: true, execArgv, env: {}, workerData: { secrets, climb } });
+    const reply = await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+    await worker.terminate();
+    expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', climbing: 'outside the grant' });
+  });
+
+  it('a package holding a link to a folder above itself is left out under strict', async () => {
+    const { copy, link, target } = await copyWithClimbingLink(HOSTILE, root);
+    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
+    const report = await host.load(copy);
+    expectAllLeftOut(report, 'MODULE_OUTSIDE_PACKAGE', CLIMBING_REASON('strict isolation', link, target));
+    expect(host.list()).toEqual([]);
+  });
+
   it('a package holding a symbolic link that leads outside it is left out under strict, and nothing is read', async () => {
     const { copy, link, target } = await copyWithEscapingLink(HOSTILE, root);
     host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
@@ -217,17 +266,55 @@ parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(w
     expect(outcome.error?.code).toBe('UNKNOWN_TOOL');
   });
 
-  it('a symbolic link that stays inside the package (as node_modules/.bin links do) is fine under strict', async () => {
+  it('a symbolic link that stays inside the package is fine under strict, and reads as its copy', async () => {
     const copy = join(root, 'hostile-copy');
     await cp(HOSTILE, copy, { recursive: true });
+    await symlink('../package.json', join(copy, 'tools', 'manifest-link.json'));
     await mkdir(join(copy, 'node_modules', '.bin'), { recursive: true });
     await symlink('../../tools/read-file.js', join(copy, 'node_modules', '.bin', 'read-file'));
     await hostWith('strict', copy);
-    const outcome = await host.call('strict_read_file', {
-      path: join(copy, 'node_modules', '.bin', 'read-file'),
-    });
+    const outcome = await host.call('strict_read_own_file', { rel: './manifest-link.json' });
     expect(outcome.isError).toBe(false);
-    expect(outcomeText(outcome)).toBe(await readFile(join(copy, 'tools', 'read-file.js'), 'latin1'));
+    expect(outcomeText(outcome)).toBe(await readFile(join(copy, 'package.json'), 'latin1'));
+  });
+
+  it('a dependency its tools can import, linked from outside the package (npm link), leaves the package out under strict', async () => {
+    const copy = join(root, 'hostile-copy');
+    await cp(HOSTILE, copy, { recursive: true });
+    const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'));
+    await writeFile(
+      join(copy, 'package.json'),
+      JSON.stringify({ ...manifest, dependencies: { 'linked-dep': '*' } }),
+    );
+    const elsewhere = join(root, 'linked-dep');
+    await mkdir(elsewhere);
+    await writeFile(join(elsewhere, 'package.json'), '{"name":"linked-dep"}');
+    await mkdir(join(copy, 'node_modules'));
+    await symlink(elsewhere, join(copy, 'node_modules', 'linked-dep'));
+    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
+    const report = await host.load(copy);
+    const link = join(await realpath(copy), 'node_modules', 'linked-dep');
+    expectAllLeftOut(
+      report,
+      'MODULE_OUTSIDE_PACKAGE',
+      `strict isolation can't confine this package: ${link} is a symbolic link to ${await realpath(elsewhere)}, outside the package (Node's permission model follows symbolic links)`,
+    );
+  });
+
+  it('a link out of the package where no tool can read it (a linked devDependency, a .git folder) is fine under strict', async () => {
+    const copy = join(root, 'hostile-copy');
+    await cp(HOSTILE, copy, { recursive: true });
+    const elsewhere = join(root, 'linked-dev-tool');
+    await mkdir(elsewhere);
+    await writeFile(join(elsewhere, 'package.json'), '{"name":"linked-dev-tool"}');
+    await mkdir(join(copy, 'node_modules'));
+    await symlink(elsewhere, join(copy, 'node_modules', 'linked-dev-tool'));
+    await mkdir(join(copy, '.git'));
+    await symlink(join(root, 'secrets.txt'), join(copy, '.git', 'secrets'));
+    await hostWith('strict', copy);
+    const outcome = await host.call('strict_read_file', { path: join(elsewhere, 'package.json') });
+    expect(outcome.error).toMatchObject(denied('FileSystemRead', join(elsewhere, 'package.json')));
+    await expectNextCallWorks();
   });
 });
 

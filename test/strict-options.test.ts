@@ -110,12 +110,13 @@ describe('workerExecArgv', () => {
     expect(workerExecArgv('worker', paths, { allowAddons: true })).toEqual([NO_REQUIRE_ESM]);
   });
 
-  it('strict grants reads of the domain, its tmp folder and the worker code, and writes of the tmp folder only', () => {
+  it('strict grants reads of the snapshot (not the package folder), its tmp folder and the worker code, and writes of the tmp folder only', () => {
     const tmpDir = join(root, 'tmp');
-    expect(workerExecArgv('strict', { domain: HOSTILE, tmpDir }, { allowAddons: false })).toEqual([
+    const snapshot = join(root, 'snapshots', 'nm-1');
+    expect(workerExecArgv('strict', { domain: HOSTILE, snapshot, tmpDir }, { allowAddons: false })).toEqual([
       NO_REQUIRE_ESM,
       PERMISSION_FLAG,
-      `--allow-fs-read=${HOSTILE}`,
+      `--allow-fs-read=${snapshot}`,
       `--allow-fs-read=${tmpDir}/*`,
       `--allow-fs-read=${DIST_SRC}`,
       `--allow-fs-read=${DIST_WORKERS}`,
@@ -125,7 +126,7 @@ describe('workerExecArgv', () => {
       `--require=${join(DIST_WORKERS, 'guard', 'strict-preload.cjs')}`,
       ...QUIET,
     ]);
-    expect(workerExecArgv('strict', { domain: HOSTILE, tmpDir }, { allowAddons: true })).toContain(
+    expect(workerExecArgv('strict', { domain: HOSTILE, snapshot, tmpDir }, { allowAddons: true })).toContain(
       '--allow-addons',
     );
   });
@@ -159,7 +160,7 @@ describe('workerExecArgv', () => {
   it('a grant is never repeated, however it is written (Node 20 aborts the whole process on a repeat)', async () => {
     const execArgv = workerExecArgv(
       'strict',
-      { domain: `${DIST_SRC}/`, tmpDir: join(DIST_SRC, 'tmp') },
+      { domain: HOSTILE, snapshot: `${DIST_SRC}/`, tmpDir: join(DIST_SRC, 'tmp') },
       { allowAddons: false },
     );
     expect(execArgv.filter((flag) => flag.startsWith('--allow-fs-read='))).toEqual([
@@ -172,7 +173,7 @@ describe('workerExecArgv', () => {
   });
 
   it('a path with a wildcard or a comma in it is refused rather than widened', () => {
-    const paths = (domain: string) => ({ domain, tmpDir: join(root, 'tmp') });
+    const paths = (snapshot: string) => ({ domain: HOSTILE, snapshot, tmpDir: join(root, 'tmp') });
     expect(() => workerExecArgv('strict', paths('/srv/tools/*'), { allowAddons: false })).toThrow(
       'Expected no `*` or `,` in a path that strict isolation grants (Node reads them as a wildcard and a list), got "/srv/tools/*"',
     );

@@ -165,7 +165,7 @@ export class DomainPools {
   execArgvFor(
     version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
   ): string[] {
-    // A strict worker imports from its package's snapshot, and may read its package's own files.
+    // A strict worker imports from its package's snapshot and may read nothing else of the package.
     const paths: DomainPaths = { domain: version.root, tmpDir: this.#domainTmpDir(version.root) };
     if (version.snapshot !== undefined) paths.snapshot = version.snapshot.grant;
     // A version's manifest is part of its snapshot: a manifest that changes what it asks for is a

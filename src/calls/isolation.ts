@@ -6,7 +6,7 @@
  *   workers of its own.
  * - `strict`: the same workers under Node's permission model, set per worker through `execArgv`
  *   (Node 20: `--experimental-permission`; Node 22 and later: `--permission`). File reads only inside
- *   the tool's domain and what the worker code itself needs; file writes only inside the domain's
+ *   the tool's snapshot and what the worker code itself needs; file writes only inside the domain's
  *   tmp folder; no child processes, no nested workers, no addons, no WASI, no inspector.
  *
  * Node 25 and later also deny the network unless `--allow-net` is given, which strict gives only to a
@@ -22,9 +22,8 @@
  * is defence in depth, not a sandbox. The README lists what it does not contain (network before
  * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
  */
-import { readdir, readlink, realpath } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { dirname, join, resolve, sep } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ToolHostError } from '../boundary/errors.js';
 import { srcFile, workersFile } from '../own-files.js';
@@ -38,7 +37,10 @@ export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict', 'p
 export interface DomainPaths {
   /** The package folder, or the single module file (real paths, as `host.load` resolved them). */
   domain: string;
-  /** The folder holding the snapshot the domain's modules are imported from (see snapshot/snapshot.ts). */
+  /**
+   * The folder holding the snapshot the domain's modules are imported from (see snapshot/snapshot.ts):
+   * what a strict worker may read of the domain (none, where there is no snapshot).
+   */
   snapshot?: string;
   /** The folder under which this domain's calls get their tmpDirs. */
   tmpDir: string;
@@ -117,14 +119,19 @@ export function assertTierSupported(tier: IsolationTier): void {
 /**
  * The `execArgv` of a domain's workers (call workers and declaration readers) for a tier.
  *
- * Strict read scope: a package folder with everything inside it (its `node_modules` included; a
- * dependency hoisted to a folder above the package, or linked from outside it, is not readable, so a
- * strict package must carry its own dependencies). A single module file gets only itself: its folder
- * may be a Downloads or home folder. Write scope: the domain's tmp folder, which holds every call's
- * tmpDir — per-worker flags can't narrow it to one call, so calls of one domain running at the same
- * time can see each other's tmpDirs.
+ * Strict read scope: the domain's snapshot (its own files and what it can import of its
+ * `node_modules`), nothing of the package folder itself: not its devDependencies, its `.git` or a file
+ * written since the version was read. A dependency hoisted to a folder above the package, or linked
+ * from outside it, is in no snapshot, so a strict package must carry its own dependencies. Write
+ * scope: the domain's tmp folder, which holds every call's tmpDir — per-worker flags can't narrow it
+ * to one call, so calls of one domain running at the same time can see each other's tmpDirs.
  *
- * @example workerExecArgv('strict', { domain: '/srv/tools/weather', tmpDir: '/tmp/toolhost-1/ab12' }, { allowAddons: false })
+ * @example
+ * workerExecArgv(
+ *   'strict',
+ *   { domain: '/srv/tools/weather', snapshot: '/tmp/toolhost-1/snapshots/srv-tools-weather/nm-4f2a-1', tmpDir: '/tmp/toolhost-1/ab12' },
+ *   { allowAddons: false },
+ * )
  */
 export function workerExecArgv(
   tier: IsolationTier,
@@ -142,7 +149,7 @@ export function workerExecArgv(
   // the first call, so it is granted as `tmpDir/*`, which Node matches by prefix.
   const grant = (path: string) => (path === tmpDir ? `${path}${sep}*` : path);
   const snapshot = paths.snapshot === undefined ? [] : [paths.snapshot];
-  const reads = minimalPaths([paths.domain, ...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
+  const reads = minimalPaths([...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
   const writes = minimalPaths([tmpDir]).map(grant);
   return [
     ...WORKER_MODULE_FLAGS,
@@ -209,31 +216,4 @@ function minimalPaths(paths: string[]): string[] {
   });
   const unique = [...new Set(normalized)];
   return unique.filter((path) => !unique.some((outer) => outer !== path && isWithin(outer, path)));
-}
-
-/**
- * The first symbolic link inside a package folder whose target is outside it, if any. Node's
- * permission model checks the path a tool asks for, then the OS follows links: a link in the package
- * to `~/.ssh` would be readable under strict. Its docs leave it to the user to make sure no granted
- * folder holds such links, so a strict package is checked when it is loaded. A dangling link counts
- * by where it points. (A link added after the check, by another process, is not seen.)
- */
-export async function findEscapingSymlink(
-  root: string,
-): Promise<{ link: string; target: string } | undefined> {
-  const realRoot = await realpath(root);
-  const folders = [realRoot];
-  for (let folder = folders.pop(); folder !== undefined; folder = folders.pop()) {
-    const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-    for (const entry of entries) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) {
-        folders.push(path);
-      } else if (entry.isSymbolicLink()) {
-        const target = await realpath(path).catch(async () => resolve(folder, await readlink(path)));
-        if (!isWithin(realRoot, target)) return { link: path, target };
-      }
-    }
-  }
-  return undefined;
 }

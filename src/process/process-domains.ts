@@ -176,7 +176,7 @@ export class ProcessDomains {
 
   /**
    * The flags of a version's processes (and its declaration readers) where there is no sandbox:
-   * strict's, with the same grants (reads of the package, its snapshot and toolhost's own code;
+   * strict's, with the same grants (reads of the version's snapshot and toolhost's own code;
    * writes of its tmp folder; no child processes, workers or addons; the network, on Node 25 and
    * later, only as granted). The process is then only a boundary for memory and crashes; Node's
    * permission model keeps its files confined. One read more than strict's: the process's own

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { srcFile } from '../own-files.js';
 import type { Dependencies } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
-import { buildingFolder, linkTarget, treeFolder } from './layout.js';
+import { buildingFolder, treeFolder } from './layout.js';
+import { linkTarget } from './links.js';
 import { forEachLimit, makeFolders, settled } from './package-scan.js';
 
 export interface DependencyTree {

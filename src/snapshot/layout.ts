@@ -1,8 +1,8 @@
 /**
  * Where things are in a snapshot: every folder name a host makes for one (its temp root, the
  * snapshots folder, a trust domain's trees and versions, a folder still being built), the URL a
- * worker imports, the package's paths in messages, and where a link of the package points in the
- * copy. Whoever makes or reads those folders takes their names from here.
+ * worker imports and the package's paths in messages. Whoever makes or reads those folders takes
+ * their names from here.
  *
  *   <tempRoot>/toolhost-<pid>-<8 hex>/                      a host's temp root
  *     snapshots/store/                                    the host's records of the file store
@@ -13,9 +13,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { isWithin } from '../shared/paths.js';
+import type { UnconfinedLink } from './links.js';
 
 /** One version of a package (or of a module loaded on its own), frozen. */
 export interface Snapshot {
@@ -33,6 +33,8 @@ export interface Snapshot {
   readonly folder: string;
   /** What a strict worker may read: this version and the dependency tree beside it. */
   readonly grant: string;
+  /** The first link that would let a tool confined to {@link grant} read outside it (links.ts). */
+  readonly unconfinedLink: UnconfinedLink | undefined;
 }
 
 /** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */
@@ -58,30 +60,6 @@ export function toOriginalPaths(snapshot: Snapshot, text: string): string {
     result = result.replaceAll(pathToFileURL(from).href, pathToFileURL(to).href).replaceAll(from, to);
   }
   return result;
-}
-
-/**
- * Where a link points in the snapshot. A link that stays inside the part of the package it belongs
- * to (own files, or node_modules) points to the same place in the copy; a link from the own files
- * into node_modules points to the shared tree. Any other link leads out of the package and stays a
- * link to the original (the strict tier refuses such packages before they get here).
- */
-export function linkTarget(
-  layout: { root: string; version: string; dependencies: string; base?: string },
-  entry: { rel: string; target: string },
-  part: 'own' | 'dependency',
-): string {
-  const ownBase = layout.root;
-  const dependencyBase = layout.base ?? join(layout.root, 'node_modules');
-  const from = join(part === 'own' ? ownBase : dependencyBase, entry.rel);
-  const pointsTo = isAbsolute(entry.target) ? entry.target : resolve(dirname(from), entry.target);
-  const linkInCopy = join(part === 'own' ? layout.version : layout.dependencies, entry.rel);
-  let inCopy: string | undefined;
-  if (isWithin(dependencyBase, pointsTo))
-    inCopy = join(layout.dependencies, relative(dependencyBase, pointsTo));
-  else if (part === 'own' && isWithin(ownBase, pointsTo))
-    inCopy = join(layout.version, relative(ownBase, pointsTo));
-  return inCopy === undefined ? pointsTo : relative(dirname(linkInCopy), inCopy);
 }
 
 /** The module-format part (`type`) of the nearest package.json above `folder`, if there is one. */

@@ -15,10 +15,11 @@
  *
  * A version folder sits inside its node_modules folder, so `import 'dep'` from a module walks up
  * and finds the snapshot's own `node_modules`, and a new version of the package's own files reuses an
- * unchanged dependency tree instead of linking it again. No link leads out of a snapshot that did
- * not lead out of the package, so the strict tier can grant one folder (Node's permission model
- * follows links). The folder names carry a counter: a version released and taken again gets a new
- * folder, never one that is still being removed.
+ * unchanged dependency tree instead of linking it again. A link whose target the copy holds points
+ * there; any other stays a link to the original. The snapshot names the first link that would let
+ * a tool read outside it (links.ts), so the tiers that confine a tool to its snapshot with Node's
+ * permission model, which follows links, can refuse the package. The folder names carry a counter:
+ * a version released and taken again gets a new folder, never one that is still being removed.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
@@ -29,11 +30,11 @@ import { FileStore } from './file-store.js';
 import {
   buildingFolder,
   hostStoreFolder,
-  linkTarget,
   nearestPackageScope,
   type Snapshot,
   versionFolder,
 } from './layout.js';
+import { linkTarget, unconfinedLink } from './links.js';
 import {
   dependencyFingerprint,
   forEachLimit,
@@ -194,6 +195,8 @@ export class Snapshots {
         kind: plan.kind,
         folder,
         grant: tree.folder,
+        // What the id names: the same links give the same answer.
+        unconfinedLink: unconfinedLink(root, own, plan.dependencies),
       };
       const live: Live = { snapshot, refs: 0, tree };
       this.#live.set(`${root}\0${id}`, live);

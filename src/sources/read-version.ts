@@ -3,16 +3,19 @@
  * and read every module's declaration from the snapshot in a throwaway worker. Nothing here
  * publishes: the caller publishes the finished version in one step, or lets it go.
  */
+import { realpath } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relativeTo } from '../boundary/stack-frames.js';
-import { findEscapingSymlink, type IsolationTier } from '../calls/isolation.js';
+import type { IsolationTier } from '../calls/isolation.js';
 import { checkDeclaration } from '../declaration/check.js';
 import { fieldLocation, syntaxErrorLocation } from '../declaration/error-location.js';
 import type { DeclarationReader, RawRead } from '../declaration/reader.js';
 import type { VersionReads } from '../process/process-domains.js';
 import type { ModuleRead, ModuleRecord, SourceVersion } from '../registry/generation.js';
+import { isWithin } from '../shared/paths.js';
 import { type Snapshot, snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
+import type { UnconfinedLink } from '../snapshot/links.js';
 import type { Snapshots } from '../snapshot/snapshot.js';
 import {
   type ListedModule,
@@ -56,20 +59,19 @@ export async function readSource(
   plan: SourceReadPlan,
 ): Promise<SourceVersion | 'unchanged'> {
   const { source, isolation } = plan;
-  // Node's permission model follows symbolic links: a package it confines must hold none that leads out.
-  const escaping =
-    source.kind === 'package' && (await parts.confinedByPermissions(isolation))
-      ? await findEscapingSymlink(source.root)
-      : undefined;
-  if (escaping !== undefined) {
-    return versionOf(plan, undefined, source.modules, () => escapingRead(isolation, escaping));
-  }
-
   let snapshot: Snapshot;
   try {
     snapshot = await parts.snapshots.take(source.root, source.kind);
   } catch (error) {
     const read = uncopiedRead(error);
+    return versionOf(plan, undefined, source.modules, () => read);
+  }
+  // Node's permission model follows symbolic links: a snapshot it confines a tool to must hold none
+  // that leads out of it.
+  const unconfined = snapshot.unconfinedLink;
+  if (unconfined !== undefined && (await parts.confinedByPermissions(isolation))) {
+    parts.snapshots.release(snapshot);
+    const read = await unconfinedRead(isolation, source.root, unconfined);
     return versionOf(plan, undefined, source.modules, () => read);
   }
   const { current } = plan;
@@ -109,13 +111,28 @@ export async function readSource(
   return version;
 }
 
-/** Every module of a package the permission model confines that holds a symbolic link leading out of it. */
-function escapingRead(isolation: IsolationTier, escaping: { link: string; target: string }): ModuleRead {
+/**
+ * Every module of a package the permission model confines, whose snapshot holds a link that would
+ * let a tool read outside it (see snapshot/links.ts).
+ */
+async function unconfinedRead(
+  isolation: IsolationTier,
+  root: string,
+  { link, target: pointsTo, why }: UnconfinedLink,
+): Promise<ModuleRead> {
   const tier = isolation === 'strict' ? 'strict isolation' : 'process isolation without an OS sandbox';
+  // Where it leads as the system finds it (the same place, for a link that does not go on through others).
+  const target = await realpath(pointsTo).catch(() => pointsTo);
+  let where: string;
+  if (why === 'above')
+    where = `a folder above it: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
+  else if (isWithin(root, target))
+    where = `outside node_modules, which its tools read only a copy of (Node's permission model follows symbolic links)`;
+  else where = `outside the package (Node's permission model follows symbolic links)`;
   return {
     kind: 'failed',
     code: 'MODULE_OUTSIDE_PACKAGE',
-    reason: `${tier} can't confine this package: ${escaping.link} is a symbolic link to ${escaping.target}, outside the package (Node's permission model follows symbolic links)`,
+    reason: `${tier} can't confine this package: ${link} is a symbolic link to ${target}, ${where}`,
   };
 }
 

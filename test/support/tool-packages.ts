@@ -74,3 +74,25 @@ export async function copyWithEscapingLink(
   await symlink(target, join(copy, 'notes.txt'));
   return { copy, link: join(await realpath(copy), 'notes.txt'), target: await realpath(target) };
 }
+
+/** What a package holding a link to a folder above itself is refused with (`tier` as the reason names it). */
+export const CLIMBING_REASON = (tier: string, link: string, target: string) =>
+  `${tier} can't confine this package: ${link} is a symbolic link to ${target}, a folder above it: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
+
+/**
+ * A copy of the package at `source`, in `root`, holding `tools/sub/up`: a symbolic link to `tools`,
+ * inside the package. Through it, `tools/sub/up/sub/up/../../../../../../etc/hostname` is inside the
+ * package as text (what Node's permission model checks) and far above it on disk (what the system
+ * reads).
+ */
+export async function copyWithClimbingLink(
+  source: string,
+  root: string,
+): Promise<{ copy: string; link: string; target: string }> {
+  const copy = join(root, 'climbing-copy');
+  await cp(source, copy, { recursive: true });
+  await mkdir(join(copy, 'tools', 'sub'));
+  await symlink('..', join(copy, 'tools', 'sub', 'up'));
+  const real = await realpath(copy);
+  return { copy, link: join(real, 'tools', 'sub', 'up'), target: join(real, 'tools') };
+}

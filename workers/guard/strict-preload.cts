@@ -7,9 +7,9 @@
  * started, beside its `--allow-fs-read` grants; the main thread under the same flags gets no such
  * grant. The working directory of an agent is typically its project folder: its sources and its
  * `.env`. `process.permission.drop` (Node 24.20 and 26.3 and later) takes the folder back; explicit
- * grants inside it (a package under the project folder, toolhost's own `dist/`) stay. Where the working
- * directory lies inside a grant (the host runs in the package folder), it is granted anyway and left
- * alone. Node 22 has no `drop`: there a strict tool can read the working directory, and the host says
+ * grants inside it (the temp folder, toolhost's own `dist/`) stay. Where the working directory lies
+ * inside a grant, it is granted anyway and left alone (the package folder is none: a host run there
+ * gives its tools no read of it). Node 22 has no `drop`: there a strict tool can read the working directory, and the host says
  * so once (README: what each tier contains).
  *
  * CommonJS, because `--require` is what every supported Node preloads into a worker before its main
