@@ -73,11 +73,13 @@ export function evaluateTargets(results) {
   }
   const snapshots = results.snapshots;
   if (snapshots?.stats !== undefined) {
-    const { firstBig, firstSmall, secondBig, secondSmall } = snapshots.stats;
+    const { firstBig, firstSmall, secondBig, secondSmall, strictBig, strictSmall } = snapshots.stats;
     for (const [id, big, small, bound, label] of [
       ['snapshots-first', firstBig, firstSmall, 1.3, 'first run'],
       ['snapshots-second', secondBig, secondSmall, 1.1, 'second run'],
+      ['snapshots-strict', strictBig, strictSmall, 1.3, 'first run, `--isolation strict`'],
     ]) {
+      if (big === undefined || small === undefined) continue;
       const ratio = big.median / small.median;
       targets.push({
         id,
@@ -208,6 +210,9 @@ function snapshotsSection(result) {
   const runs = withAgainstWithout([
     ['first run (empty store)', stats.firstBig, stats.firstSmall],
     ['second run (the store kept)', stats.secondBig, stats.secondSmall],
+    ...(stats.strictBig === undefined
+      ? []
+      : [['first run, `--isolation strict`', stats.strictBig, stats.strictSmall]]),
   ]);
   const names = {
     copy: 'copy each file (`fs.copyFile`)',

@@ -4,6 +4,8 @@
  * a copy of this repository's node_modules, about 10,000 files), against `toolhost list` of the same
  * package without node_modules, each a fresh process, interleaved run by run. "First run" starts
  * every run with an empty store (TOOLHOST_CACHE_DIR); "second run" keeps one store across runs.
+ * The first run again under `--isolation strict`, whose check for symbolic links leading out of the
+ * package reads only what the snapshot lists.
  *
  * `toolhost serve` of the same two packages, until its `initialize` answer and then its `tools/list`
  * answer arrive over stdio (a fresh store each run, as a new user's first serve).
@@ -58,10 +60,10 @@ async function countFiles(folder) {
   return files;
 }
 
-function list(pkg, cacheDir) {
+function list(pkg, cacheDir, isolation = 'worker') {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [cli, 'list', pkg], {
+    const child = spawn(process.execPath, [cli, 'list', '--isolation', isolation, pkg], {
       env: { PATH: process.env.PATH ?? '', TMPDIR: join(work, 'tmp'), TOOLHOST_CACHE_DIR: cacheDir },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -166,7 +168,14 @@ try {
   const files = await countFiles(join(big, 'node_modules'));
   log(`snapshots: node_modules of ${files} files, ${rounds} rounds`);
 
-  const samples = { firstBig: [], firstSmall: [], secondBig: [], secondSmall: [] };
+  const samples = {
+    firstBig: [],
+    firstSmall: [],
+    secondBig: [],
+    secondSmall: [],
+    strictBig: [],
+    strictSmall: [],
+  };
   const kept = { big: join(work, 'cache-big'), small: join(work, 'cache-small') };
   // The kept stores get their first run before anything is measured.
   await list(big, kept.big);
@@ -177,6 +186,8 @@ try {
     samples.firstSmall.push(await list(small, fresh('small')));
     samples.secondBig.push(await list(big, kept.big));
     samples.secondSmall.push(await list(small, kept.small));
+    samples.strictBig.push(await list(big, fresh('strict-big'), 'strict'));
+    samples.strictSmall.push(await list(small, fresh('strict-small'), 'strict'));
   }
 
   const served = { big: [], small: [] };
