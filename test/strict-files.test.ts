@@ -40,6 +40,31 @@ const denied = (permission: string, resource?: string) => ({
 let root: string;
 let host: ToolHost;
 
+/**
+ * What a bare worker under strict's flags, granted `granted` as its snapshot, reads at each path:
+ * the file's text, or the error's code.
+ */
+async function readInStrictWorker(granted: string, paths: Record<string, string>): Promise<unknown> {
+  const execArgv = workerExecArgv(
+    'strict',
+    { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
+    { allowAddons: false },
+  );
+  const code = `const { parentPort, workerData } = require('node:worker_threads');
+const { readFileSync } = require('node:fs');
+const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
+parentPort.postMessage(Object.fromEntries(Object.entries(workerData).map(([key, path]) => [key, attempt(path)])));`;
+  const worker = new Worker(code, { eval: true, execArgv, env: {}, workerData: paths });
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
 beforeEach(async () => {
   root = await tempDir('toolhost-strict-files-');
 });
@@ -195,26 +220,7 @@ describe('symbolic links and strict isolation', () => {
     await mkdir(granted);
     await writeFile(secrets, 'outside the grant');
     await symlink(secrets, join(granted, 'link.txt'));
-    const execArgv = workerExecArgv(
-      'strict',
-      { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
-      { allowAddons: false },
-    );
-    const code = `const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
-parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(workerData.link) });`;
-    const worker = new Worker(code, {
-      eval: true,
-      execArgv,
-      env: {},
-      workerData: { secrets, link: join(granted, 'link.txt') },
-    });
-    const reply = await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    await worker.terminate();
+    const reply = await readInStrictWorker(granted, { direct: secrets, viaLink: join(granted, 'link.txt') });
     expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', viaLink: 'outside the grant' });
   });
 
@@ -224,23 +230,9 @@ parentPort.postMessage({ direct: attempt(workerData.secrets), viaLink: attempt(w
     await mkdir(join(granted, 'sub'), { recursive: true });
     await writeFile(secrets, 'outside the grant');
     await symlink('..', join(granted, 'sub', 'up'));
-    const execArgv = workerExecArgv(
-      'strict',
-      { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
-      { allowAddons: false },
-    );
     // As text `granted/sub/up/sub/secrets.txt`; to the system `granted/../secrets.txt`.
-    const climb = `${granted}/sub/up/sub/up/../secrets.txt`;
-    const code = `const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
-parentPort.postMessage({ direct: attempt(workerData.secrets), climbing: attempt(workerData.climb) });`;
-    const worker = new Worker(code, { eval: true, execArgv, env: {}, workerData: { secrets, climb } });
-    const reply = await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-    await worker.terminate();
+    const climbing = `${granted}/sub/up/sub/up/../secrets.txt`;
+    const reply = await readInStrictWorker(granted, { direct: secrets, climbing });
     expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', climbing: 'outside the grant' });
   });
 
