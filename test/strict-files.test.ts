@@ -1,25 +1,18 @@
 /**
- * Strict isolation and the file system: reads only inside the package (and what the worker code
- * needs), writes only inside the domain's tmp folder. The worker tier is run beside it where that
- * documents what it does not contain.
+ * Strict isolation and the file system: reads only inside the package's snapshot (and what the
+ * worker code needs), writes only inside the domain's tmp folder; strict-links.test.ts has the
+ * symbolic links. The worker tier is run beside it where that documents what it does not contain.
  */
 import { existsSync } from 'node:fs';
-import { cp, mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { strictTierGaps, workerExecArgv } from '../dist/src/calls/isolation.js';
+import { strictTierGaps } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { runCli } from './support/cli-run.js';
-import { expectAllLeftOut, recordingLogger } from './support/host-harness.js';
-import {
-  CLIMBING_REASON,
-  copyWithClimbingLink,
-  copyWithEscapingLink,
-  removeDir,
-  tempDir,
-} from './support/tool-packages.js';
+import { recordingLogger } from './support/host-harness.js';
+import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
@@ -39,31 +32,6 @@ const denied = (permission: string, resource?: string) => ({
 
 let root: string;
 let host: ToolHost;
-
-/**
- * What a bare worker under strict's flags, granted `granted` as its snapshot, reads at each path:
- * the file's text, or the error's code.
- */
-async function readInStrictWorker(granted: string, paths: Record<string, string>): Promise<unknown> {
-  const execArgv = workerExecArgv(
-    'strict',
-    { domain: granted, snapshot: granted, tmpDir: join(root, 'tmp') },
-    { allowAddons: false },
-  );
-  const code = `const { parentPort, workerData } = require('node:worker_threads');
-const { readFileSync } = require('node:fs');
-const attempt = (path) => { try { return readFileSync(path, 'utf8'); } catch (error) { return error.code; } };
-parentPort.postMessage(Object.fromEntries(Object.entries(workerData).map(([key, path]) => [key, attempt(path)])));`;
-  const worker = new Worker(code, { eval: true, execArgv, env: {}, workerData: paths });
-  try {
-    return await new Promise((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
-  } finally {
-    await worker.terminate();
-  }
-}
 
 beforeEach(async () => {
   root = await tempDir('toolhost-strict-files-');
@@ -211,103 +179,6 @@ describe("isolation: 'strict'", () => {
       await expectNextCallWorks();
     },
   );
-});
-
-describe('symbolic links and strict isolation', () => {
-  it("Node's permission model follows a symbolic link out of a granted folder (why strict checks packages for them)", async () => {
-    const granted = join(root, 'granted');
-    const secrets = join(root, 'secrets.txt');
-    await mkdir(granted);
-    await writeFile(secrets, 'outside the grant');
-    await symlink(secrets, join(granted, 'link.txt'));
-    const reply = await readInStrictWorker(granted, { direct: secrets, viaLink: join(granted, 'link.txt') });
-    expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', viaLink: 'outside the grant' });
-  });
-
-  it("Node's permission model reads '..' as text before the system follows a link (why strict refuses links to folders above them)", async () => {
-    const granted = join(root, 'granted');
-    const secrets = join(root, 'secrets.txt');
-    await mkdir(join(granted, 'sub'), { recursive: true });
-    await writeFile(secrets, 'outside the grant');
-    await symlink('..', join(granted, 'sub', 'up'));
-    // As text `granted/sub/up/sub/secrets.txt`; to the system `granted/../secrets.txt`.
-    const climbing = `${granted}/sub/up/sub/up/../secrets.txt`;
-    const reply = await readInStrictWorker(granted, { direct: secrets, climbing });
-    expect(reply).toEqual({ direct: 'ERR_ACCESS_DENIED', climbing: 'outside the grant' });
-  });
-
-  it('a package holding a link to a folder above itself is left out under strict', async () => {
-    const { copy, link, target } = await copyWithClimbingLink(HOSTILE, root);
-    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
-    const report = await host.load(copy);
-    expectAllLeftOut(report, 'MODULE_OUTSIDE_PACKAGE', CLIMBING_REASON('strict isolation', link, target));
-    expect(host.list()).toEqual([]);
-  });
-
-  it('a package holding a symbolic link that leads outside it is left out under strict, and nothing is read', async () => {
-    const { copy, link, target } = await copyWithEscapingLink(HOSTILE, root);
-    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
-    const report = await host.load(copy);
-    expectAllLeftOut(
-      report,
-      'MODULE_OUTSIDE_PACKAGE',
-      `strict isolation can't confine this package: ${link} is a symbolic link to ${target}, outside the package (Node's permission model follows symbolic links)`,
-    );
-    expect(host.list()).toEqual([]);
-    const outcome = await host.call('strict_read_file', { path: join(copy, 'notes.txt') });
-    expect(outcome.error?.code).toBe('UNKNOWN_TOOL');
-  });
-
-  it('a symbolic link that stays inside the package is fine under strict, and reads as its copy', async () => {
-    const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
-    await symlink('../package.json', join(copy, 'tools', 'manifest-link.json'));
-    await mkdir(join(copy, 'node_modules', '.bin'), { recursive: true });
-    await symlink('../../tools/read-file.js', join(copy, 'node_modules', '.bin', 'read-file'));
-    await hostWith('strict', copy);
-    const outcome = await host.call('strict_read_own_file', { rel: './manifest-link.json' });
-    expect(outcome.isError).toBe(false);
-    expect(outcomeText(outcome)).toBe(await readFile(join(copy, 'package.json'), 'latin1'));
-  });
-
-  it('a dependency its tools can import, linked from outside the package (npm link), leaves the package out under strict', async () => {
-    const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
-    const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'));
-    await writeFile(
-      join(copy, 'package.json'),
-      JSON.stringify({ ...manifest, dependencies: { 'linked-dep': '*' } }),
-    );
-    const elsewhere = join(root, 'linked-dep');
-    await mkdir(elsewhere);
-    await writeFile(join(elsewhere, 'package.json'), '{"name":"linked-dep"}');
-    await mkdir(join(copy, 'node_modules'));
-    await symlink(elsewhere, join(copy, 'node_modules', 'linked-dep'));
-    host = new ToolHost({ dataDir: join(root, 'data'), isolation: 'strict', logger: recordingLogger() });
-    const report = await host.load(copy);
-    const link = join(await realpath(copy), 'node_modules', 'linked-dep');
-    expectAllLeftOut(
-      report,
-      'MODULE_OUTSIDE_PACKAGE',
-      `strict isolation can't confine this package: ${link} is a symbolic link to ${await realpath(elsewhere)}, outside the package (Node's permission model follows symbolic links)`,
-    );
-  });
-
-  it('a link out of the package where no tool can read it (a linked devDependency, a .git folder) is fine under strict', async () => {
-    const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
-    const elsewhere = join(root, 'linked-dev-tool');
-    await mkdir(elsewhere);
-    await writeFile(join(elsewhere, 'package.json'), '{"name":"linked-dev-tool"}');
-    await mkdir(join(copy, 'node_modules'));
-    await symlink(elsewhere, join(copy, 'node_modules', 'linked-dev-tool'));
-    await mkdir(join(copy, '.git'));
-    await symlink(join(root, 'secrets.txt'), join(copy, '.git', 'secrets'));
-    await hostWith('strict', copy);
-    const outcome = await host.call('strict_read_file', { path: join(elsewhere, 'package.json') });
-    expect(outcome.error).toMatchObject(denied('FileSystemRead', join(elsewhere, 'package.json')));
-    await expectNextCallWorks();
-  });
 });
 
 describe("what the 'worker' tier does not contain (files)", () => {
