@@ -3,7 +3,7 @@
  * The permission model reads the `..` of a path as text; the system follows links and climbs from
  * where they led. For any package whose snapshot names no unconfined link, every path inside the
  * snapshot as text stays inside it on disk (walked with the system's own `realpath`, up to a depth).
- * A link that would break that is named; strict-files.test.ts shows such a package left out.
+ * A link that would break that is named; strict-links.test.ts shows such a package left out.
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
