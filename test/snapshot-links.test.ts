@@ -6,12 +6,14 @@
  * A link that would break that is named; strict-links.test.ts shows such a package left out.
  */
 import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
 import { isWithin } from '../dist/src/shared/paths.js';
+import type { Snapshot } from '../dist/src/snapshot/layout.js';
+import { type UnconfinedLink, UnconfinedSnapshotError } from '../dist/src/snapshot/links.js';
 import { Snapshots } from '../dist/src/snapshot/snapshot.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
@@ -98,6 +100,27 @@ function tryRealpath(path: string): string | undefined {
   }
 }
 
+/** The snapshot of `pkg` for a tool it must confine, or the link it was refused for. */
+async function takeConfined(pkg: string): Promise<{ snapshot?: Snapshot; unconfined?: UnconfinedLink }> {
+  try {
+    return { snapshot: await snapshots.take(pkg, 'package', true) };
+  } catch (error) {
+    if (error instanceof UnconfinedSnapshotError) return { unconfined: error.unconfined };
+    throw error;
+  }
+}
+
+/** Every version folder the snapshots hold now (`snapshots/<package>/nm-…/v-…`). */
+async function versionFolders(): Promise<string[]> {
+  const folders: string[] = [];
+  const base = join(root, 'snapshots');
+  for (const domain of await readdir(base).catch(() => []))
+    for (const tree of await readdir(join(base, domain)).catch(() => []))
+      for (const version of await readdir(join(base, domain, tree)).catch(() => []))
+        if (version.startsWith('v-')) folders.push(join(domain, tree, version));
+  return folders.sort();
+}
+
 /** Where the system finds `path` (given as text, never normalized first), or undefined if nowhere. */
 async function onDisk(path: string): Promise<string | undefined> {
   return realpath(path).catch(() => undefined);
@@ -114,15 +137,16 @@ describe('links in a snapshot', () => {
     let named = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(link, { maxLength: 3 }), async (links) => {
-        const snapshot = await snapshots.take(await packageWith(links), 'package');
+        const taken = await takeConfined(await packageWith(links));
+        if (taken.snapshot === undefined) {
+          named += 1;
+          return;
+        }
+        confined += 1;
         try {
-          if (snapshot.unconfinedLink !== undefined) named += 1;
-          else {
-            confined += 1;
-            expect(firstWayOut(snapshot.folder, snapshot.grant)).toBeUndefined();
-          }
+          expect(firstWayOut(taken.snapshot.folder, taken.snapshot.grant)).toBeUndefined();
         } finally {
-          snapshots.release(snapshot);
+          snapshots.release(taken.snapshot);
         }
       }),
       { numRuns: 80 },
@@ -132,14 +156,15 @@ describe('links in a snapshot', () => {
     expect(named).toBeGreaterThan(0);
   });
 
-  it('a link to a folder above itself is named, and a path through it and back up leads out on disk', async () => {
+  it('a link to a folder above itself is named, nothing is made for it, and in a copy made anyway a path through it leads out on disk', async () => {
     const pkg = await packageWith([{ at: 'a/b', target: ['..'], absolute: false }]);
-    const snapshot = await snapshots.take(pkg, 'package');
-    expect(snapshot.unconfinedLink).toEqual({
-      link: join(pkg, 'a', 'b', 'l0'),
-      target: join(pkg, 'a'),
-      why: 'above',
+    const made = await versionFolders();
+    expect(await takeConfined(pkg)).toEqual({
+      unconfined: { link: join(pkg, 'a', 'b', 'l0'), target: join(pkg, 'a'), why: 'above' },
     });
+    expect(await versionFolders()).toEqual(made);
+    // The worker tier's snapshot, which confines nothing.
+    const snapshot = await snapshots.take(pkg, 'package');
     // Inside the snapshot as text (its `a/f.txt`); on disk, four folders above what it may read.
     const climb = `${snapshot.folder}/a/b/l0/b/l0/b/l0/../../../../../../f.txt`;
     expect(isWithin(snapshot.grant, resolve(climb))).toBe(true);
@@ -155,8 +180,8 @@ describe('links in a snapshot', () => {
       { at: 'c', target: ['..', 'a', 'b'], absolute: false },
       { at: '', target: ['a', 'b'], absolute: true },
     ]);
-    const snapshot = await snapshots.take(pkg, 'package');
-    expect(snapshot.unconfinedLink).toBeUndefined();
+    const { snapshot } = await takeConfined(pkg);
+    if (snapshot === undefined) throw new Error('the package was refused');
     expect(await onDisk(`${snapshot.folder}/a/b/l0`)).toBe(join(snapshot.folder, 'a', 'f.txt'));
     expect(await onDisk(`${snapshot.folder}/c/l1`)).toBe(join(snapshot.folder, 'a', 'b'));
     expect(await onDisk(`${snapshot.folder}/l2`)).toBe(join(snapshot.folder, 'a', 'b'));
@@ -167,7 +192,42 @@ describe('links in a snapshot', () => {
     const pkg = await packageWith([{ at: 'a', target: ['.'], absolute: false }]);
     const snapshot = await snapshots.take(pkg, 'package');
     expect(await onDisk(`${snapshot.folder}/a/l0`)).toBe(join(snapshot.folder, 'a'));
-    expect(snapshot.unconfinedLink).toMatchObject({ link: join(pkg, 'a', 'l0'), why: 'above' });
+    snapshots.release(snapshot);
+    expect(await takeConfined(pkg)).toMatchObject({
+      unconfined: { link: join(pkg, 'a', 'l0'), why: 'above' },
+    });
+  });
+
+  it('a node_modules that is itself a link out of the package is named, and nothing of it is copied', async () => {
+    const pkg = await packageWith([]);
+    const elsewhere = join(root, 'elsewhere');
+    await mkdir(join(elsewhere, 'gh'), { recursive: true });
+    await writeFile(join(elsewhere, 'gh', 'hosts.yml'), 'oauth_token: not-the-package-s');
+    await symlink(elsewhere, join(pkg, 'node_modules'));
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'p', dependencies: { gh: '*' } }));
+    expect(await takeConfined(pkg)).toEqual({
+      unconfined: { link: join(pkg, 'node_modules'), target: elsewhere, why: 'out' },
+    });
+    const snapshot = await snapshots.take(pkg, 'package');
+    expect(await onDisk(join(snapshot.grant, 'node_modules', 'gh'))).toBeUndefined();
+    snapshots.release(snapshot);
+  });
+
+  it('a workspace link to a folder of the package that is itself a link out (.git) is named, and nothing behind it is copied', async () => {
+    const pkg = await packageWith([]);
+    const elsewhere = join(root, 'elsewhere');
+    await mkdir(elsewhere);
+    await writeFile(join(elsewhere, 'hosts.yml'), 'oauth_token: not-the-package-s');
+    await symlink(elsewhere, join(pkg, '.git'));
+    await mkdir(join(pkg, 'node_modules'));
+    await symlink('../.git', join(pkg, 'node_modules', 'w'));
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'p', dependencies: { w: '*' } }));
+    expect(await takeConfined(pkg)).toEqual({
+      unconfined: { link: join(pkg, 'node_modules', 'w'), target: join(pkg, '.git'), why: 'out' },
+    });
+    const snapshot = await snapshots.take(pkg, 'package');
+    // Kept as a link to the original (the worker tier reads what the user can), not copied in.
+    expect(await onDisk(join(snapshot.grant, 'node_modules', 'w'))).toBe(elsewhere);
     snapshots.release(snapshot);
   });
 

@@ -174,4 +174,12 @@ describe('symbolic links and strict isolation', () => {
     expect(outcome.error).toMatchObject(denied('FileSystemRead', join(elsewhere, 'package.json')));
     await expectNextCallWorks(strict);
   });
+
+  it('a tool that copies with fs.cpSync is refused (on Node 22 and later it makes the links it copies past the permission model)', async () => {
+    const strict = await strictHost(HOSTILE);
+    const refused = await strict.call('strict_copy_own', {});
+    expect(refused.error?.code).toBe('TOOL_ACCESS_DENIED');
+    expect(refused.error?.message).toMatch(/^the strict isolation tier refused fs\.cpSync on \/.+\/copy$/);
+    await expectNextCallWorks(strict);
+  });
 });

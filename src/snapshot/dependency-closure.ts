@@ -22,6 +22,11 @@ export interface Dependencies {
   /** The real path of the package's node_modules. */
   base: string;
   entries: TreeEntry[];
+  /**
+   * Where `node_modules` leads when it is itself a link out of the package: nothing of it is
+   * listed, as nothing is through any other link out of the package.
+   */
+  outside?: string;
 }
 
 /** A manifest larger than this is not read for dependencies (a package.json is a few KB). */
@@ -42,6 +47,7 @@ export async function listDependencyClosure(
   const base = await realpath(join(root, 'node_modules')).catch(() => undefined);
   if (base === undefined) return undefined;
   const realRoot = await realpath(root);
+  if (!within(realRoot, base)) return { base, entries: [], outside: base };
   const entries = new Map<string, TreeEntry>();
   const placed = new Set<string>();
   // Each package folder is `at` its place in node_modules (relative to `base`, with `/`).
@@ -120,8 +126,10 @@ async function placeOf(
     const pointsTo = isAbsolute(target) ? target : resolve(join(base, dirname(link.prefix)), target);
     if (!within(base, pointsTo)) {
       for (const entry of links) entries.set(entry.rel, entry);
-      // Elsewhere in the package: copied as the folder it leads to, where the link stands.
-      if (within(realRoot, pointsTo)) return path;
+      // Elsewhere in the package: copied as the folder it leads to, where the link stands. Where it
+      // leads on disk decides, not its text: a package folder may itself be a link out (`.git`).
+      const real = await realpath(pointsTo).catch(() => undefined);
+      if (real !== undefined && within(realRoot, real)) return path;
       entries.set(link.prefix, { type: 'link', rel: link.prefix, target });
       return undefined;
     }

@@ -15,7 +15,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { UnconfinedLink } from './links.js';
 
 /** One version of a package (or of a module loaded on its own), frozen. */
 export interface Snapshot {
@@ -33,8 +32,6 @@ export interface Snapshot {
   readonly folder: string;
   /** What a strict worker may read: this version and the dependency tree beside it. */
   readonly grant: string;
-  /** The first link that would let a tool confined to {@link grant} read outside it (links.ts). */
-  readonly unconfinedLink: UnconfinedLink | undefined;
 }
 
 /** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */

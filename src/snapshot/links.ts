@@ -21,8 +21,22 @@ export interface UnconfinedLink {
   readonly link: string;
   /** Where it points (absolute, in the package or outside it). */
   readonly target: string;
-  /** `out`: its target is not in the copy. `above`: a folder higher than the link itself. */
+  /**
+   * `out`: its target is not in the copy. `above`: higher than the link itself, and not a file the
+   * copy holds.
+   */
   readonly why: 'out' | 'above';
+}
+
+/** A snapshot taken for a tool it must confine holds an {@link UnconfinedLink}: it is not made. */
+export class UnconfinedSnapshotError extends Error {
+  readonly unconfined: UnconfinedLink;
+
+  constructor(unconfined: UnconfinedLink) {
+    super(`${unconfined.link} is a symbolic link to ${unconfined.target}`);
+    this.name = 'UnconfinedSnapshotError';
+    this.unconfined = unconfined;
+  }
 }
 
 type LinkPart = 'own' | 'dependency';
@@ -85,8 +99,10 @@ export function linkTarget(
 export function unconfinedLink(
   root: string,
   own: readonly ListedEntry[],
-  dependencies: { base: string; entries: readonly ListedEntry[] } | undefined,
+  dependencies: { base: string; entries: readonly ListedEntry[]; outside?: string } | undefined,
 ): UnconfinedLink | undefined {
+  if (dependencies?.outside !== undefined)
+    return { link: join(root, 'node_modules'), target: dependencies.outside, why: 'out' };
   const base = dependencies?.base ?? join(root, 'node_modules');
   const lists: Record<LinkPart, readonly ListedEntry[]> = { own, dependency: dependencies?.entries ?? [] };
   let files: Record<LinkPart, Set<string>> | undefined;

@@ -34,7 +34,7 @@ import {
   type Snapshot,
   versionFolder,
 } from './layout.js';
-import { linkTarget, unconfinedLink } from './links.js';
+import { linkTarget, UnconfinedSnapshotError, unconfinedLink } from './links.js';
 import {
   dependencyFingerprint,
   forEachLimit,
@@ -88,10 +88,13 @@ export class Snapshots {
 
   /**
    * The snapshot of `root` as it is now: the one already held when nothing changed, else a new one.
-   * Every `take` is matched by one {@link release}. Rejects with an AbortError once closing.
+   * Every `take` is matched by one {@link release}. Rejects with an AbortError once closing, and,
+   * for a tool it must `confine` (Node's permission model, which follows links, granting it the
+   * snapshot), with an {@link UnconfinedSnapshotError} before anything is made: a version folder
+   * holding such a link would sit inside the grant of the versions beside it.
    */
-  take(root: string, kind: 'package' | 'module'): Promise<Snapshot> {
-    return this.#track(this.#take(root, kind, this.#closing.signal));
+  take(root: string, kind: 'package' | 'module', confine = false): Promise<Snapshot> {
+    return this.#track(this.#take(root, kind, confine, this.#closing.signal));
   }
 
   /** Lets go of one `take`; the last release removes the version's folder. */
@@ -109,10 +112,15 @@ export class Snapshots {
     while (this.#work.size > 0) await Promise.allSettled([...this.#work]);
   }
 
-  async #take(root: string, kind: 'package' | 'module', signal: AbortSignal): Promise<Snapshot> {
+  async #take(
+    root: string,
+    kind: 'package' | 'module',
+    confine: boolean,
+    signal: AbortSignal,
+  ): Promise<Snapshot> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#takeOnce(root, kind, signal);
+        return await this.#takeOnce(root, kind, confine, signal);
       } catch (error) {
         // A file changed between the scan and the copy: scan again (a package being rewritten
         // settles; one rewritten without pause gives up after a few tries).
@@ -121,10 +129,17 @@ export class Snapshots {
     }
   }
 
-  async #takeOnce(root: string, kind: 'package' | 'module', signal: AbortSignal): Promise<Snapshot> {
+  async #takeOnce(
+    root: string,
+    kind: 'package' | 'module',
+    confine: boolean,
+    signal: AbortSignal,
+  ): Promise<Snapshot> {
     const own =
       kind === 'package' ? await this.#ownFiles(root, signal) : await this.#loneModule(root, signal);
     const dependencies = kind === 'package' ? await listDependencyClosure(root, signal) : undefined;
+    const unconfined = confine ? unconfinedLink(root, own, dependencies) : undefined;
+    if (unconfined !== undefined) throw new UnconfinedSnapshotError(unconfined);
     const dependencyPrint = dependencies === undefined ? 'none' : dependencyFingerprint(dependencies.entries);
     const digest = createHash('sha256')
       .update(`${kind}\n${ownFingerprint(own)}\n${dependencyPrint}\n`)
@@ -195,8 +210,6 @@ export class Snapshots {
         kind: plan.kind,
         folder,
         grant: tree.folder,
-        // What the id names: the same links give the same answer.
-        unconfinedLink: unconfinedLink(root, own, plan.dependencies),
       };
       const live: Live = { snapshot, refs: 0, tree };
       this.#live.set(`${root}\0${id}`, live);

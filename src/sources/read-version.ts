@@ -15,7 +15,7 @@ import type { VersionReads } from '../process/process-domains.js';
 import type { ModuleRead, ModuleRecord, SourceVersion } from '../registry/generation.js';
 import { isWithin } from '../shared/paths.js';
 import { type Snapshot, snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
-import type { UnconfinedLink } from '../snapshot/links.js';
+import { type UnconfinedLink, UnconfinedSnapshotError } from '../snapshot/links.js';
 import type { Snapshots } from '../snapshot/snapshot.js';
 import {
   type ListedModule,
@@ -59,19 +59,17 @@ export async function readSource(
   plan: SourceReadPlan,
 ): Promise<SourceVersion | 'unchanged'> {
   const { source, isolation } = plan;
+  // Node's permission model follows symbolic links: a snapshot it confines a tool to must hold none
+  // that leads out of it (see snapshot/links.ts).
+  const confine = source.kind === 'package' && (await parts.confinedByPermissions(isolation));
   let snapshot: Snapshot;
   try {
-    snapshot = await parts.snapshots.take(source.root, source.kind);
+    snapshot = await parts.snapshots.take(source.root, source.kind, confine);
   } catch (error) {
-    const read = uncopiedRead(error);
-    return versionOf(plan, undefined, source.modules, () => read);
-  }
-  // Node's permission model follows symbolic links: a snapshot it confines a tool to must hold none
-  // that leads out of it.
-  const unconfined = snapshot.unconfinedLink;
-  if (unconfined !== undefined && (await parts.confinedByPermissions(isolation))) {
-    parts.snapshots.release(snapshot);
-    const read = await unconfinedRead(isolation, source.root, unconfined);
+    const read =
+      error instanceof UnconfinedSnapshotError
+        ? await unconfinedRead(isolation, source.root, error.unconfined)
+        : uncopiedRead(error);
     return versionOf(plan, undefined, source.modules, () => read);
   }
   const { current } = plan;
@@ -125,7 +123,7 @@ async function unconfinedRead(
   const target = await realpath(pointsTo).catch(() => pointsTo);
   let where: string;
   if (why === 'above')
-    where = `a folder above it: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
+    where = `above it, and not a file its snapshot holds: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
   else if (isWithin(root, target))
     where = `outside node_modules, which its tools read only a copy of (Node's permission model follows symbolic links)`;
   else where = `outside the package (Node's permission model follows symbolic links)`;

@@ -77,7 +77,7 @@ export async function copyWithEscapingLink(
 
 /** What a package holding a link to a folder above itself is refused with (`tier` as the reason names it). */
 export const CLIMBING_REASON = (tier: string, link: string, target: string) =>
-  `${tier} can't confine this package: ${link} is a symbolic link to ${target}, a folder above it: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
+  `${tier} can't confine this package: ${link} is a symbolic link to ${target}, above it, and not a file its snapshot holds: a path that goes down through it and back up with '..' leads outside the package (Node's permission model reads the '..' before the system follows the link)`;
 
 /**
  * A copy of the package at `source`, in `root`, holding `tools/sub/up`: a symbolic link to `tools`,

@@ -42,3 +42,5 @@ if (typeof permission?.drop === 'function') {
 
 // `fs.realpathSync` within the grants too: see strict-realpath.cts.
 require('./strict-realpath.cjs');
+// No `fs.cpSync`: see strict-copy.cts.
+require('./strict-copy.cjs');
