@@ -21,6 +21,9 @@ import {
 } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
+/** `node:sqlite` where this Node has it (22 and later; named by a variable: Node 20's types have none). */
+const SQLITE_MODULE = 'node:sqlite';
+const SQLITE: unknown = await import(SQLITE_MODULE).catch(() => undefined);
 /** The error result of an operation the strict tier's permission model refused. */
 const denied = (permission: string, resource?: string) => ({
   code: 'TOOL_ACCESS_DENIED',
@@ -180,6 +183,25 @@ describe('symbolic links and strict isolation', () => {
     const refused = await strict.call('strict_copy_own', {});
     expect(refused.error?.code).toBe('TOOL_ACCESS_DENIED');
     expect(refused.error?.message).toMatch(/^the strict isolation tier refused fs\.cpSync on \/.+\/copy$/);
+    await expectNextCallWorks(strict);
+  });
+
+  it('a tool that opens a SQLite database is refused (SQLite opens its files itself, past the permission model)', async ({
+    skip,
+  }) => {
+    skip(!SQLITE, `Node ${process.version} has no node:sqlite`);
+    const outside = join(root, 'outside.db');
+    const db = new (
+      SQLITE as { DatabaseSync: new (path: string) => { exec(sql: string): void; close(): void } }
+    ).DatabaseSync(outside);
+    db.exec("CREATE TABLE secrets (value TEXT); INSERT INTO secrets VALUES ('sk-fake')");
+    db.close();
+    const strict = await strictHost(HOSTILE);
+    const refused = await strict.call('strict_sqlite_open', { path: outside });
+    expect(refused.error).toMatchObject({
+      code: 'TOOL_ACCESS_DENIED',
+      message: 'the strict isolation tier refused node:sqlite',
+    });
     await expectNextCallWorks(strict);
   });
 });

@@ -42,5 +42,6 @@ if (typeof permission?.drop === 'function') {
 
 // `fs.realpathSync` within the grants too: see strict-realpath.cts.
 require('./strict-realpath.cjs');
-// No `fs.cpSync`: see strict-copy.cts.
-require('./strict-copy.cjs');
+// No `fs.cpSync` and no `node:sqlite`, which reach files past the permission model: see
+// strict-unchecked.cts.
+require('./strict-unchecked.cjs');
