@@ -9,8 +9,7 @@
  * is taken now, before any tool code can replace it.
  */
 import fs = require('node:fs');
-import path = require('node:path');
-import url = require('node:url');
+import refusals = require('./strict-refusals.cjs');
 
 interface Permission {
   has(scope: string, reference?: string): boolean;
@@ -19,44 +18,7 @@ interface Permission {
 const permission = (process as { permission?: Permission }).permission;
 const realpathSync = fs.realpathSync;
 const apply = Reflect.apply;
-const defineProperty = Object.defineProperty;
-const resolve = path.resolve;
-const fileURLToPath = url.fileURLToPath;
-const isBuffer = Buffer.isBuffer;
-const bufferToString = Buffer.prototype.toString;
-const SafeURL = URL;
-const SafeError = Error;
-
-/** The path `realpathSync` will look at, or undefined when Node itself will refuse the argument. */
-function pathOf(given: unknown): string | undefined {
-  try {
-    if (typeof given === 'string') return resolve(given);
-    if (isBuffer(given)) return resolve(apply(bufferToString, given, ['utf8']) as string);
-    if (given instanceof SafeURL) return resolve(fileURLToPath(given));
-  } catch {
-    // Not a file URL, a NUL byte: Node's own validation answers.
-  }
-  return undefined;
-}
-
-function refusal(resource: string): Error {
-  const error = new SafeError('Access to this API has been restricted');
-  const fields = { code: 'ERR_ACCESS_DENIED', permission: 'FileSystemRead', resource };
-  defineProperty(error, 'code', { value: fields.code, enumerable: true, writable: true, configurable: true });
-  defineProperty(error, 'permission', {
-    value: fields.permission,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
-  defineProperty(error, 'resource', {
-    value: fields.resource,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
-  return error;
-}
+const { pathOf, refusal } = refusals;
 
 if (permission !== undefined && typeof permission.has === 'function') {
   const has = permission.has;
@@ -65,7 +27,7 @@ if (permission !== undefined && typeof permission.has === 'function') {
     const given: unknown = arguments.length > 0 ? arguments[0] : undefined;
     const resolved = pathOf(given);
     if (resolved !== undefined && apply(has, permission, ['fs.read', resolved]) !== true)
-      throw refusal(resolved);
+      throw refusal('FileSystemRead', resolved);
     // biome-ignore lint/complexity/noArguments: see above.
     return apply(realpathSync, this, arguments);
   } as unknown as typeof fs.realpathSync;

@@ -17,43 +17,14 @@
  */
 import fs = require('node:fs');
 import moduleApi = require('node:module');
-import path = require('node:path');
-import url = require('node:url');
+import refusals = require('./strict-refusals.cjs');
 
 const defineProperty = Object.defineProperty;
 const keys = Object.keys;
-const resolve = path.resolve;
-const fileURLToPath = url.fileURLToPath;
-const isBuffer = Buffer.isBuffer;
-const bufferToString = Buffer.prototype.toString;
-const apply = Reflect.apply;
-const SafeURL = URL;
-const SafeError = Error;
-
-/** A path argument as the refusal names it ('' when it names none). */
-function pathOf(given: unknown): string {
-  try {
-    if (typeof given === 'string') return resolve(given);
-    if (isBuffer(given)) return resolve(apply(bufferToString, given, ['utf8']) as string);
-    if (given instanceof SafeURL) return resolve(fileURLToPath(given));
-  } catch {
-    // Not a file URL, a NUL byte: the refusal names no path.
-  }
-  return '';
-}
-
-/** A refusal in the permission model's own shape, which the host reports as `TOOL_ACCESS_DENIED`. */
-function refusal(permission: string, resource: string): Error {
-  const error = new SafeError('Access to this API has been restricted');
-  const fields: Record<string, string> = { code: 'ERR_ACCESS_DENIED', permission, resource };
-  for (const key of ['code', 'permission', 'resource']) {
-    defineProperty(error, key, { value: fields[key], enumerable: true, writable: true, configurable: true });
-  }
-  return error;
-}
+const { pathOf, refusal } = refusals;
 
 fs.cpSync = function cpSyncRefused(_source: unknown, destination: unknown): void {
-  throw refusal('fs.cpSync', pathOf(destination));
+  throw refusal('fs.cpSync', pathOf(destination) ?? '');
 } as typeof fs.cpSync;
 
 let sqlite: Record<string, unknown> | undefined;
