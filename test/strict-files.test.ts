@@ -15,6 +15,7 @@ import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
+const OWN_FILES = fileURLToPath(new URL('../fixtures/strict/own-files', import.meta.url));
 const LOAD_TIME_READ = fileURLToPath(new URL('../fixtures/strict/load-time-read', import.meta.url));
 const HOST_SOURCE = fileURLToPath(new URL('../src/host/tool-host.ts', import.meta.url));
 /**
@@ -66,16 +67,15 @@ describe("isolation: 'strict'", () => {
 
   it('a tool reads the files of its own package where its module is (its snapshot), and nothing of the package folder', async () => {
     // A copy outside the host's working directory, which Node 22 lets every strict worker read.
-    const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
+    const copy = join(root, 'own-files-copy');
+    await cp(OWN_FILES, copy, { recursive: true });
     await hostWith('strict', copy);
-    const own = await host.call('strict_read_own_file', { rel: '../package.json' });
-    expect(own.isError).toBe(false);
-    expect(JSON.parse(outcomeText(own)).name).toBe('strict-hostile');
+    const readOwn = () => host.call('strict_read_own_file', { rel: '../package.json' });
+    expect(JSON.parse(outcomeText(await readOwn())).name).toBe('strict-own-files');
     const original = join(copy, 'package.json');
-    const outcome = await host.call('strict_read_file', { path: original });
+    const outcome = await host.call('strict_read_path', { path: original });
     expect(outcome.error).toMatchObject(denied('FileSystemRead', original));
-    await expectNextCallWorks();
+    expect((await readOwn()).isError).toBe(false);
   });
 
   it('a tool that writes outside its tmpDir gets an error result and no file appears', async () => {
@@ -155,19 +155,19 @@ describe("isolation: 'strict'", () => {
   }) => {
     skip(WORKING_DIRECTORY_READABLE, WORKING_DIRECTORY_GAP);
     const call = (tool: string, args: unknown) =>
-      runCli(['call', '--isolation', 'strict', HOSTILE, tool, JSON.stringify(args)], {
+      runCli(['call', '--isolation', 'strict', OWN_FILES, tool, JSON.stringify(args)], {
         tmpDir: root,
-        cwd: HOSTILE,
+        cwd: OWN_FILES,
       });
-    const folder = await call('strict_read_file', { path: 'package.json' });
+    const folder = await call('strict_read_path', { path: 'package.json' });
     expect(folder.stderr.split('\n')[0]).toBe(
-      'toolhost: the tool "strict_read_file" failed: TOOL_ACCESS_DENIED: the strict isolation tier refused FileSystemRead on package.json',
+      'toolhost: the tool "strict_read_path" failed: TOOL_ACCESS_DENIED: the strict isolation tier refused FileSystemRead on package.json',
     );
     expect(folder.code).toBe(1);
     const own = await call('strict_read_own_file', { rel: '../package.json' });
     expect(own.stderr).toBe('');
     expect(own.code).toBe(0);
-    expect(JSON.parse(own.stdout).name).toBe('strict-hostile');
+    expect(JSON.parse(own.stdout).name).toBe('strict-own-files');
   });
 
   it.skipIf(process.platform !== 'linux')(

@@ -20,7 +20,7 @@ import {
   tempDir,
 } from './support/tool-packages.js';
 
-const HOSTILE = fileURLToPath(new URL('../fixtures/strict/hostile', import.meta.url));
+const OWN_FILES = fileURLToPath(new URL('../fixtures/strict/own-files', import.meta.url));
 /** `node:sqlite` where this Node has it (22 and later; named by a variable: Node 20's types have none). */
 const SQLITE_MODULE = 'node:sqlite';
 const SQLITE: unknown = await import(SQLITE_MODULE).catch(() => undefined);
@@ -82,7 +82,8 @@ async function strictHost(source: string): Promise<ToolHost> {
 }
 
 async function expectNextCallWorks(strict: ToolHost): Promise<void> {
-  expect(outcomeText(await strict.call('strict_tmp_roundtrip', {}))).toBe('kept in tmpDir');
+  const manifest = outcomeText(await strict.call('strict_read_own_file', { rel: '../package.json' }));
+  expect(JSON.parse(manifest).name).toBe('strict-own-files');
 }
 
 describe('symbolic links and strict isolation', () => {
@@ -109,14 +110,14 @@ describe('symbolic links and strict isolation', () => {
   });
 
   it('a package holding a link to a folder above itself is left out under strict', async () => {
-    const { copy, link, target } = await copyWithClimbingLink(HOSTILE, root);
+    const { copy, link, target } = await copyWithClimbingLink(OWN_FILES, root);
     const { strict, report } = await loadStrict(copy);
     expectAllLeftOut(report, 'MODULE_OUTSIDE_PACKAGE', CLIMBING_REASON('strict isolation', link, target));
     expect(strict.list()).toEqual([]);
   });
 
   it('a package holding a symbolic link that leads outside it is left out under strict, and nothing is read', async () => {
-    const { copy, link, target } = await copyWithEscapingLink(HOSTILE, root);
+    const { copy, link, target } = await copyWithEscapingLink(OWN_FILES, root);
     const { strict, report } = await loadStrict(copy);
     expectAllLeftOut(
       report,
@@ -124,13 +125,13 @@ describe('symbolic links and strict isolation', () => {
       `strict isolation can't confine this package: ${link} is a symbolic link to ${target}, outside the package (Node's permission model follows symbolic links)`,
     );
     expect(strict.list()).toEqual([]);
-    const outcome = await strict.call('strict_read_file', { path: join(copy, 'notes.txt') });
+    const outcome = await strict.call('strict_read_path', { path: join(copy, 'notes.txt') });
     expect(outcome.error?.code).toBe('UNKNOWN_TOOL');
   });
 
   it('a symbolic link that stays inside the package is fine under strict, and reads as its copy', async () => {
     const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
+    await cp(OWN_FILES, copy, { recursive: true });
     await symlink('../package.json', join(copy, 'tools', 'manifest-link.json'));
     await mkdir(join(copy, 'node_modules', '.bin'), { recursive: true });
     await symlink('../../tools/read-file.js', join(copy, 'node_modules', '.bin', 'read-file'));
@@ -142,7 +143,7 @@ describe('symbolic links and strict isolation', () => {
 
   it('a dependency its tools can import, linked from outside the package (npm link), leaves the package out under strict', async () => {
     const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
+    await cp(OWN_FILES, copy, { recursive: true });
     const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'));
     await writeFile(
       join(copy, 'package.json'),
@@ -164,7 +165,7 @@ describe('symbolic links and strict isolation', () => {
 
   it('a link out of the package where no tool can read it (a linked devDependency, a .git folder) is fine under strict', async () => {
     const copy = join(root, 'hostile-copy');
-    await cp(HOSTILE, copy, { recursive: true });
+    await cp(OWN_FILES, copy, { recursive: true });
     const elsewhere = join(root, 'linked-dev-tool');
     await mkdir(elsewhere);
     await writeFile(join(elsewhere, 'package.json'), '{"name":"linked-dev-tool"}');
@@ -173,13 +174,13 @@ describe('symbolic links and strict isolation', () => {
     await mkdir(join(copy, '.git'));
     await symlink(join(root, 'secrets.txt'), join(copy, '.git', 'secrets'));
     const strict = await strictHost(copy);
-    const outcome = await strict.call('strict_read_file', { path: join(elsewhere, 'package.json') });
+    const outcome = await strict.call('strict_read_path', { path: join(elsewhere, 'package.json') });
     expect(outcome.error).toMatchObject(denied('FileSystemRead', join(elsewhere, 'package.json')));
     await expectNextCallWorks(strict);
   });
 
   it('a tool that copies with fs.cpSync is refused (on Node 22 and later it makes the links it copies past the permission model)', async () => {
-    const strict = await strictHost(HOSTILE);
+    const strict = await strictHost(OWN_FILES);
     const refused = await strict.call('strict_copy_own', {});
     expect(refused.error?.code).toBe('TOOL_ACCESS_DENIED');
     expect(refused.error?.message).toMatch(/^the strict isolation tier refused fs\.cpSync on \/.+\/copy$/);
@@ -196,7 +197,7 @@ describe('symbolic links and strict isolation', () => {
     ).DatabaseSync(outside);
     db.exec("CREATE TABLE secrets (value TEXT); INSERT INTO secrets VALUES ('sk-fake')");
     db.close();
-    const strict = await strictHost(HOSTILE);
+    const strict = await strictHost(OWN_FILES);
     const refused = await strict.call('strict_sqlite_open', { path: outside });
     expect(refused.error).toMatchObject({
       code: 'TOOL_ACCESS_DENIED',
