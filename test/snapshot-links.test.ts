@@ -198,6 +198,18 @@ describe('links in a snapshot', () => {
     });
   });
 
+  it('a link to a folder above itself inside a dependency the tools can import is named, as among the own files', async () => {
+    const pkg = await packageWith([]);
+    const dependency = join(pkg, 'node_modules', 'd');
+    await mkdir(join(dependency, 'lib'), { recursive: true });
+    await writeFile(join(dependency, 'package.json'), JSON.stringify({ name: 'd' }));
+    await symlink('..', join(dependency, 'lib', 'up'));
+    await writeFile(join(pkg, 'package.json'), JSON.stringify({ name: 'p', dependencies: { d: '*' } }));
+    expect(await takeConfined(pkg)).toEqual({
+      unconfined: { link: join(dependency, 'lib', 'up'), target: dependency, why: 'above' },
+    });
+  });
+
   it('a node_modules that is itself a link out of the package is named, and nothing of it is copied', async () => {
     const pkg = await packageWith([]);
     const elsewhere = join(root, 'elsewhere');
