@@ -167,9 +167,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async pin(options: PinOptions = {}): Promise<PinReport> {
     this.#assertOpen();
     expectLockFile('lockFile', options.lockFile);
+    const { pinnable, unpinnable } = this.#registry.pinnable();
     const report = pinModules(
       options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,
-      this.#registry.pinnable(),
+      pinnable,
+      unpinnable,
     );
     this.#registry.refreshPins();
     return report;
