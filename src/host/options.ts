@@ -55,7 +55,14 @@ export interface ToolHostOptions {
   allowAddons?: boolean;
   /** How many selftests run at once. @default os.availableParallelism() */
   maxConcurrentSelftests?: number;
-  /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
+  /**
+   * How tool workers are isolated; `load(path, { isolation })` overrides it per package. The
+   * default is the strongest tier this machine has, found at the first load: `'process'` (a process
+   * per package), in a bubblewrap sandbox where bubblewrap works, else under Node's permission model
+   * with strict's grants. `host.status()` says which tier each package got. Name `'worker'` or
+   * `'strict'` for code the host trusts more (they start faster and use less memory).
+   * @default the strongest this machine has: 'process'
+   */
   isolation?: IsolationTier;
   /**
    * Send an error's stack (the tool's own frames, paths relative to its package) to the model with
@@ -131,7 +138,7 @@ export interface PinOptions {
 }
 
 export interface LoadOptions {
-  /** This package's isolation tier. @default the host's `isolation` */
+  /** This package's isolation tier. @default the host's `isolation`, else the strongest this machine has */
   isolation?: IsolationTier;
 }
 

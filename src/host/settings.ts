@@ -26,7 +26,8 @@ export interface Settings extends PoolSettings, InvokeSettings {
   rereadDelaysMs: readonly number[];
   clock: Clock;
   maxConcurrentSelftests: number;
-  isolation: IsolationTier;
+  /** The tier chosen by name, or undefined for the strongest this machine has (found at the first load). */
+  isolation: IsolationTier | undefined;
   cores: number;
   schemaLimits: SchemaLimits;
   /** The declaration reader's slice. */
@@ -83,7 +84,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
     clock: options.clock ?? systemClock,
     maxConcurrentSelftests: options.maxConcurrentSelftests ?? cores,
-    isolation: options.isolation ?? 'worker',
+    isolation: options.isolation,
     cores,
     schemaLimits: readLimits.schema,
     readLimits,

@@ -8,7 +8,7 @@ import { ToolHost } from '../../dist/src/index.js';
 
 const plan = JSON.parse(process.argv[2] ?? '{}');
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const host = new ToolHost({ ...plan.options, logger: quiet });
+const host = new ToolHost({ isolation: 'worker', ...plan.options, logger: quiet });
 for (const path of plan.packages ?? []) await host.load(path);
 for (const call of plan.calls ?? []) {
   const args = JSON.parse(JSON.stringify(call.args).replaceAll('"$HOST_PID"', String(process.pid)));

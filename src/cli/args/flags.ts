@@ -218,12 +218,9 @@ export const FLAGS: readonly Flag[] = [
     value: 'TIER',
     field: 'isolation',
     commands: HOSTING,
-    help: 'isolation tier: worker (default), strict or process',
-    helpIn: {
-      selftest: 'isolation tier: worker, strict or process (default: the strongest this machine has)',
-    },
+    help: 'isolation tier: worker, strict or process (default: the strongest this machine has, said on stderr)',
     manual:
-      "(`selftest`'s default is the strongest this machine has, see [below](#the-toolhost-command)); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)",
+      '(the default is the strongest tier this machine has, `process`, named once on stderr: `toolhost: isolation: process, the strongest here: …`; `toolhost doctor` says what each tier can do here); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)',
     hostOption: 'isolation',
   },
   {

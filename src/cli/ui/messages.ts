@@ -105,6 +105,9 @@ export const messages = {
 
   // The host's own log (a fault of toolhost, not of a tool).
   hostError: (message: string) => `the host reported an error: ${message}`,
+  // Which tier runs when --isolation names none (once, before anything loads).
+  isolationDefault: (tier: string, holds: string) =>
+    `isolation: ${tier}, the strongest here: ${holds}; --isolation worker or strict runs trusted tools faster`,
   // What the chosen isolation tier lacks on this machine, as the host says it (once).
   isolationNotice: (notice: string) => `note: ${notice}`,
 } satisfies Record<string, (...args: never[]) => string>;
