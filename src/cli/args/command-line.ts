@@ -113,6 +113,11 @@ export interface InitArgs {
   dir: string;
 }
 
+export interface DoctorArgs {
+  command: 'doctor';
+  json: boolean;
+}
+
 export type ParsedCommandLine =
   | ListArgs
   | CallArgs
@@ -122,6 +127,7 @@ export type ParsedCommandLine =
   | McpConfigArgs
   | InitArgs
   | PinArgs
+  | DoctorArgs
   | { command: 'help'; topic: CommandName | undefined }
   | { command: 'version' };
 

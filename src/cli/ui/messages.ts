@@ -10,7 +10,7 @@
  */
 import type { OutputStream } from './terminal.js';
 
-const COMMAND_LIST = 'list, call, selftest, chat, serve, init or pin';
+const COMMAND_LIST = 'list, call, selftest, chat, serve, init, pin or doctor';
 
 /** `see toolhost <command> --help`, the hint a usage error ends with. */
 function seeHelp(command?: string): string {
@@ -47,6 +47,8 @@ export const messages = {
   callExtraArguments: (extra: readonly string[]) =>
     `call takes one JSON argument object, got extra arguments: ${extra.join(' ')} (quote the JSON)`,
   chatPrompt: () => `chat expects a prompt ${seeHelp('chat')}`,
+  doctorExtraArguments: (extra: readonly string[]) =>
+    `doctor takes no arguments, got: ${extra.join(' ')} ${seeHelp('doctor')}`,
   initExtraArguments: (extra: readonly string[]) =>
     `init takes one folder, got extra arguments: ${extra.join(' ')} ${seeHelp('init')}`,
 
