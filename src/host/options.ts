@@ -51,8 +51,16 @@ export interface ToolHostOptions {
   maxResultBytes?: number;
   /** How many characters (UTF-16 code units) of a call's stdout/stderr are kept. @default 65536 */
   maxLogChars?: number;
-  /** Let tools load native addons. @default false */
-  allowAddons?: boolean;
+  /**
+   * Which packages' tools may load native addons: `true` every package, `false` none, or a list of
+   * package names (`package.json` `name`) that may, in every tier. By default they may only in the
+   * process tier inside bubblewrap, where the operating system holds whatever code runs (a native
+   * crash ends that package's process only); in the thread tiers, and in the process tier without a
+   * sandbox, native code would run past every guard, so there they are off unless named here.
+   * @default on in the process tier in bubblewrap, off elsewhere
+   * @example new ToolHost({ allowAddons: ['sqlite-tools'] })
+   */
+  allowAddons?: boolean | readonly string[];
   /** How many selftests run at once. @default os.availableParallelism() */
   maxConcurrentSelftests?: number;
   /**

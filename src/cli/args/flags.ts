@@ -194,6 +194,16 @@ export const FLAGS: readonly Flag[] = [
     hostOption: 'lockFile',
   },
   {
+    name: 'allow-addons',
+    kind: 'texts',
+    value: 'PKG',
+    field: 'allowAddons',
+    commands: HOSTING,
+    help: 'let package PKG load native addons in every tier (repeatable; by default only the process tier in bubblewrap allows them)',
+    manual: '(`allowAddons` as a list of package names)',
+    hostOption: 'allowAddons',
+  },
+  {
     name: 'allow-env',
     kind: 'texts',
     value: 'NAME',
