@@ -230,7 +230,7 @@ export const FLAGS: readonly Flag[] = [
     commands: HOSTING,
     help: 'isolation tier: worker, strict or process (default: the strongest this machine has, said on stderr)',
     manual:
-      '(the default is the strongest tier this machine has, `process`, named once on stderr: `toolhost: isolation: process, the strongest here: …`; `toolhost doctor` says what each tier can do here); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)',
+      '(`toolhost: isolation: process, the strongest here: …`; `toolhost doctor` says what each tier can do here); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)',
     hostOption: 'isolation',
   },
   {

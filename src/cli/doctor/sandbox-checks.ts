@@ -43,14 +43,18 @@ function bwrapVersion(bwrap: string): Promise<string | undefined> {
 const INSTALL_BWRAP =
   'install bubblewrap, on the PATH toolhost runs with: sudo apt-get install bubblewrap (Debian, Ubuntu), sudo dnf install bubblewrap (Fedora), sudo pacman -S bubblewrap (Arch), sudo apk add bubblewrap (Alpine)';
 
-/** The AppArmor profile that lets bubblewrap alone make user namespaces, and how to load it. */
+/**
+ * The AppArmor profile that lets bubblewrap alone make user namespaces (docs/troubleshooting.md has
+ * it as a file), and the blunt alternative with its trade-off.
+ */
 function apparmorFix(bwrap: string): string {
   return [
-    'allow bubblewrap alone to make user namespaces, with an AppArmor profile (the restriction stays on for every other program):',
-    `  printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile toolhost-bwrap ${bwrap} flags=(unconfined) {\\n  userns,\\n}\\n' | sudo tee /etc/apparmor.d/toolhost-bwrap`,
-    '  sudo apparmor_parser -r /etc/apparmor.d/toolhost-bwrap',
-    'or turn the restriction off for every program (simpler, but it reopens to every local program the kernel attack surface Ubuntu closed):',
-    '  sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0, and the same line without sudo sysctl -w in /etc/sysctl.d/60-userns.conf to keep it',
+    'let bubblewrap alone make user namespaces, with an AppArmor profile (the restriction stays on for every other program, but anyone who can run bwrap gets one through it):',
+    `  printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile bwrap ${bwrap} flags=(unconfined) {\\n  userns,\\n  include if exists <local/bwrap>\\n}\\n' | sudo tee /etc/apparmor.d/bwrap`,
+    '  sudo apparmor_parser -r /etc/apparmor.d/bwrap',
+    'or turn the restriction off for every program (blunt: every local program reaches the kernel code Ubuntu closed off again):',
+    "  sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0; echo 'kernel.apparmor_restrict_unprivileged_userns=0' | sudo tee /etc/sysctl.d/60-userns.conf",
+    'see docs/troubleshooting.md, "bubblewrap is refused by AppArmor"',
   ].join('\n');
 }
 
