@@ -6,11 +6,13 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSION_MODEL_USABLE } from '../dist/src/calls/isolation.js';
 import { outcomeText, type ToolOutcome } from '../dist/src/index.js';
 import { freshDir, runCli, stderrLines } from './support/cli-run.js';
 import { useHosts } from './support/host-harness.js';
+import { exited, RecordingStdioTransport } from './support/mcp-serve.js';
 
 const PACKAGE = fileURLToPath(new URL('../fixtures/process/default-tier', import.meta.url));
 const SCRIPT = fileURLToPath(new URL('./support/hosts/default-tier.mjs', import.meta.url));
@@ -91,11 +93,11 @@ describe('a tier named by the host or by load', () => {
   });
 });
 
-describe('a command that names no tier', () => {
-  const expectedLine = HAS_BWRAP
-    ? 'toolhost: isolation: process, the strongest here: a process per package, in a bubblewrap sandbox; --isolation worker or strict runs trusted tools faster'
-    : expect.stringMatching(/^toolhost: isolation: process, the strongest here: a process per package, /);
+const expectedLine = HAS_BWRAP
+  ? 'toolhost: isolation: process, the strongest here: a process per package, in a bubblewrap sandbox; --isolation worker or strict runs trusted tools faster'
+  : expect.stringMatching(/^toolhost: isolation: process, the strongest here: a process per package, /);
 
+describe('a command that names no tier', () => {
   it('says the tier once on stderr, and --json on stdout stays one JSON document', async () => {
     const result = await runCli(['list', '--json', PACKAGE], { tmpDir: tmp.path, isolation: 'default' });
     expect(result.code).toBe(0);
@@ -137,5 +139,33 @@ describe('a command that names no tier', () => {
     const result = await runCli(['list', '--isolation', 'worker', PACKAGE], { tmpDir: tmp.path });
     expect(result.code).toBe(0);
     expect(result.stderr).toBe('');
+  });
+});
+
+describe('toolhost serve over stdio that names no tier', () => {
+  it('says the tier on stderr, never on the MCP channel, and its calls run in a package process', async () => {
+    const transport = new RecordingStdioTransport([PACKAGE], tmp.path, { isolation: 'default' });
+    const client = new Client({ name: 'toolhost-tests', version: '1.0.0' });
+    try {
+      await client.connect(transport);
+      const result = await client.callTool({ name: 'where_it_runs', arguments: {} });
+      const [block] = result.content as Array<{ type: string; text: string }>;
+      expect(JSON.parse(block?.text ?? '')).toEqual({
+        pid: expect.any(Number),
+        permissionModel: !HAS_BWRAP && PERMISSION_MODEL_USABLE,
+      });
+      const tierLines = transport.stderr.text
+        .split('\n')
+        .filter((line) => line.startsWith('toolhost: isolation: '));
+      expect(tierLines).toEqual([HAS_BWRAP ? expectedLine : expect.any(String)]);
+      const stdout = Buffer.concat(transport.stdoutChunks).toString('utf8');
+      expect(stdout).not.toContain('isolation');
+      for (const line of stdout.split('\n').filter((text) => text !== '')) {
+        expect(JSON.parse(line)).toMatchObject({ jsonrpc: '2.0' });
+      }
+    } finally {
+      await client.close();
+      await exited(transport.child);
+    }
   });
 });

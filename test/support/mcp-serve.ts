@@ -104,7 +104,11 @@ export class RecordingStdioTransport implements Transport {
 
   readonly #stdout: Readable;
 
-  constructor(args: readonly string[], tmpDir: string, options: { stdout?: 'socket' | 'fifo' } = {}) {
+  constructor(
+    args: readonly string[],
+    tmpDir: string,
+    options: { stdout?: 'socket' | 'fifo'; isolation?: 'worker' | 'default' } = {},
+  ) {
     let stdout: 'pipe' | number = 'pipe';
     let fifoEnd: Socket | undefined;
     if (options.stdout === 'fifo') {
@@ -115,7 +119,7 @@ export class RecordingStdioTransport implements Transport {
       fifoEnd = new Socket({ fd: stdout, readable: true, writable: false });
       unlinkSync(fifo);
     }
-    this.child = spawn(process.execPath, [CLI, ...withTier(['serve', ...args])], {
+    this.child = spawn(process.execPath, [CLI, ...withTier(['serve', ...args], options.isolation)], {
       cwd: REPO,
       env: serveEnv(tmpDir),
       stdio: ['pipe', stdout, 'pipe'],
