@@ -78,15 +78,26 @@ describe.skipIf(SQLITE_UNUSABLE !== undefined)(
       expect(outcomeText(await named.call('sqlite_sum', { values: [1, 1] }))).toBe('2');
     });
 
-    it.skipIf(!SANDBOXED)('allowAddons: false keeps them off even in bubblewrap', async () => {
-      const { host } = await makeHost({ isolation: 'process', allowAddons: false });
-      await host.load(sqlite);
-      expect((await host.call('sqlite_sum', { values: [1] })).error).toMatchObject({
-        code: 'TOOL_THREW',
-        message: OFF,
-      });
-      await expectHostFine(host);
-    });
+    it.skipIf(!SANDBOXED)(
+      'allowAddons: false keeps them off even in bubblewrap, also for a declaration kept in the store',
+      async () => {
+        // Read first where addons load: the module that opens its database at its top level is offered, and kept.
+        const { host: first } = await makeHost({ isolation: 'process' });
+        expect((await first.load(sqlite)).modules.map((module) => module.state)).toEqual([
+          'offered',
+          'offered',
+        ]);
+        const { host } = await makeHost({ isolation: 'process', allowAddons: false });
+        const report = await host.load(sqlite);
+        const version = report.modules.find((module) => module.path.endsWith('version.js'));
+        expect(version).toMatchObject({ state: 'left-out', reason: expect.stringContaining(OFF) });
+        expect((await host.call('sqlite_sum', { values: [1] })).error).toMatchObject({
+          code: 'TOOL_THREW',
+          message: OFF,
+        });
+        await expectHostFine(host);
+      },
+    );
 
     it('toolhost call --allow-addons PKG allows them; without it the error names the flag (exit 1)', async () => {
       const refused = await runCli(['call', sqlite, 'sqlite_sum', '{"values":[1,2]}'], { tmpDir: tmp.path });
