@@ -4,9 +4,12 @@
  * tiers and without a sandbox, where a tool that loads one is told the flag and the option that
  * allow it; allowed there per package by name.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSION_MODEL_USABLE } from '../dist/src/calls/isolation.js';
-import { outcomeText, ToolHost } from '../dist/src/index.js';
+import { outcomeText, ToolHost, type ToolOutcome } from '../dist/src/index.js';
 import { processTierSandboxed } from '../dist/src/process/process-tier.js';
 import { freshDir, runCli } from './support/cli-run.js';
 import { loadEcho, useHosts } from './support/host-harness.js';
@@ -14,6 +17,7 @@ import { SQLITE_UNUSABLE, writeSqlitePackage } from './support/sqlite-package.js
 
 const OFF =
   "process.dlopen is not available: native addons are off for this package; allow them with --allow-addons PACKAGE (the allowAddons: ['PACKAGE'] option), or run it in the process tier in bubblewrap, where they are on";
+const CALL_ONCE = fileURLToPath(new URL('./support/hosts/call-once.mjs', import.meta.url));
 const tmp = freshDir('toolhost-addons');
 afterAll(() => tmp.remove());
 const SANDBOXED = await processTierSandboxed();
@@ -98,6 +102,32 @@ describe.skipIf(SQLITE_UNUSABLE !== undefined)(
         await expectHostFine(host);
       },
     );
+
+    it('the process tier without a sandbox (bubblewrap not on PATH) refuses it, and allows it by name', async () => {
+      const withoutSandbox = async (options: Record<string, unknown>) =>
+        JSON.parse(
+          await new Promise<string>((resolve, reject) =>
+            execFile(
+              process.execPath,
+              [
+                CALL_ONCE,
+                JSON.stringify({ options, load: sqlite, tool: 'sqlite_sum', args: { values: [2, 3] } }),
+              ],
+              { env: { PATH: '', TMPDIR: tmp.path }, timeout: 60_000 },
+              (error, stdout, stderr) =>
+                error === null ? resolve(stdout) : reject(new Error(`${error.message}\n${stderr}`)),
+            ),
+          ),
+        ) as { statuses: Array<{ isolation?: string }>; outcome: ToolOutcome };
+      const refused = await withoutSandbox({ dataDir: join(tmp.path, 'data-refused') });
+      expect(refused.statuses.map((status) => status.isolation)).toEqual(['process', 'process']);
+      expect(refused.outcome.error).toMatchObject({ code: 'TOOL_THREW', message: OFF });
+      const named = await withoutSandbox({
+        dataDir: join(tmp.path, 'data-named'),
+        allowAddons: ['sqlite-tools'],
+      });
+      expect(outcomeText(named.outcome)).toBe('5');
+    });
 
     it('toolhost call --allow-addons PKG allows them; without it the error names the flag (exit 1)', async () => {
       const refused = await runCli(['call', sqlite, 'sqlite_sum', '{"values":[1,2]}'], { tmpDir: tmp.path });
