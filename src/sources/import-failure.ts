@@ -4,6 +4,9 @@
  * in node_modules (see snapshot/dependency-closure.ts). A library the package lists only in
  * `devDependencies`, or lists nowhere, is installed beside it and yet "cannot be found": say so, and
  * name the package and the field to move it to.
+ *
+ * A TypeScript module fails the same way on a Node that does not strip types ("Unknown file
+ * extension"): say which Node versions load it, and what to do on this one.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -14,6 +17,8 @@ import type { Snapshot } from '../snapshot/layout.js';
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 /** What Node says when an import names a package it can't find (ES modules, then CommonJS). */
 const CANNOT_FIND = /Cannot find (?:package|module) '((?:@[^'/\s]+\/)?[^'/\s]+)[^']*'/;
+/** What Node says when it is asked to load a TypeScript file and does not strip types. */
+const TYPESCRIPT_EXTENSION = /Unknown file extension "\.[mc]?ts"/;
 /** The fields whose packages (and theirs) the snapshot copies. */
 const COPIED_FIELDS = ['dependencies', 'optionalDependencies'] as const;
 
@@ -22,7 +27,9 @@ const COPIED_FIELDS = ['dependencies', 'optionalDependencies'] as const;
  * the package it could not find is a devDependency, or installed but not declared.
  */
 export async function explainImport(snapshot: Snapshot, code: string, reason: string): Promise<string> {
-  if (code !== 'IMPORT_FAILED' || !/Cannot find (module|package)/.test(reason)) return reason;
+  if (code !== 'IMPORT_FAILED') return reason;
+  if (TYPESCRIPT_EXTENSION.test(reason)) return `${reason} (${typeScriptAdvice()})`;
+  if (!/Cannot find (module|package)/.test(reason)) return reason;
   if (snapshot.kind === 'module')
     return `${reason} (a module loaded on its own runs from a copy of that one file: load the package folder it belongs to, so what it imports comes along)`;
   const generic = `${reason} (a package runs from a copy of its folder: what it imports must be inside it, its dependencies in its own node_modules)`;
@@ -65,4 +72,12 @@ function listsName(manifest: Record<string, unknown>, field: string, name: strin
 async function isInstalled(root: string, name: string): Promise<boolean> {
   const info = await stat(join(root, 'node_modules', name, 'package.json')).catch(() => undefined);
   return info?.isFile() === true;
+}
+
+/**
+ * Node loads `.ts`, `.mts` and `.cts` modules by stripping their types, without a flag, from 22.18
+ * on the 22 line and from 23.6 (Node's "Modules: TypeScript" page); before that it refuses them.
+ */
+function typeScriptAdvice(): string {
+  return `Node ${process.versions.node} does not load TypeScript; Node 22.18 or later (23.6 or later on the 23 line) strips the types of .ts modules without a flag: run toolhost on such a Node, or compile the module to JavaScript (tsc) and load the .js file`;
 }
