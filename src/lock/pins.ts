@@ -172,7 +172,7 @@ export class Pins {
   }
 }
 
-/** The files named in a reason at most; `list --json` has every one. */
+/** The files named in a reason at most; its difference lists up to MAX_DIFFERENCES. */
 const NAMED_FILES = 5;
 
 /** `changed: tools/a.js, lib/b.js and 3 more`, or what can't be named and why. */
