@@ -234,11 +234,11 @@ function withNetworkOff(limits: PoolLimits): PoolLimits {
  * package's name.
  */
 function grantHint(packageName: string | undefined, why: 'not-asked' | 'not-granted'): string {
-  const asks = `its package.json asks for the host ("toolhost": { "permissions": { "net": ["<host>"] } })`;
+  const entry = '"toolhost": { "permissions": { "net": ["<host>"] } }';
   if (packageName === undefined)
-    return `a module loaded on its own, or a package without a name, is granted no network: put it in a named package whose ${asks}, then grant it with --allow-network <name>=<host> (or the allowNetwork option)`;
+    return `a module loaded on its own, or a package without a name, is granted no network: put it in a named package whose package.json asks for the host (${entry}), then grant it with --allow-network <name>=<host> (or the allowNetwork option)`;
   const grant = `--allow-network ${packageName}=<host> (the allowNetwork option: { ${JSON.stringify(packageName)}: ["<host>"] })`;
   return why === 'not-granted'
     ? `package ${packageName} asks for the network and is not granted it; grant it with ${grant}`
-    : `package ${packageName} asks for no network; once ${asks}, grant it with ${grant}`;
+    : `package ${packageName} asks for no network; once its package.json asks for the host (${entry}), grant it with ${grant}`;
 }
