@@ -130,6 +130,32 @@ describe('toolhost list', () => {
     );
   });
 
+  it('says, as serve does, what a tier that does not contain the network does with a grant', async () => {
+    const networked = join(REPO, 'fixtures/strict/networked');
+    const notGranted = await run(['list', '--isolation', 'worker', networked]);
+    expect(notGranted.stdout.split('\n')).toContain(
+      `strict-networked  ${networked}  [asks for the network; gets: none]`,
+    );
+    expect(notGranted.stderr).toBe(
+      `toolhost: warning: strict-networked asks for the network ("permissions": { "net": true }) and \`allowNetwork\` does not grant it, but worker isolation on Node ${process.version} does not contain the network: its tools reach any host all the same (the process tier in bubblewrap denies it)\n`,
+    );
+    const folder = join(work.path, 'held-to-hosts');
+    mkdirSync(folder);
+    writeFileSync(
+      join(folder, 'package.json'),
+      JSON.stringify({
+        name: 'held-tools',
+        toolhost: { tools: [], permissions: { net: ['api.weather.gov'] } },
+      }),
+    );
+    const held = await run(['list', '--isolation', 'worker', '--allow-network', 'held-tools', folder]);
+    expect(held.stderr).toBe(
+      `toolhost: warning: held-tools is granted network access to api.weather.gov only, and worker isolation on Node ${process.version} does not contain the network: its tools are not held to those hosts (the process tier in bubblewrap is)\n`,
+    );
+    // A package that asks for nothing hears nothing.
+    expect((await run(['list', '--isolation', 'worker', join(PACKAGES, 'notes')])).stderr).toBe('');
+  });
+
   it('shows a left-out module with its reason in text too', async () => {
     const result = await run(['list', join(PACKAGES, 'mixed-bag')]);
     expect(result.code).toBe(1);

@@ -6,6 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../dist/src/cli/args/command-names.js';
 import { type CliResult, freshDir, PACKAGES, REPO, runCli, stderrLines } from './support/cli-run.js';
 
 let tmp: ReturnType<typeof freshDir>;
@@ -76,21 +77,45 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
   it('no command at all', async () => {
     expectUsageError(
       await run(),
-      'expected a command: list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
+      'expected a command: list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
     );
   });
 
   it('an unknown command', async () => {
     expectUsageError(
       await run('frobnicate'),
-      'unknown command "frobnicate": expected list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
+      'unknown command "frobnicate": expected list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
     );
+  });
+
+  it('a mistyped command, with the command it most likely meant', async () => {
+    expectUsageError(
+      await run('lsit', join(PACKAGES, 'notes')),
+      'unknown command "lsit": did you mean list? expected list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
+    );
+    expectUsageError(
+      await run('mcp-confg'),
+      'unknown command "mcp-confg": did you mean mcp-config? expected list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
+    );
+    expectUsageError(
+      await run('help', 'selftset'),
+      'unknown command "selftset": did you mean selftest? expected list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
+    );
+  });
+
+  it('every command of the command table is named in the list of commands and in --help', async () => {
+    const help = await run('--help');
+    const unknown = await run('frobnicate');
+    for (const command of COMMANDS) {
+      expect(unknown.stderr).toMatch(new RegExp(`[ ,]${command}[ ,]`));
+      expect(help.stdout).toContain(`toolhost ${command} `);
+    }
   });
 
   it('an option before the command', async () => {
     expectUsageError(
       await run('--json', 'list'),
-      'expected a command before --json: list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
+      'expected a command before --json: list, call, selftest, chat, serve, mcp-config, init, pin or doctor (see toolhost --help)',
     );
   });
 

@@ -110,10 +110,16 @@ describe.each(TIERS)("isolation: '%s', a host under a lock", (isolation) => {
       'content',
       'declaration',
       'declarationDigest',
+      'files',
       'module',
       'package',
       'tool',
     ]);
+    // Each own file's digest, to name what changed (content is what is compared).
+    expect(Object.keys(pinned.files)).toEqual(['package.json', 'tools/clock.js', 'tools/weather.js']);
+    expect(Object.values(pinned.files).every((digest) => /^sha256:[0-9a-f]{64}$/.test(String(digest)))).toBe(
+      true,
+    );
     expect(pinned).toMatchObject({ package: 'weather-tools', module: 'tools/weather.js', tool: 'weather' });
     expect(pinned.declaration).toEqual({
       annotations: { readOnlyHint: true },
@@ -177,6 +183,11 @@ describe.each(TIERS)("isolation: '%s', a host under a lock", (isolation) => {
           field: 'content',
           before: expect.stringMatching(/^sha256:/),
           after: expect.stringMatching(/^sha256:/),
+        },
+        {
+          field: 'files["tools/weather.js"]',
+          before: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+          after: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
         },
       ],
     },

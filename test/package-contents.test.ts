@@ -12,7 +12,7 @@ const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
 const requiresEsm = major > 22 || (major === 22 && minor >= 12);
 
 describe('the package', () => {
-  it('ships its licence, its manual and the compiled code with types, and no source maps', async () => {
+  it('ships its licence, its manual, the command and the compiled code with types, and no source maps', async () => {
     const { stdout } = await promisify(execFile)('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
       cwd: REPO,
     });
@@ -20,11 +20,19 @@ describe('the package', () => {
     const files = packed.files.map((file) => file.path);
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'package.json']));
     expect(files).toEqual(
-      expect.arrayContaining(['dist/src/index.js', 'dist/src/index.d.ts', 'dist/src/tool-module.d.ts']),
+      expect.arrayContaining([
+        'bin/toolhost.js',
+        'dist/src/index.js',
+        'dist/src/index.d.ts',
+        'dist/src/tool-module.d.ts',
+      ]),
     );
     expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
     expect(
-      files.filter((file) => !file.startsWith('dist/') && !/^(LICENSE|README\.md|package\.json)$/.test(file)),
+      files.filter(
+        (file) =>
+          !file.startsWith('dist/') && !/^(LICENSE|README\.md|package\.json|bin\/toolhost\.js)$/.test(file),
+      ),
     ).toEqual([]);
   });
 

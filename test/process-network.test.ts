@@ -64,17 +64,33 @@ async function tryTheNetwork(tools: { fetch: string; socket: string }) {
 
 const UNASKED = { fetch: 'strict_fetch', socket: 'strict_open_socket' };
 const ASKED = { fetch: 'net_fetch', socket: 'net_open_socket' };
-/** The sandbox's own loopback has nothing listening: the connection is refused there. */
-const refused = () => ({
-  fetch: { code: 'TOOL_THREW', message: 'fetch failed' },
-  socket: { code: 'TOOL_THREW', message: `connect ECONNREFUSED 127.0.0.1:${servers.tcpPort}` },
-});
+/**
+ * The sandbox's own loopback has nothing listening: the connection fails there, and is answered as
+ * the tier's refusal, naming where it went and what grants it.
+ */
+const refused = (packageName: string, why: 'not-asked' | 'not-granted') => {
+  const denied = (where: string) => {
+    const grant = `--allow-network ${packageName}=${where} (the allowNetwork option: { "${packageName}": ["${where}"] })`;
+    const hint =
+      why === 'not-granted'
+        ? `package ${packageName} asks for the network and is not granted it; grant it with ${grant}`
+        : `package ${packageName} asks for no network; once its package.json asks for the host ("toolhost": { "permissions": { "net": ["${where}"] } }), grant it with ${grant}`;
+    return {
+      code: 'TOOL_ACCESS_DENIED',
+      message: `the process isolation tier refused network access to ${where} (no network is granted to this package: ${hint})`,
+    };
+  };
+  return {
+    fetch: denied(`127.0.0.1:${new URL(servers.httpUrl).port}`),
+    socket: denied(`127.0.0.1:${servers.tcpPort}`),
+  };
+};
 const GOT_THROUGH = { fetch: 'reached the http server', socket: 'reached the tcp server' };
 
 describe("isolation: 'process' in bubblewrap and the network", () => {
-  it('a tool of a package that did not ask gets an error for a fetch and a raw socket, and nothing reaches the servers', async () => {
+  it('a tool of a package that did not ask gets TOOL_ACCESS_DENIED naming host:port and the grant, for a fetch and a raw socket, and nothing reaches the servers', async () => {
     await processHost({ allowNetwork: true }, HOSTILE);
-    expect(await tryTheNetwork(UNASKED)).toEqual(refused());
+    expect(await tryTheNetwork(UNASKED)).toEqual(refused('strict-hostile', 'not-asked'));
     expect(reached).toEqual({ requests: [], connections: 0 });
     expect(
       outcomeText((await host?.call('strict_tmp_roundtrip', {})) ?? { content: [], isError: true }),
@@ -84,13 +100,13 @@ describe("isolation: 'process' in bubblewrap and the network", () => {
   it('a package that asked gets the network when allowNetwork names it; one beside it that did not ask still has none', async () => {
     await processHost({ allowNetwork: ['strict-networked', 'strict-hostile'] }, NETWORKED, HOSTILE);
     expect(await tryTheNetwork(ASKED)).toEqual(GOT_THROUGH);
-    expect(await tryTheNetwork(UNASKED)).toEqual(refused());
+    expect(await tryTheNetwork(UNASKED)).toEqual(refused('strict-hostile', 'not-asked'));
     expect(reached).toEqual({ requests: ['/exfiltrate'], connections: 1 });
   });
 
   it('a package that asked gets no network by default, and the host says why once', async () => {
     await processHost({}, NETWORKED);
-    expect(await tryTheNetwork(ASKED)).toEqual(refused());
+    expect(await tryTheNetwork(ASKED)).toEqual(refused('strict-networked', 'not-granted'));
     await tryTheNetwork(ASKED);
     expect(reached).toEqual({ requests: [], connections: 0 });
     expect(logger.matching('warn', 'asks for the network')).toEqual([

@@ -123,6 +123,11 @@ export interface CallSettings {
    * it, `socketPath` the proxy's socket) before any tool code runs.
    */
   egress?: { setup: string; socketPath: string; trustCertificates?: string };
+  /**
+   * The process tier in its sandbox, for a package granted no network at all: a connection that
+   * fails there was refused by the tier, and is answered as `TOOL_ACCESS_DENIED` naming where it went.
+   */
+  networkOff?: boolean;
 }
 
 /** A call's own tmpDir. */

@@ -39,6 +39,7 @@ export class WorkerFlags {
   #gapsTold = false;
   readonly #refusalsTold = new Set<string>();
   readonly #hostsTold = new Set<string>();
+  readonly #uncontainedTold = new Set<string>();
 
   constructor(settings: WorkerFlagsSettings) {
     this.#settings = settings;
@@ -64,7 +65,26 @@ export class WorkerFlags {
     const flags = workerExecArgv(tier, paths, { allowAddons, allowNetwork });
     if (tier === 'strict') this.#tell(paths.domain, manifest, allowNetwork);
     if (tier !== 'process') this.#tellHosts(tier, paths.domain, manifest);
+    if (tier !== 'process') this.#tellUncontained(tier, paths.domain, manifest);
     return flags;
+  }
+
+  /**
+   * A package that asks for the network and is not granted it, in a tier that can't deny it (the
+   * worker tier, and strict before Node 25): its listing says it gets none, and its tools reach any
+   * host all the same. Said once per package.
+   */
+  #tellUncontained(tier: IsolationTier, domain: string, manifest: DomainManifest): void {
+    if (manifest.permissions.net === false || (tier === 'strict' && STRICT_DENIES_NETWORK)) return;
+    if (
+      networkGrant(this.#settings.allowNetwork, manifest).kind !== 'none' ||
+      this.#uncontainedTold.has(domain)
+    )
+      return;
+    this.#uncontainedTold.add(domain);
+    this.#settings.logger.warn(
+      `${manifest.packageName ?? domain} asks for the network (${askedText(manifest.permissions.net)}) and \`allowNetwork\` does not grant it, but ${tier} isolation on Node ${process.version} does not contain the network: its tools reach any host all the same (the process tier in bubblewrap denies it)`,
+    );
   }
 
   #grantsNetwork(manifest: DomainManifest): boolean {
@@ -113,4 +133,13 @@ export class WorkerFlags {
       );
     }
   }
+}
+
+/**
+ * Whether a host warning says what a tier does with a package's network (this file's sentences, and
+ * the process tier's): a command shows these, since the grants its listing shows would mislead
+ * without them, as `serve` does.
+ */
+export function isNetworkNotice(message: string): boolean {
+  return message.includes(' asks for the network (') || message.includes(' is granted network access to ');
 }

@@ -46,11 +46,13 @@ async function main(argv: readonly string[], io: CliIo): Promise<number> {
   }
 }
 
-// A reader that goes away early (`toolhost list ... | head -1`) is not an error worth a stack trace.
+// A reader that goes away early (`toolhost selftest pkg | head -1`) is not an error worth a stack
+// trace, nor a reason to stop: the run goes on to its end, so that it cleans up (its temp folders,
+// its workers) and exits with its own code. What it writes after that goes nowhere: a stream that
+// failed is destroyed, and drops later writes without another error.
 for (const stream of [process.stdout, process.stderr]) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error;
-    process.exit(process.exitCode ?? ExitCode.ok);
+    if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
   });
 }
 

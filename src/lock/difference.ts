@@ -10,7 +10,11 @@ import { canonicalJson } from './canonical.js';
 
 /** One changed field. `before` is missing for a field that is new, `after` for one that went. */
 export interface LockDifference {
-  /** The field's path: `description`, `parameterSchema.properties.city.enum[2]`, or `content`. */
+  /**
+   * The field's path: `description`, `parameterSchema.properties.city.enum[2]`, or `content`, and
+   * then `files["tools/x.js"]` for each file of the content that changed (when the lock has the
+   * files' digests).
+   */
   field: string;
   before?: JsonValue;
   after?: JsonValue;
@@ -55,4 +59,46 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** A key's own value (a missing `__proto__` must not read the prototype). */
 function own(record: Record<string, unknown>, key: string): unknown {
   return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/** A version's content as a lock pins it: its digest, and its files' digests when known. */
+export interface PinnedContent {
+  content: string;
+  files?: Readonly<Record<string, string>> | undefined;
+}
+
+/**
+ * What changed in the content: `content` (the two digests), then each file added, removed or
+ * changed, by path, when both sides have the files' digests.
+ */
+export function contentDifference(before: PinnedContent, after: PinnedContent): LockDifference[] {
+  const found: LockDifference[] = [{ field: 'content', before: before.content, after: after.content }];
+  for (const path of changedFiles(before, after) ?? []) {
+    if (found.length > MAX_DIFFERENCES) {
+      found.push({ field: '(more changed files)' });
+      break;
+    }
+    const difference: LockDifference = { field: `files${segment(path)}` };
+    if (before.files !== undefined && Object.hasOwn(before.files, path))
+      difference.before = before.files[path] as string;
+    if (after.files !== undefined && Object.hasOwn(after.files, path))
+      difference.after = after.files[path] as string;
+    found.push(difference);
+  }
+  return found;
+}
+
+/** The paths whose digests differ (added, removed or changed), sorted; undefined when a side has none. */
+export function changedFiles(before: PinnedContent, after: PinnedContent): string[] | undefined {
+  const { files: old } = before;
+  const { files: now } = after;
+  if (old === undefined || now === undefined) return undefined;
+  const paths = new Set([...Object.keys(old), ...Object.keys(now)]);
+  return [...paths]
+    .filter(
+      (path) =>
+        (Object.hasOwn(old, path) ? old[path] : undefined) !==
+        (Object.hasOwn(now, path) ? now[path] : undefined),
+    )
+    .sort();
 }

@@ -7,6 +7,7 @@
  * { "format": "toolhost-lock/1",
  *   "tools": [{ "content": "sha256:…", "declaration": { "name": "weather", … },
  *               "declarationDigest": "sha256:…", "module": "tools/weather.js",
+ *               "files": { "package.json": "sha256:…", "tools/weather.js": "sha256:…" },
  *               "package": "weather-tools", "tool": "weather" }] }
  * ```
  */
@@ -37,6 +38,12 @@ export interface LockEntry {
   declarationDigest: string;
   /** `sha256:` of the package version's content: what runs. */
   content: string;
+  /**
+   * What `content` is made of, by path (each own file, and `node_modules` as one): only to name the
+   * files that changed; `content` is what is compared. Missing in locks written before toolhost
+   * kept them, and for a package of more files than a lock keeps.
+   */
+  files?: Record<string, string>;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -102,7 +109,7 @@ export function parseLock(text: string, file: string): LockEntry[] {
 
 function checkEntry(item: unknown): LockEntry | string {
   if (!isRecord(item)) return 'is not an object';
-  const { package: name, module, tool, declaration, declarationDigest, content } = item;
+  const { package: name, module, tool, declaration, declarationDigest, content, files } = item;
   if (name !== null && (typeof name !== 'string' || name === '')) return 'has no "package" name or null';
   if (typeof module !== 'string' || module === '') return 'has no "module" path';
   if (typeof tool !== 'string') return 'has no "tool" name';
@@ -111,6 +118,8 @@ function checkEntry(item: unknown): LockEntry | string {
     return 'has no "declarationDigest" (sha256:<64 hex digits>)';
   if (typeof content !== 'string' || !DIGEST.test(content))
     return 'has no "content" (sha256:<64 hex digits>)';
+  if (files !== undefined && !(isRecord(files) && Object.values(files).every((digest) => isDigest(digest))))
+    return `(${showHidden(module)}): its "files" is not an object of sha256:<64 hex digits> by path`;
   // The digest is what is enforced; the declaration beside it is what a difference is shown
   // against. An entry whose two disagree was edited by hand and would show a false "before".
   if (digestOf(declaration) !== declarationDigest)
@@ -125,7 +134,12 @@ function checkEntry(item: unknown): LockEntry | string {
     declaration: declaration as unknown as ToolInfo,
     declarationDigest,
     content,
+    ...(files === undefined ? {} : { files: files as Record<string, string> }),
   };
+}
+
+function isDigest(value: unknown): boolean {
+  return typeof value === 'string' && DIGEST.test(value);
 }
 
 /** The lock file's text: sorted keys, entries sorted by package and module, two-space indents. */

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolHostError } from '../boundary/errors.js';
 import type { ToolInfo } from '../declaration/check.js';
-import { declarationDifference, type LockDifference } from './difference.js';
+import { contentDifference, declarationDifference, type LockDifference } from './difference.js';
 import {
   DEFAULT_LOCK_FILE_NAME,
   entryKey,
@@ -21,6 +21,8 @@ export interface PinnableModule extends ModuleIdentity {
   info: ToolInfo;
   /** The content digest of the version it was read from. */
   content: string;
+  /** Its files' digests (see Snapshot.files), when the snapshot has them. */
+  files?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A module read and offered that a lock can't pin (see registry/pinning.ts), and why. */
@@ -70,6 +72,7 @@ export function pinModules(
       declaration: module.info,
       declarationDigest: declarationDigest(module.info),
       content: module.content,
+      ...(module.files === undefined ? {} : { files: { ...module.files } }),
     };
     const id = entryKey(entry);
     fresh.add(id);
@@ -83,7 +86,7 @@ export function pinModules(
         change.difference = declarationDifference(old.declaration, entry.declaration);
       } else if (old.content !== entry.content) {
         change.change = 'updated';
-        change.difference = [{ field: 'content', before: old.content, after: entry.content }];
+        change.difference = contentDifference(old, entry);
       } else {
         change.change = 'unchanged';
       }

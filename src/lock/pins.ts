@@ -12,8 +12,9 @@
 import { realpathSync, statSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import type { ToolInfo } from '../declaration/check.js';
+import { showHidden } from '../declaration/visible-text.js';
 import { digestOf } from './canonical.js';
-import { declarationDifference, type LockDifference } from './difference.js';
+import { changedFiles, contentDifference, declarationDifference, type LockDifference } from './difference.js';
 import { entryKey, type LockEntry, readLockFile } from './lock-file.js';
 
 /** Why a module is withheld under a lock. */
@@ -105,18 +106,31 @@ export class Pins {
     }
   }
 
-  /** Undefined when `info`, read from content `content`, is what the lock pins for the module. */
-  verdict(module: ModuleIdentity, info: ToolInfo, content: string | undefined): PinVerdict | undefined {
+  /**
+   * Undefined when `info`, read from content `content` (whose files' digests are `files`), is what
+   * the lock pins for the module.
+   */
+  verdict(
+    module: ModuleIdentity,
+    info: ToolInfo,
+    content: string | undefined,
+    files?: Readonly<Record<string, string>>,
+  ): PinVerdict | undefined {
     const key = entryKey(lockKeyOf(module, this.folder));
     const known = this.#verdicts.get(info);
     if (known?.version === this.#version && known.key === key && known.content === content)
       return known.verdict;
-    const verdict = this.#judge(key, info, content);
+    const verdict = this.#judge(key, info, content, files);
     this.#verdicts.set(info, { version: this.#version, key, content, verdict });
     return verdict;
   }
 
-  #judge(key: string, info: ToolInfo, content: string | undefined): PinVerdict | undefined {
+  #judge(
+    key: string,
+    info: ToolInfo,
+    content: string | undefined,
+    files: Readonly<Record<string, string>> | undefined,
+  ): PinVerdict | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) {
       return {
@@ -134,12 +148,19 @@ export class Pins {
       };
     }
     if (content !== entry.content) {
-      const difference: LockDifference = { field: 'content', before: entry.content };
-      if (content !== undefined) difference.after = content;
+      if (content === undefined) {
+        return {
+          code: 'CODE_CHANGED',
+          reason: `the package's content changed since it was pinned in ${this.file} (its declaration did not): review it, then pin it again`,
+          difference: [{ field: 'content', before: entry.content }],
+        };
+      }
+      const now = { content, files };
+      const changed = changedFiles(entry, now);
       return {
         code: 'CODE_CHANGED',
-        reason: `the package's content changed since it was pinned in ${this.file} (its declaration did not): review it, then pin it again`,
-        difference: [difference],
+        reason: `the package's content changed since it was pinned in ${this.file} (${changedList(changed)}; its declaration did not): review it, then pin it again`,
+        difference: contentDifference(entry, now),
       };
     }
     return undefined;
@@ -149,6 +170,19 @@ export class Pins {
     this.#entries = new Map(entries.map((entry) => [entryKey(entry), entry]));
     this.#version += 1;
   }
+}
+
+/** The files named in a reason at most; its difference lists up to MAX_DIFFERENCES. */
+const NAMED_FILES = 5;
+
+/** `changed: tools/a.js, lib/b.js and 3 more`, or what can't be named and why. */
+function changedList(changed: readonly string[] | undefined): string {
+  if (changed === undefined)
+    return 'which files changed is not known: the lock has no digest per file; pin it again to keep them';
+  if (changed.length === 0) return 'no file changed: a folder was added or removed';
+  const named = changed.slice(0, NAMED_FILES).map((path) => showHidden(path));
+  const more = changed.length - named.length;
+  return `changed: ${named.join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
 }
 
 /** What tells one version of the file from another without reading it. */

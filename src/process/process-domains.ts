@@ -83,7 +83,9 @@ export class ProcessDomains {
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
     const paths = this.#paths(version, limits.call.tmpDir, grant);
     return new ProcessDomainPool({
-      limits,
+      // In its sandbox, a package granted nothing has no network: a failed connection is a refusal.
+      limits: grant.kind === 'none' ? withNetworkOff(limits) : limits,
+      ...(grant.kind === 'none' ? { networkGrantHint: grantHint(version.packageName, grant.why) } : {}),
       unsandboxedLimits: {
         ...limits,
         execArgv: this.#unsandboxedExecArgv(version, paths),
@@ -112,7 +114,11 @@ export class ProcessDomains {
   reads(version: ProcessVersion, execArgv: string[], tmpDir: string, limits?: PoolLimits): VersionReads {
     const grant = this.#grant(version);
     const paths = this.#paths(version, tmpDir, grant);
-    if (limits !== undefined && grant.kind === 'none') void this.#spares.replenish(limits, limits.call);
+    // A spare is held to the limits its pool will have (see pool()).
+    if (limits !== undefined && grant.kind === 'none') {
+      const held = withNetworkOff(limits);
+      void this.#spares.replenish(held, held.call);
+    }
     const reads = new ProcessReads({
       paths,
       memoryMb: this.#settings.processMemoryMb,
@@ -216,4 +222,23 @@ export class ProcessDomains {
       network: grant.kind === 'all',
     };
   }
+}
+
+function withNetworkOff(limits: PoolLimits): PoolLimits {
+  return { ...limits, call: { ...limits.call, networkOff: true } };
+}
+
+/**
+ * What grants a package the network, for a refused connection's answer (`<host>` is where it went):
+ * the manifest must ask for it, and the host grant it (`--allow-network`, or `allowNetwork`), by the
+ * package's name.
+ */
+function grantHint(packageName: string | undefined, why: 'not-asked' | 'not-granted'): string {
+  const entry = '"toolhost": { "permissions": { "net": ["<host>"] } }';
+  if (packageName === undefined)
+    return `a module loaded on its own, or a package without a name, is granted no network: put it in a named package whose package.json asks for the host (${entry}), then grant it with --allow-network <name>=<host> (or the allowNetwork option)`;
+  const grant = `--allow-network ${packageName}=<host> (the allowNetwork option: { ${JSON.stringify(packageName)}: ["<host>"] })`;
+  return why === 'not-granted'
+    ? `package ${packageName} asks for the network and is not granted it; grant it with ${grant}`
+    : `package ${packageName} asks for no network; once its package.json asks for the host (${entry}), grant it with ${grant}`;
 }

@@ -26,7 +26,16 @@ export interface ProcessPoolOptions extends LiveOptions {
   budget?: WorkerBudget;
   /** The package, for the budget's events. */
   source?: string;
+  /**
+   * For a package its sandbox gives no network: what grants it, added to a refused connection's
+   * answer (its process names where the connection went, not the package, which it doesn't know).
+   */
+  networkGrantHint?: string;
 }
+
+/** The sentence a package process answers a failed connection with when it has no network. */
+const NO_NETWORK_REFUSAL =
+  /^the process isolation tier refused network access to ([\w.:[\]-]+) \(no network is granted to this package\)$/;
 
 const ABORTED = 'the call was aborted by its caller';
 
@@ -128,7 +137,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
         onProgress: hooks.onProgress,
         onLogs: hooks.onLogs,
         maxLogChars: this.#options.limits.call.maxLogChars,
-        resolve,
+        resolve: (reply) => resolve(this.#withGrantHint(reply)),
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
           this.#calls.delete(call);
@@ -184,6 +193,16 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
         live.child.kill({ cause: 'ended', message: 'was ended by the host' });
       }
     });
+  }
+
+  /** A refused connection's answer, with what would grant it (see `networkGrantHint`). */
+  #withGrantHint(reply: PoolReply): PoolReply {
+    const hint = this.#options.networkGrantHint;
+    if (hint === undefined || reply.ok || reply.error.code !== 'TOOL_ACCESS_DENIED') return reply;
+    const where = NO_NETWORK_REFUSAL.exec(reply.error.message)?.[1];
+    if (where === undefined) return reply;
+    const message = `${reply.error.message.slice(0, -')'.length)}: ${hint.replaceAll('<host>', where)})`;
+    return { ...reply, error: { ...reply.error, message } };
   }
 
   /** The caller gave up on `call`: it answers, and the process running it is ended (as a worker is). */

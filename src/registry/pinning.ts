@@ -21,6 +21,7 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
       },
       info,
       record.source.snapshot?.digest,
+      record.source.snapshot?.files,
     );
   };
 }
@@ -86,6 +87,7 @@ export function pinnableModules(
         path: record.path,
         info: record.read.info,
         content,
+        files: version.snapshot?.files,
       });
     }
   }

@@ -37,7 +37,7 @@ const MAX_NAMES_PER_MANIFEST = 10_000;
 const MAX_LINK_HOPS = 40;
 
 /** An npm package name: `name` or `@scope/name`, nothing that climbs out of `node_modules`. */
-const PACKAGE_NAME = /^(?:@[^./\\\0][^/\\\0]*\/)?[^./\\\0_][^/\\\0]*$/;
+export const PACKAGE_NAME = /^(?:@[^./\\\0][^/\\\0]*\/)?[^./\\\0_][^/\\\0]*$/;
 
 /** The dependency closure of the package at `root`, or undefined when it has no `node_modules`. */
 export async function listDependencyClosure(

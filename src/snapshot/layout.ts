@@ -16,6 +16,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import { basename, dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+/** A package with more own files than this has no per-file digests (see {@link Snapshot.files}). */
+export const MAX_FILE_DIGESTS = 2000;
+
 /** One version of a package (or of a module loaded on its own), frozen. */
 export interface Snapshot {
   /** The version: a hash of the package's own files and of its node_modules' identity. */
@@ -25,6 +28,12 @@ export interface Snapshot {
    * where 64 bits would leave a collision within reach of an author who makes both versions.
    */
   readonly digest: string;
+  /**
+   * What `digest` is made of, by path: `sha256:` of each of the package's own files (of a link's
+   * target, for a link), and of its node_modules' identity as `node_modules`. A lock keeps them to
+   * name the files that changed; none past {@link MAX_FILE_DIGESTS} files.
+   */
+  readonly files: Readonly<Record<string, string>> | undefined;
   /** The package folder or the module file it is a copy of. */
   readonly root: string;
   readonly kind: 'package' | 'module';

@@ -9,6 +9,7 @@ import { lstat, mkdir, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import type { FileStore } from './file-store.js';
+import { MAX_FILE_DIGESTS } from './layout.js';
 
 /** What tells one version of a file from another without reading it. */
 export interface FileIdentity {
@@ -219,4 +220,23 @@ function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
 function ignoreGone(error: NodeJS.ErrnoException): undefined {
   if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
   throw error;
+}
+
+/** A snapshot's `files` (see layout.ts): each own file's digest, each link's, and node_modules' as one. */
+export function fileDigests(
+  own: readonly OwnEntry[],
+  dependencyPrint: string | undefined,
+): Record<string, string> | undefined {
+  const files: Record<string, string> = {};
+  let count = 0;
+  for (const entry of own) {
+    if (entry.type === 'dir') continue;
+    if (++count > MAX_FILE_DIGESTS) return undefined;
+    files[entry.rel] =
+      entry.type === 'file'
+        ? `sha256:${entry.hash}`
+        : `sha256:${createHash('sha256').update(`link ${entry.target}`).digest('hex')}`;
+  }
+  if (dependencyPrint !== undefined) files['node_modules'] = `sha256:${dependencyPrint}`;
+  return files;
 }

@@ -37,6 +37,7 @@ import {
 import { linkOut, linkTarget, UnconfinedSnapshotError, unconfinedLink } from './links.js';
 import {
   dependencyFingerprint,
+  fileDigests,
   forEachLimit,
   HashCache,
   listTree,
@@ -207,6 +208,7 @@ export class Snapshots {
       const snapshot: Snapshot = {
         id,
         digest: `sha256:${plan.digest}`,
+        files: fileDigests(own, plan.dependencies === undefined ? undefined : plan.dependencyPrint),
         root,
         kind: plan.kind,
         folder,

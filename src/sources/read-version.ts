@@ -17,6 +17,7 @@ import { isWithin } from '../shared/paths.js';
 import { type Snapshot, snapshotUrl, toOriginalPaths } from '../snapshot/layout.js';
 import { type UnconfinedLink, UnconfinedSnapshotError } from '../snapshot/links.js';
 import type { Snapshots } from '../snapshot/snapshot.js';
+import { explainImport } from './import-failure.js';
 import {
   type ListedModule,
   listPackage,
@@ -187,7 +188,11 @@ export async function readModule(
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
   if (outcome.state === 'failed') {
     const reason = await locatedReason(snapshot, url, outcome);
-    return { kind: 'failed', code: outcome.code, reason: explainImport(snapshot, outcome.code, reason) };
+    return {
+      kind: 'failed',
+      code: outcome.code,
+      reason: await explainImport(snapshot, outcome.code, reason),
+    };
   }
   const checked = checkDeclaration(outcome.declaration, reader.schemaLimits);
   return checked.ok
@@ -227,17 +232,6 @@ async function locatedReason(
   // was looked for).
   const base = snapshot.kind === 'module' ? dirname(snapshot.root) : snapshot.root;
   return `${relativeTo(toOriginalPaths(snapshot, at), base)}: ${toOriginalPaths(snapshot, failure.reason)}`;
-}
-
-/**
- * A module that can't find what it imports usually counts on files beside it that its snapshot
- * does not hold: say what the snapshot holds.
- */
-function explainImport(snapshot: Snapshot, code: string, reason: string): string {
-  if (code !== 'IMPORT_FAILED' || !/Cannot find (module|package)/.test(reason)) return reason;
-  return snapshot.kind === 'module'
-    ? `${reason} (a module loaded on its own runs from a copy of that one file: load the package folder it belongs to, so what it imports comes along)`
-    : `${reason} (a package runs from a copy of its folder: what it imports must be inside it, its dependencies in its own node_modules)`;
 }
 
 function versionOf(

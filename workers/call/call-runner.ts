@@ -20,7 +20,7 @@ import {
 } from '../../src/boundary/protocol.js';
 import { logBytes } from '../../src/boundary/reply-size.js';
 import { truncate } from '../../src/boundary/sanitize.js';
-import { accessDenied } from '../guard/access-denied.js';
+import { accessDenied, networkRefused } from '../guard/access-denied.js';
 import { hardenWorker } from '../guard/harden.js';
 import { toolSource } from '../tool-exports.js';
 import { type ActiveCall, newCall, setActiveCall } from './active-call.js';
@@ -45,6 +45,8 @@ export interface RunnerSettings {
   readonly maxLogChars: number;
   readonly allowAddons: boolean;
   readonly permissionTier: 'strict' | 'process';
+  /** The process tier gave this package no network: a failed connection is its refusal. */
+  readonly networkOff: boolean;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function prepareForTools(
     maxLogChars: Number(given.maxLogChars),
     allowAddons: given.allowAddons === true,
     permissionTier: given.permissionTier === 'process' ? 'process' : 'strict',
+    networkOff: given.permissionTier === 'process' && given.networkOff === true,
   });
   setLogChannel(post);
   if (given.egress !== undefined) {
@@ -112,7 +115,10 @@ export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<
     if (error instanceof RangeError && message.includes('Maximum call stack size exceeded')) {
       return { code: 'TOOL_STACK_OVERFLOW', message };
     }
-    return accessDenied(error, settings.permissionTier) ?? { code: 'TOOL_THREW', message };
+    return (
+      accessDenied(error, settings.permissionTier) ??
+      (settings.networkOff ? networkRefused(error) : undefined) ?? { code: 'TOOL_THREW', message }
+    );
   }
 
   /** The module's entry, imported on its first call here. */

@@ -63,3 +63,53 @@ function refusal(error: Record<string, unknown>): string | undefined {
         : undefined;
   return where === undefined ? `Net (${syscall})` : `Net (${syscall} ${where})`;
 }
+
+/** The errors a connection gets in a sandbox without a network: no route, no name service, no one there. */
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+  'EADDRNOTAVAIL',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+
+/**
+ * The `TOOL_ACCESS_DENIED` result for a connection that failed in a process the tier gave no
+ * network (`fetch failed`, `connect ECONNREFUSED 127.0.0.1:18777`, `getaddrinfo EAI_AGAIN
+ * example.com`), naming where it went; `undefined` for anything else. The host adds which grant
+ * would allow it: this process does not know its package.
+ */
+export function networkRefused(thrown: unknown): { code: 'TOOL_ACCESS_DENIED'; message: string } | undefined {
+  try {
+    let error = thrown;
+    for (let depth = 0; depth <= MAX_CAUSES && typeof error === 'object' && error !== null; depth++) {
+      const where = unreachable(error as Record<string, unknown>);
+      if (where !== undefined) {
+        return {
+          code: 'TOOL_ACCESS_DENIED',
+          message: `the process isolation tier refused network access to ${where} (no network is granted to this package)`,
+        };
+      }
+      error = (error as { cause?: unknown }).cause;
+    }
+  } catch {
+    // A tool's error whose properties throw when read is an ordinary throw.
+  }
+  return undefined;
+}
+
+function unreachable(error: Record<string, unknown>): string | undefined {
+  const { code, address, port, hostname } = error;
+  if (typeof code !== 'string' || !UNREACHABLE.has(code)) return undefined;
+  const where =
+    typeof address === 'string'
+      ? typeof port === 'number' || typeof port === 'string'
+        ? `${address.includes(':') ? `[${address}]` : address}:${port}`
+        : address
+      : typeof hostname === 'string'
+        ? hostname
+        : undefined;
+  // Only a plain host (and port) goes into the sentence: the error is the tool's to shape.
+  return where !== undefined && /^[\w.:[\]-]{1,300}$/.test(where) ? where : undefined;
+}

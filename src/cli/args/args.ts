@@ -9,6 +9,7 @@ import { DEFAULT_LOCK_FILE_NAME } from '../../lock/lock-file.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import { asksForVersion } from './asks-for-version.js';
+import { closestWord } from './closest-word.js';
 import type {
   CallArgs,
   ChatArgs,
@@ -131,7 +132,7 @@ function commandArgs(
 function commandName(word: string): CommandName {
   if ((COMMANDS as readonly string[]).includes(word)) return word as CommandName;
   if (word.startsWith('-')) throw new UsageError(messages.optionBeforeCommand(word));
-  throw new UsageError(messages.unknownCommand(word));
+  throw new UsageError(messages.unknownCommand(word, closestWord(word, COMMANDS)));
 }
 
 /** The parseArgs options of `command`: its declared flags. */

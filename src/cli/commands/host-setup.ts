@@ -5,6 +5,7 @@
  */
 
 import { ToolHostError } from '../../boundary/errors.js';
+import { isNetworkNotice } from '../../calls/worker-flags.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
@@ -20,13 +21,15 @@ import type { OutputStream } from '../ui/terminal.js';
 /**
  * The command shows left-out modules and tool output itself, so the host's warnings would only repeat
  * them; an error (a host fault) still goes to stderr, and so does what the process tier lacks on this
- * machine (no sandbox, say), which nothing else would tell.
+ * machine (no sandbox, say), which nothing else would tell, and what a tier does with a package's
+ * network grant (as `serve` says it), without which the grants a listing shows would mislead.
  */
 export function commandLogger(stderr: OutputStream): Logger {
   return {
     info: () => {},
     warn: (message) => {
       if (isProcessTierNotice(message)) writeMessage(stderr, messages.isolationNotice(message));
+      else if (isNetworkNotice(message)) writeMessage(stderr, messages.hostWarning(message));
     },
     error: (message) => writeMessage(stderr, messages.hostError(message)),
   };

@@ -1,8 +1,13 @@
 /**
  * The files `toolhost init` writes: a tool package with one typed tool and its selftest. The tool is
  * plain JavaScript that imports nothing, so `toolhost selftest` passes the moment it is written, with
- * no `npm install` and no network. Its types come from toolhost through JSDoc (`import('toolhost/tool')`,
- * a devDependency), which only an editor or `tsc` reads.
+ * no `npm install` and no network. Its types come from toolhost through JSDoc (`import('toolhost/tool')`),
+ * which only an editor or `tsc` reads, once toolhost is installed in the package.
+ *
+ * The package does not depend on toolhost: toolhost is not on the npm registry, so a version range
+ * would fail to install (or, should someone else take the name, install their code), and a path to
+ * this installation (`file:/…`) breaks on every other machine. The package's README says how to add
+ * it, the way toolhost itself was installed (a tarball or a git URL).
  */
 
 /** The tool the template defines, for the hints `init` prints. */
@@ -20,9 +25,9 @@ export interface TemplateFile {
 
 /**
  * The package's files, in the order they are written.
- * @example templateFiles({ packageName: 'weather-tools', toolhostSpec: 'file:/opt/toolhost' })
+ * @example templateFiles({ packageName: 'weather-tools' })
  */
-export function templateFiles(options: { packageName: string; toolhostSpec: string }): TemplateFile[] {
+export function templateFiles(options: { packageName: string }): TemplateFile[] {
   return [
     { path: 'package.json', content: packageJson(options) },
     { path: 'jsconfig.json', content: JSCONFIG },
@@ -42,7 +47,7 @@ export function packageNameFor(folderName: string): string {
   return name === '' ? 'my-tools' : name;
 }
 
-function packageJson(options: { packageName: string; toolhostSpec: string }): string {
+function packageJson(options: { packageName: string }): string {
   const manifest = {
     name: options.packageName,
     version: '0.1.0',
@@ -55,7 +60,6 @@ function packageJson(options: { packageName: string; toolhostSpec: string }): st
     },
     toolhost: { tools: [`./${TEMPLATE_TOOL.file}`] },
     devDependencies: {
-      toolhost: options.toolhostSpec,
       typescript: '^5.9.3',
     },
   };
@@ -145,15 +149,23 @@ Tools for LLM agents, hosted with toolhost. Each module in \`tools/\` is one too
 ## Try it
 
 \`\`\`sh
-toolhost selftest .   # every tool's selftest, in a temp dir
-toolhost list .       # what a host offers, or why it leaves a tool out
-toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
+npx toolhost selftest .   # every tool's selftest, in a temp dir
+npx toolhost list .       # what a host offers, or why it leaves a tool out
+npx toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
+\`\`\`
+
+These run the toolhost installed in this package (or a parent folder's, from there). toolhost is not
+on the npm registry: add it as a devDependency the way you installed it, from its tarball or its git
+repository:
+
+\`\`\`sh
+npm install --save-dev /path/to/toolhost-<version>.tgz
+npm install --save-dev git+https://<host>/<owner>/toolhost.git
 \`\`\`
 
 ## Types
 
-\`${TEMPLATE_TOOL.file}\` is plain JavaScript and runs with nothing installed. \`npm install\` brings
-toolhost's types (a devDependency on the toolhost that wrote this package, by its folder): then your
-editor, and \`npm run typecheck\`, check \`run\`'s arguments against \`parameterSchema\`.
+\`${TEMPLATE_TOOL.file}\` is plain JavaScript and runs with nothing installed. With toolhost installed
+here (above), your editor and \`npm run typecheck\` check \`run\`'s arguments against \`parameterSchema\`.
 `;
 }

@@ -7,7 +7,6 @@ import { lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { InitArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
-import { packageRoot } from '../package-version.js';
 import { messages } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';
 import { packageNameFor, TEMPLATE_TOOL, templateFiles } from './init-template.js';
@@ -29,8 +28,7 @@ export async function initCommand(args: InitArgs, io: CliIo): Promise<ExitCode> 
   if ((await existing(root, stat, args.dir)) === 'other')
     throw new UsageError(messages.initNotAFolder(args.dir));
   const packageName = packageNameFor(basename(root));
-  // Installable from where this toolhost is (toolhost is not on the registry): npm links the folder.
-  const files = templateFiles({ packageName, toolhostSpec: `file:${packageRoot().replace(/\/$/, '')}` });
+  const files = templateFiles({ packageName });
   for (const file of files) {
     if ((await existing(join(root, file.path), lstat, shown(file.path))) !== undefined) {
       throw new UsageError(messages.initWouldOverwrite(shown(file.path)));
@@ -49,8 +47,8 @@ export async function initCommand(args: InitArgs, io: CliIo): Promise<ExitCode> 
     [
       '',
       'Next:',
-      `  toolhost selftest ${target}`,
-      `  toolhost call ${target} ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'`,
+      `  npx toolhost selftest ${target}`,
+      `  npx toolhost call ${target} ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'`,
       '',
     ].join('\n'),
   );

@@ -8,9 +8,11 @@
  * The sentences live here, and only here, so the whole list can be read (and tested) in one place.
  * What a command prints as its *result* (tables, tool output, the chat transcript) is not a message.
  */
+import { COMMANDS } from '../args/command-names.js';
 import type { OutputStream } from './terminal.js';
 
-const COMMAND_LIST = 'list, call, selftest, chat, serve, init, pin or doctor';
+/** Every command, from the one table of them: `list, call, … or doctor`. */
+const COMMAND_LIST = `${COMMANDS.slice(0, -1).join(', ')} or ${COMMANDS.at(-1)}`;
 
 /** `see toolhost <command> --help`, the hint a usage error ends with. */
 function seeHelp(command?: string): string {
@@ -23,8 +25,8 @@ export const messages = {
   noCommand: () => `expected a command: ${COMMAND_LIST} ${seeHelp()}`,
   optionBeforeCommand: (option: string) =>
     `expected a command before ${option}: ${COMMAND_LIST} ${seeHelp()}`,
-  unknownCommand: (word: string) =>
-    `unknown command ${JSON.stringify(word)}: expected ${COMMAND_LIST} ${seeHelp()}`,
+  unknownCommand: (word: string, closest: string | undefined) =>
+    `unknown command ${JSON.stringify(word)}: ${closest === undefined ? '' : `did you mean ${closest}? `}expected ${COMMAND_LIST} ${seeHelp()}`,
   unknownOption: (command: string, option: string) => `unknown option ${option} ${seeHelp(command)}`,
   missingValue: (command: string, option: string) => `expected a value after ${option} ${seeHelp(command)}`,
   optionLikeValue: (option: string, value: string, longName: string) =>
