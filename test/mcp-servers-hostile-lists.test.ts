@@ -1,0 +1,120 @@
+/**
+ * Hostile MCP servers that attack the declaration read, loaded from one config beside an honest
+ * server on one host: a 10,000-tool list, a list whose pages never end, a multi-megabyte
+ * description, invisible characters in what the model reads, an `initialize` or `tools/list` that
+ * never answers, and servers that die at start or keep dying. What fails is left out with its
+ * reason (and what is fine beside it is offered), the host lives, and the honest server answers.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { ModuleEvent } from '../dist/src/index.js';
+import { answered, nextModuleEvent } from './support/host-harness.js';
+import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
+import { useServersHost } from './support/servers-host.js';
+
+const READ_TIMEOUT_MS = 4000;
+
+describe('hostile MCP servers that attack the declaration read, beside an honest one', () => {
+  const servers = useServersHost({ readTimeoutMs: READ_TIMEOUT_MS });
+  let config: string;
+  /** The status of a server entry of the config, or of one of its tools (`server/tool`). */
+  const statusOf = (at: string) => servers.statusOf(`${config}#${at}`);
+  let keptDying: Promise<ModuleEvent>;
+
+  beforeAll(async () => {
+    config = await writeServersConfig(servers.folder, {
+      honest: fixtureEntry('honest'),
+      many: fixtureEntry('many-tools'),
+      endless: fixtureEntry('many-tools', { env: { PAGE_SIZE: '10', ENDLESS_PAGES: '1' } }),
+      huge: fixtureEntry('huge-description'),
+      invisible: fixtureEntry('invisible-characters'),
+      silentInitialize: fixtureEntry('slow-initialize'),
+      silentList: fixtureEntry('slow-initialize', { env: { STALL: 'tools/list' } }),
+      deadAtStart: fixtureEntry('crash-at-start'),
+      keepsDying: fixtureEntry('crash-at-start', { env: { CRASH_AFTER_LIST: '1' } }),
+    });
+    keptDying = nextModuleEvent(
+      servers.host,
+      // Left out for good, not for the moment of a restart ('it is being restarted').
+      (event) =>
+        event.status.path === `${config}#keepsDying` && /ended \d+ times/.test(event.status.reason ?? ''),
+    );
+    await servers.host.load(config);
+    await servers.honestFine();
+  });
+
+  it('a list of 10,000 tools leaves the server out, naming the bound', () => {
+    expect(statusOf('many')).toMatchObject({
+      state: 'left-out',
+      reason: expect.stringMatching(/more than \d+ tools/),
+    });
+    expect(servers.host.list().some((tool) => tool.name.startsWith('many_'))).toBe(false);
+  });
+
+  it('a list whose pages never end leaves the server out, naming the bound', () => {
+    expect(statusOf('endless')).toMatchObject({
+      state: 'left-out',
+      reason: expect.stringMatching(/\b64\b.*pages|pages.*\b64\b/i),
+    });
+  });
+
+  it('a multi-megabyte description leaves that tool out, and its neighbour is offered', async () => {
+    expect(statusOf('huge/huge_description')).toMatchObject({
+      state: 'left-out',
+      code: 'DECLARATION_INVALID',
+    });
+    const listed = servers.host.list().find((tool) => tool.name === 'huge_description');
+    expect(listed).toBeUndefined();
+    expect(await servers.call('small_neighbour')).toStrictEqual(answered('small and fine'));
+    await servers.honestFine();
+  });
+
+  it.each([
+    'bidi_description',
+    'zero_width_description',
+    'tags_in_description',
+    'tags_in_title',
+    'tags_in_schema',
+    'control_in_schema_enum',
+  ])('invisible or control characters (%s) leave that tool out; it is never offered', async (name) => {
+    expect(statusOf(`invisible/${name}`)).toMatchObject({ state: 'left-out', code: 'DECLARATION_INVALID' });
+    expect(servers.host.list().map((tool) => tool.name)).not.toContain(name);
+    const outcome = await servers.call(name);
+    expect(outcome.isError).toBe(true);
+    expect(outcome.error?.code).toBe('UNKNOWN_TOOL');
+  });
+
+  it('the visible tool beside them is offered and answers', async () => {
+    expect(await servers.call('visible_neighbour')).toStrictEqual(answered('plainly visible'));
+    await servers.honestFine();
+  });
+
+  it.each([
+    ['silentInitialize', 'initialize'],
+    ['silentList', 'list its tools'],
+  ])(
+    'a server whose %s never answers is left out at the read bound, and the host goes on',
+    async (at, what) => {
+      expect(statusOf(at)).toMatchObject({
+        code: 'DECLARATION_TIMEOUT',
+        reason: expect.stringContaining(`did not ${what === 'initialize' ? 'answer initialize' : what}`),
+      });
+      expect(servers.host.list().map((tool) => tool.name)).not.toContain('slow_say');
+      await servers.honestFine();
+    },
+  );
+
+  it('a server that dies before reading anything is left out with its last words', () => {
+    expect(statusOf('deadAtStart')).toMatchObject({
+      state: 'left-out',
+      reason: expect.stringContaining('dying before reading anything'),
+    });
+  });
+
+  it('a server that keeps dying after its list is restarted, then left out with its last words', async () => {
+    const event = await keptDying;
+    expect(event.status.reason).toMatch(/ended \d+ times/);
+    expect(event.status.reason).toContain('dying after tools/list');
+    expect(servers.host.list().map((tool) => tool.name)).not.toContain('crash_say');
+    await servers.honestFine();
+  });
+});

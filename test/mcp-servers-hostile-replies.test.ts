@@ -1,0 +1,149 @@
+/**
+ * Hostile MCP servers that break the protocol while calls run, loaded from one config beside an
+ * honest server on one host: forged, duplicate and malformed replies, garbage and an endless line on
+ * stdout, a stderr flood, exits mid-call, silence, and requests to the client it must refuse. Each
+ * attack gets an error result (or is contained), the host lives, the attacked server answers its
+ * next call, and the honest server answers without ever having been restarted.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { answered, failed } from './support/host-harness.js';
+import {
+  FLOOD_MARKER,
+  fixtureEntry,
+  GARBAGE_MARKER,
+  writeServersConfig,
+} from './support/mcp-server-fixtures.js';
+import { textOf, useServersHost } from './support/servers-host.js';
+
+const MB = 1024 * 1024;
+
+describe('hostile MCP servers that break the protocol during calls, beside an honest one', () => {
+  const servers = useServersHost({ timeoutGraceMs: 500 });
+  let rootsFolder: string;
+
+  beforeAll(async () => {
+    rootsFolder = join(servers.folder, 'roots');
+    await mkdir(rootsFolder);
+    const config = await writeServersConfig(servers.folder, {
+      honest: fixtureEntry('honest'),
+      forged: fixtureEntry('forged-replies', { toolhost: { timeoutMs: 5000 } }),
+      garbage: fixtureEntry('stdout-garbage', { toolhost: { timeoutMs: 3000 } }),
+      flood: fixtureEntry('stderr-flood'),
+      exits: fixtureEntry('exit-mid-call', { toolhost: { timeoutMs: 50_000 } }),
+      silent: fixtureEntry('never-answers', { toolhost: { timeoutMs: 1000 } }),
+      asks: fixtureEntry('asks-client', { toolhost: { read: [rootsFolder] } }),
+    });
+    const report = await servers.host.load(config);
+    expect(report.modules.filter((module) => module.state !== 'offered')).toEqual([]);
+    await servers.honestFine();
+  });
+
+  it('replies to ids never sent reach nobody: the call gets its own answer', async () => {
+    expect(await servers.call('reply_to_unknown_ids')).toStrictEqual(
+      answered('answered after forged replies'),
+    );
+    expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
+    await servers.honestFine();
+  });
+
+  it('a second reply to one call is dropped: the call keeps the first, the next call gets its own', async () => {
+    expect(await servers.call('reply_twice')).toStrictEqual(answered('first reply'));
+    expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
+    await servers.honestFine();
+  });
+
+  it.each(['content-not-array', 'text-not-string', 'unknown-block', 'is-error-not-boolean', 'bad-image'])(
+    'a reply whose result has the wrong shape (%s) is an error result on one line',
+    async (shape) => {
+      const outcome = await servers.call('reply_wrong_shape', { shape });
+      expect(outcome.isError).toBe(true);
+      expect(textOf(outcome)).not.toContain('\n');
+      expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
+      await servers.honestFine();
+    },
+  );
+
+  it('garbage on stdout between frames is dropped, and the call answers', async () => {
+    expect(await servers.call('write_garbage')).toStrictEqual(answered('answered after garbage'));
+    expect(await servers.call('garbage_say')).toStrictEqual(answered('still here'));
+    await servers.honestFine();
+  });
+
+  it('a line on stdout that never ends is not held: the call times out and the host stays flat', async () => {
+    const before = process.memoryUsage.rss();
+    const outcome = await servers.call('write_endless_line', { megabytes: 24 });
+    expect(outcome).toStrictEqual(failed('TOOL_TIMEOUT', 'tool timed out after 3000 ms'));
+    expect(process.memoryUsage.rss() - before).toBeLessThan(100 * MB);
+    expect(textOf(outcome)).not.toContain(GARBAGE_MARKER);
+    await servers.honestFine();
+  });
+
+  it('a stderr flood of 20 MB neither blocks the server nor grows the host', async () => {
+    const before = process.memoryUsage.rss();
+    expect(await servers.call('flood_stderr', { megabytes: 20 })).toStrictEqual(answered('flooded 20 MB'));
+    expect(process.memoryUsage.rss() - before).toBeLessThan(100 * MB);
+    await servers.honestFine();
+  });
+
+  it('a server that floods stderr and exits is TOOL_CRASHED with a bounded message, then restarted', async () => {
+    const outcome = await servers.call('flood_stderr_then_exit', { megabytes: 4 });
+    expect(outcome.isError).toBe(true);
+    expect(outcome.error?.code).toBe('TOOL_CRASHED');
+    const message = textOf(outcome);
+    expect(message).toContain('exited with code 7');
+    expect(message.length).toBeLessThan(4000);
+    expect(await servers.call('flood_say')).toStrictEqual(answered('still here'));
+    await servers.honestFine();
+  });
+
+  it('a server that exits mid-reply answers every call in flight TOOL_CRASHED, then is restarted', async () => {
+    expect(await servers.call('exit_count')).toStrictEqual(answered('count: 1'));
+    const held = servers.call('hold');
+    const exiting = servers.call('exit_mid_reply');
+    for (const outcome of await Promise.all([held, exiting])) {
+      expect(outcome.isError).toBe(true);
+      // Not a timeout (the entry's is 50 s): the exit itself answered both.
+      expect(outcome.error?.code).toBe('TOOL_CRASHED');
+    }
+    expect(textOf(await exiting)).toContain('exiting mid-reply');
+    expect(await servers.call('exit_say')).toStrictEqual(answered('still here'));
+    // A new process: the count it kept is gone.
+    expect(await servers.call('exit_count')).toStrictEqual(answered('count: 1'));
+    await servers.honestFine();
+  });
+
+  it('a call never answered is TOOL_TIMEOUT, and the server hears notifications/cancelled for it', async () => {
+    expect(await servers.call('never_answer')).toStrictEqual(
+      failed('TOOL_TIMEOUT', 'tool timed out after 1000 ms'),
+    );
+    const cancelled = textOf(await servers.call('cancellations'));
+    expect(JSON.parse(cancelled.replace(/^cancelled: /, ''))).toHaveLength(1);
+    await servers.honestFine();
+  });
+
+  it.each([
+    ['sampling/createMessage', 'sampling'],
+    ['elicitation/create', 'elicitation'],
+  ])('a server asking the client for %s gets a clear error', async (method, what) => {
+    const outcome = await servers.call('ask_client', { method });
+    expect(textOf(outcome)).toMatch(new RegExp(`^error: -?\\d+ .*does not offer ${what}`));
+    await servers.honestFine();
+  });
+
+  it('a server asking for roots/list gets its grants, nothing more', async () => {
+    const outcome = await servers.call('ask_client', { method: 'roots/list' });
+    const roots = JSON.parse(textOf(outcome).replace(/^answered: /, '')) as { roots: Array<{ uri: string }> };
+    expect(roots.roots.map((root) => root.uri)).toEqual([pathToFileURL(rootsFolder).href]);
+  });
+
+  it('no outcome holds what a server wrote outside the protocol', () => {
+    const everything = JSON.stringify(servers.outcomes);
+    expect(everything).not.toContain(GARBAGE_MARKER);
+    expect(everything).not.toContain(`${FLOOD_MARKER} `.repeat(100));
+    expect(everything).not.toContain('FORGED');
+    expect(everything).not.toContain('second reply');
+  });
+});
