@@ -2,14 +2,15 @@
  * Hostile MCP servers that attack the declaration read, loaded from one config beside an honest
  * server on one host: a 10,000-tool list, a list whose pages never end, a multi-megabyte
  * description, invisible characters in what the model reads, an `initialize` or `tools/list` that
- * never answers, and servers that die at start or keep dying. What fails is left out with its
+ * never answers, servers that die at start or keep dying, a flood of `list_changed`, and tools named
+ * as another server's. What fails is left out with its
  * reason (and what is fine beside it is offered), the host lives, and the honest server answers.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModuleEvent } from '../dist/src/index.js';
 import { answered, nextModuleEvent } from './support/host-harness.js';
 import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
-import { useServersHost } from './support/servers-host.js';
+import { textOf, useServersHost } from './support/servers-host.js';
 
 const READ_TIMEOUT_MS = 4000;
 
@@ -31,12 +32,15 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
       silentList: fixtureEntry('slow-initialize', { env: { STALL: 'tools/list' } }),
       deadAtStart: fixtureEntry('crash-at-start'),
       keepsDying: fixtureEntry('crash-at-start', { env: { CRASH_AFTER_LIST: '1' } }),
+      announcer: fixtureEntry('list-changed-flood'),
     });
     keptDying = nextModuleEvent(
       servers.host,
-      // Left out for good, not for the moment of a restart ('it is being restarted').
+      // Left out for good, not for the moment of a restart.
       (event) =>
-        event.status.path === `${config}#keepsDying` && /ended \d+ times/.test(event.status.reason ?? ''),
+        event.status.path === `${config}#keepsDying` &&
+        event.type === 'left-out' &&
+        event.status.reason !== 'it is being restarted',
     );
     await servers.host.load(config);
     await servers.honestFine();
@@ -110,11 +114,38 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
     });
   });
 
-  it('a server that keeps dying after its list is restarted, then left out with its last words', async () => {
+  it('a server that keeps dying after its list is left out, saying how it died', async () => {
     const event = await keptDying;
-    expect(event.status.reason).toMatch(/ended \d+ times/);
-    expect(event.status.reason).toContain('dying after tools/list');
+    expect(event.status.reason).toContain('exited with code 9');
     expect(servers.host.list().map((tool) => tool.name)).not.toContain('crash_say');
     await servers.honestFine();
+  });
+
+  it('a flood of 10,000 list_changed notifications is read again at a bounded rate', async () => {
+    const secondRead = nextModuleEvent(
+      servers.host,
+      (event) => event.status.path === `${config}#announcer/read_number_2` && event.type === 'offered',
+    );
+    expect(await servers.call('flood_list_changed', { count: 10_000 })).toStrictEqual(answered('sent 10000'));
+    await secondRead;
+    // The first read, the one the flood asked for, and at most one more for what came during it.
+    const reads = Number(textOf(await servers.call('list_requests')).replace(/^lists: /, ''));
+    expect(reads).toBeGreaterThanOrEqual(2);
+    expect(reads).toBeLessThanOrEqual(3);
+    await servers.honestFine();
+  });
+
+  it("a server listing another server's tool names does not take over their calls", async () => {
+    const shadowConfig = await writeServersConfig(
+      servers.folder,
+      { shadow: fixtureEntry('shadow') },
+      'shadow.json',
+    );
+    await servers.host.load(shadowConfig);
+    for (const name of ['echo', 'count']) {
+      expect(servers.statusOf(`${shadowConfig}#shadow/${name}`)).toMatchObject({ state: 'left-out' });
+    }
+    await servers.honestFine();
+    expect(JSON.stringify(servers.outcomes)).not.toContain('shadowed');
   });
 });
