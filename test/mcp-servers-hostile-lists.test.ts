@@ -107,10 +107,10 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
     },
   );
 
-  it('a server that dies before reading anything is left out with its last words', () => {
+  it('a server that dies before reading anything is left out, saying how it died', () => {
     expect(statusOf('deadAtStart')).toMatchObject({
       state: 'left-out',
-      reason: expect.stringContaining('dying before reading anything'),
+      reason: expect.stringContaining('exited with code 9'),
     });
   });
 
