@@ -43,7 +43,11 @@ export type LeftOutCode =
   /** Under a lock: what the model reads differs from what was pinned. */
   | 'DECLARATION_CHANGED'
   /** Under a lock: the declaration is as pinned, the package's content is not. */
-  | 'CODE_CHANGED';
+  | 'CODE_CHANGED'
+  /** An MCP server this host can't run as its config asks (remote, disabled, no bubblewrap, `net`). */
+  | 'SERVER_UNSUPPORTED'
+  /** An MCP server that could not be started, failed its `initialize` or `tools/list`, or keeps dying. */
+  | 'SERVER_FAILED';
 
 /** Host-level failures: a caller's mistake or a host that can't do what was asked. */
 export type HostErrorCode =

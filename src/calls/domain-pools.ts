@@ -40,6 +40,8 @@ export class DomainPools {
   readonly #onFault: (source: string, message: string) => void;
   readonly #pools = new Map<SourceVersion, CallPool>();
   readonly #drainingPools = new Set<CallPool>();
+  /** MCP configs' running servers, each set until no current version holds it. */
+  readonly #serverSets = new Set<CallPool>();
   readonly #onNetwork: ((event: NetworkEvent) => void) | undefined;
   /**
    * The process tier's pools and reads, loaded with the tier's modules when its first version is
@@ -72,6 +74,8 @@ export class DomainPools {
 
   /** The pool of a current version (made on its first call). */
   poolFor(version: SourceVersion): CallPool {
+    // An MCP config's servers are its pool, kept across its versions (see endServers).
+    if (version.servers !== undefined) return version.servers;
     let pool = this.#pools.get(version);
     if (pool === undefined) {
       const { root } = version;
@@ -161,6 +165,24 @@ export class DomainPools {
       });
   }
 
+  /**
+   * Takes an MCP config's running servers into the host's keeping: they end at `close()`, or when
+   * {@link endServers} is told they are no longer current. False (and nothing kept) once closed.
+   */
+  adoptServers(servers: CallPool): boolean {
+    if (this.#closed) return false;
+    this.#serverSets.add(servers);
+    return true;
+  }
+
+  /** Servers no current version holds: they end once their calls in flight have answered. */
+  endServers(servers: CallPool): void {
+    if (!this.#serverSets.delete(servers)) return;
+    void servers
+      .drain()
+      .catch((error: unknown) => this.#onFault('MCP servers', `they failed to end: ${String(error)}`));
+  }
+
   /** The `execArgv` of a version's workers, call workers and declaration readers alike. */
   execArgvFor(
     version: Pick<SourceVersion, 'root' | 'isolation' | 'snapshot' | 'packageName' | 'permissions'>,
@@ -183,8 +205,9 @@ export class DomainPools {
   /** Ends every worker, draining pools included; their pending calls answer `HOST_CLOSED`. */
   async close(): Promise<void> {
     this.#closed = true;
-    const pools = [...this.#pools.values(), ...this.#drainingPools];
+    const pools = [...this.#pools.values(), ...this.#drainingPools, ...this.#serverSets];
     this.#pools.clear();
+    this.#serverSets.clear();
     // A tier still loading is closed once it is there (it starts its spare when made).
     const processes = this.#loadingProcesses?.then((tier) => tier.close());
     await Promise.all([processes, ...pools.map((pool) => pool.close())]);

@@ -9,9 +9,10 @@ import type { ModuleState, ModuleStatus } from '../registry/generation.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
 
 export interface LoadReport {
-  /** The package folder or module file that was loaded. */
+  /** The package folder, module file or MCP client config that was loaded. */
   source: string;
-  kind: 'package' | 'module';
+  /** `servers`: an MCP client config (`mcpServers`); each server's tools are its modules. */
+  kind: 'package' | 'module' | 'servers';
   /** The package's `name`, as the loaded version's manifest gives it (a module file has none). */
   packageName?: string;
   /**

@@ -46,6 +46,7 @@ import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
 import { NetworkCounts } from './network-counts.js';
 import type { LoadOptions, PinOptions, SelftestOptions, ToolHostOptions } from './options.js';
 import { ServedSources } from './served-sources.js';
+import { serverSettings } from './server-settings.js';
 import { expectLockFile, expectTier, resolveSettings, type Settings } from './settings.js';
 import { holdTempRoot, releaseTempRoot, sweepDeadTempRoots } from './temp-root.js';
 
@@ -97,7 +98,13 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       reread: (record) => rereadModule(this.#loading, record),
       pins,
       onPublished: ({ next, retired }) => {
-        for (const version of retired) this.#pools.retire(version, () => letGo(this.#snapshots, version));
+        for (const version of retired) {
+          this.#pools.retire(version, () => letGo(this.#snapshots, version));
+          // An MCP config's servers outlive a version: they end when no current version holds them.
+          const { servers } = version;
+          if (servers !== undefined && this.#registry.source(version.root)?.servers !== servers)
+            this.#pools.endServers(servers);
+        }
         reporter.report(next);
       },
     });
@@ -110,6 +117,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       confinedByPermissions: (isolation) => this.#pools.confinedByPermissions(isolation),
       networkOf: ({ packageName, permissions }) =>
         grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
+      serverSettings: serverSettings(settings),
+      adoptServers: (servers) => this.#pools.adoptServers(servers),
     };
     this.#served = new ServedSources({
       registry: this.#registry,

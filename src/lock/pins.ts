@@ -29,7 +29,7 @@ export interface PinVerdict {
 
 /** What names a module in a lock: its source's kind, package name and root, and its file. */
 export interface ModuleIdentity {
-  kind: 'package' | 'module';
+  kind: 'package' | 'module' | 'servers';
   packageName: string | undefined;
   root: string;
   path: string;

@@ -50,6 +50,15 @@ export interface SandboxPaths {
    * the snapshot the host later mirrors into it appears at the snapshot's own path.
    */
   overlay?: { folder: string; at: string };
+  /**
+   * What runs, read-only: toolhost's own code and Node ({@link codePaths}) unless given. An MCP
+   * server (src/mcp/servers) names its own interpreter and package here instead.
+   */
+  code?: readonly string[];
+  /** Read-write besides `tmpDir`: an MCP server's `write` grants. */
+  readWrite?: readonly string[];
+  /** The working directory; the read-only root unless given. */
+  workingDirectory?: string;
 }
 
 /** The system folders Node and the programs a tool starts need; each only if it exists. */
@@ -93,8 +102,9 @@ function findCodePaths(): string[] {
   ];
 }
 
-function findOnPath(name: string): string | undefined {
-  for (const folder of (process.env['PATH'] ?? '').split(delimiter)) {
+/** The first executable file `name` in the folders of `PATH` (the host's own, unless given). */
+export function findOnPath(name: string, path = process.env['PATH'] ?? ''): string | undefined {
+  for (const folder of path.split(delimiter)) {
     if (folder === '') continue;
     const candidate = join(folder, name);
     try {
@@ -136,7 +146,7 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
   args.push('--die-with-parent', '--new-session', '--cap-drop', 'ALL', ...system.args);
   if (paths.network) for (const file of NETWORK_FILES) args.push('--ro-bind-try', file, file);
   args.push('--proc', '/proc', '--dev', '/dev');
-  for (const path of [...codePaths(), ...paths.readOnly]) {
+  for (const path of [...(paths.code ?? codePaths()), ...paths.readOnly]) {
     // Node installed under /usr is there already.
     if (system.bound.some((folder) => isWithin(folder, path))) continue;
     args.push('--ro-bind', path, path);
@@ -145,7 +155,9 @@ export function sandboxArgs(paths: SandboxPaths, options: { disableUserns: boole
   // than landing beside other calls' tmpDirs.
   if (paths.egress !== undefined) args.push('--ro-bind', paths.egress, paths.egress);
   if (paths.overlay !== undefined) args.push('--ro-bind', paths.overlay.folder, paths.overlay.at);
-  args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/', '--chdir', '/', '--');
+  for (const path of paths.readWrite ?? []) args.push('--bind', path, path);
+  args.push('--bind', paths.tmpDir, paths.tmpDir, '--remount-ro', '/');
+  args.push('--chdir', paths.workingDirectory ?? '/', '--');
   return args;
 }
 

@@ -26,6 +26,11 @@ export class StderrTail {
     stream.on('error', () => {});
   }
 
+  /** The last characters written (an MCP server's error text). */
+  get text(): string {
+    return this.#text;
+  }
+
   /** Whether the process said, last, that it ran out of heap. */
   get ranOutOfHeap(): boolean {
     return this.#text.includes(HEAP_OUT_OF_MEMORY);

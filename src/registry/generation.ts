@@ -7,6 +7,7 @@
 import type { LeftOutCode } from '../boundary/errors.js';
 import type { JsonSchema, ToolAnnotations, ToolContext } from '../boundary/tool-contract.js';
 import type { IsolationTier } from '../calls/isolation.js';
+import type { CallPool } from '../calls/worker-pool.js';
 import type { ToolInfo } from '../declaration/check.js';
 import type { LockDifference } from '../lock/difference.js';
 import type { PinVerdict } from '../lock/pins.js';
@@ -54,9 +55,10 @@ export type ModuleRead =
  * that module's read.
  */
 export interface SourceVersion {
-  /** The real path of the package folder or module file: the trust domain. */
+  /** The real path of the package folder or module file (or MCP client config): the trust domain. */
   readonly root: string;
-  readonly kind: 'package' | 'module';
+  /** `servers`: an MCP client config, whose modules are its servers' tools (src/mcp/servers). */
+  readonly kind: 'package' | 'module' | 'servers';
   readonly packageName: string | undefined;
   /** What its manifest asks for (`toolhost.permissions`); the host grants it or not. */
   readonly permissions: PackagePermissions;
@@ -64,6 +66,12 @@ export interface SourceVersion {
   /** Undefined when nothing could be read (the host closed first, the package can't be confined). */
   readonly snapshot: Snapshot | undefined;
   readonly modules: readonly ModuleRecord[];
+  /**
+   * An MCP client config's running servers: where its tools' calls go. They outlive a version (a
+   * `list_changed` publishes a new version of the same servers) and end once no current version
+   * holds them.
+   */
+  readonly servers?: CallPool;
 }
 
 export interface ModuleRecord {

@@ -1,5 +1,5 @@
 /**
- * Parameter schemas (JSON Schema draft 2020-12) and the input validators compiled from them.
+ * Parameter schemas (JSON Schema draft 2020-12, or draft-07 when `$schema` says so) and the input validators compiled from them.
  * Schemas come from untrusted tool modules, so before Ajv sees one it is bounded (size, depth, no
  * `$async`), and each is compiled by an Ajv instance of its own: an `$id` (even the meta-schema's
  * URI) or `removeSchema` can't touch what another module or another host compiled. One shared
@@ -34,18 +34,43 @@ export interface SchemaLimits {
  * generation (about 90 modules), and a host that only calls its own tools never does.
  */
 let ajvClass: typeof Ajv2020 | undefined;
-function newAjv(options: Options): Ajv2020 {
+let draft07Class: typeof Ajv2020 | undefined;
+function newAjv(options: Options, dialect: Dialect = '2020-12'): Ajv2020 {
+  if (dialect === 'draft-07') {
+    // Ajv's default class is draft-07; its API is the 2020 class's.
+    draft07Class ??= (createRequire(import.meta.url)('ajv') as { Ajv: typeof Ajv2020 }).Ajv;
+    return new draft07Class(options);
+  }
   ajvClass ??= (createRequire(import.meta.url)('ajv/dist/2020') as { Ajv2020: typeof Ajv2020 }).Ajv2020;
   return new ajvClass(options);
 }
 
 export const DEFAULT_SCHEMA_LIMITS: SchemaLimits = { maxSchemaBytes: 65_536, maxSchemaDepth: 32 };
 
-let metaChecker: Ajv2020 | undefined;
+/**
+ * The JSON Schema drafts a schema may be written in: 2020-12 (the default), or draft-07 when its
+ * `$schema` says so (what zod-to-json-schema writes, and so what many MCP servers send).
+ */
+export type Dialect = '2020-12' | 'draft-07';
 
-/** Only validates schemas against the 2020-12 meta-schema; it never compiles or keeps a tool's schema. */
+const DRAFT_07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
+
+/** The draft `schema` declares with its `$schema`; 2020-12 when it declares none (or another). */
+export function dialectOf(schema: object): Dialect {
+  const declared = (schema as Record<string, unknown>)['$schema'];
+  return typeof declared === 'string' && DRAFT_07.test(declared) ? 'draft-07' : '2020-12';
+}
+
+const metaCheckers = new Map<Dialect, Ajv2020>();
+
+/** Only validates schemas against their draft's meta-schema; it never compiles or keeps a tool's schema. */
 function checkAgainstMetaSchema(schema: object): string | undefined {
-  metaChecker ??= newAjv(OPTIONS);
+  const dialect = dialectOf(schema);
+  let metaChecker = metaCheckers.get(dialect);
+  if (metaChecker === undefined) {
+    metaChecker = newAjv(OPTIONS, dialect);
+    metaCheckers.set(dialect, metaChecker);
+  }
   try {
     if (metaChecker.validateSchema(schema) === true) return undefined;
     return metaChecker.errorsText(metaChecker.errors, { dataVar: 'schema' });
@@ -104,7 +129,10 @@ export function compileObjectSchema(schema: unknown, limits: SchemaLimits, field
   if (invalid !== undefined) return { ok: false, message: `${field} is not valid JSON Schema: ${invalid}` };
   try {
     // Patterns run in linear time (a backtracking `pattern` would stop the host on one input).
-    const ajv = newAjv({ ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } });
+    const ajv = newAjv(
+      { ...OPTIONS, validateSchema: false, code: { regExp: linearRegExpEngine } },
+      dialectOf(schema),
+    );
     return { ok: true, validate: ajv.compile(schema) };
   } catch (error) {
     return { ok: false, message: `${field} does not compile: ${(error as Error).message}` };

@@ -3,16 +3,19 @@
  * published in one step, unless a newer load of the same source, an unload or `close()` came first.
  */
 import { realpathSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { IsolationTier } from '../calls/isolation.js';
 import type { LoadReport } from '../host/events.js';
+import { parseServersConfig, readServersConfigJson } from '../mcp/servers/config.js';
+import type { ServersLoading } from '../mcp/servers/load-servers.js';
 import { buildGeneration, type SourceVersion } from '../registry/generation.js';
 import type { Registry } from '../registry/registry.js';
 import type { Snapshots } from '../snapshot/snapshot.js';
 import { readSource, type SourceReaderParts } from './read-version.js';
 import { NO_PERMISSIONS, resolveSource } from './resolve-path.js';
 
-export interface LoadingParts extends SourceReaderParts {
+export interface LoadingParts extends SourceReaderParts, Omit<ServersLoading, 'registry'> {
   registry: Registry;
   /** What this host grants a package of the network, as a report says it (see {@link LoadReport.network}). */
   networkOf(manifest: Pick<LoadReport, 'packageName' | 'permissions'>): LoadReport['network'];
@@ -26,6 +29,8 @@ export async function loadSource(
   const { registry } = parts;
   // Pinned since the last load? Judged before this load's version, so its result is told against the new pins.
   registry.refreshPins();
+  const config = await readServersConfigJson(resolve(path));
+  if (config !== undefined) return loadConfig(parts, path, config);
   const source = await resolveSource(path);
   if (source.kind === 'module' && registry.source(source.root) === undefined) {
     const serving = registry.packageServing(source.root);
@@ -57,6 +62,23 @@ export async function loadSource(
   };
 }
 
+/**
+ * An MCP client config: its servers started, read and published (the MCP client and the sandbox
+ * code load only now). A file that is not a config at all throws, as a package path does.
+ */
+async function loadConfig(
+  parts: LoadingParts,
+  path: string,
+  config: Record<string, unknown>,
+): Promise<LoadReport> {
+  const root = await realpath(resolve(path));
+  const configured = await parseServersConfig(config, root);
+  parts.registry.rememberRoot(path, root);
+  const { loadServers } = await import('../mcp/servers/load-servers.js');
+  await loadServers(parts, root, configured);
+  return reportOf(parts, root, 'servers');
+}
+
 /** @returns whether anything was loaded (or shown as unloadable) from that path */
 export function unloadSource(registry: Registry, path: string): boolean {
   const root = registry.rootOf(path, realPathOr);
@@ -77,7 +99,7 @@ export function letGo(snapshots: Snapshots, version: SourceVersion): void {
   if (version.snapshot !== undefined) snapshots.release(version.snapshot);
 }
 
-function reportOf(parts: LoadingParts, root: string, kind: 'package' | 'module', path?: string): LoadReport {
+function reportOf(parts: LoadingParts, root: string, kind: LoadReport['kind'], path?: string): LoadReport {
   const { registry } = parts;
   const modules = registry.generation.statuses.filter(
     (status) => status.source === root || (path !== undefined && status.path === path),

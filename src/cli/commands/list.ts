@@ -23,7 +23,7 @@ export interface ListJson {
     path: string;
     /** Its real path: the package folder or module file. */
     source: string;
-    kind: 'package' | 'module';
+    kind: 'package' | 'module' | 'servers';
     packageName: string | null;
     /** What the package's manifest asks for (`toolhost.permissions`); a module file asks for nothing. */
     permissions: PackagePermissions;

@@ -1,0 +1,228 @@
+/**
+ * One running server and the official v2 client connected to it over {@link ServerStdioTransport}:
+ * `initialize` under a time bound, `tools/list` page by page under bounds on time, pages and tools,
+ * `tools/call` with the caller's deadline (an abort sends `notifications/cancelled`), `roots/list`
+ * answered with the server's grants. Every way the server ends (exits, is killed, is closed) ends
+ * its requests in flight with an error.
+ */
+import { pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { escapeControl } from '../../boundary/sanitize.js';
+import type { JsonValue } from '../../boundary/tool-contract.js';
+import { packageVersion } from '../../cli/package-version.js';
+import { type ServerExit, ServerProcess, type ServerProcessOptions } from './server-process.js';
+import { ServerStdioTransport } from './stdio-transport.js';
+
+export interface ListBounds {
+  timeoutMs: number;
+  maxPages: number;
+  maxTools: number;
+}
+
+export interface CallHooks {
+  timeoutMs: number;
+  signal: AbortSignal;
+  onProgress: (data: JsonValue) => void;
+}
+
+/** How long a server whose stdout closed has to end by itself before it is ended. */
+const END_GRACE_MS = 2000;
+
+/** Longer than any deadline the host sets itself (Node's timers take at most 2^31 - 1 ms). */
+const NO_SDK_TIMEOUT = 2 ** 31 - 1;
+
+export class ServerConnection {
+  readonly #process: ServerProcess;
+  readonly #transport: ServerStdioTransport;
+  readonly #client: Client;
+  /** Resolves once, when the server's process has ended. */
+  readonly ended: Promise<ServerExit>;
+  #exit: ServerExit | undefined;
+  /** The server said its tools changed (`notifications/tools/list_changed`). */
+  onToolsChanged: (() => void) | undefined;
+
+  private constructor(process: ServerProcess, roots: readonly string[]) {
+    this.#process = process;
+    this.#transport = new ServerStdioTransport(process.stdin, process.stdout);
+    this.#client = new Client(
+      { name: 'toolhost', version: packageVersion() },
+      { capabilities: { roots: { listChanged: false } } },
+    );
+    // The server's own doing never throws into the host: the client reports it here.
+    this.#client.onerror = () => {};
+    const listed = roots.map((path) => ({ uri: pathToFileURL(path).href, name: path }));
+    this.#client.setRequestHandler('roots/list', () => ({ roots: listed.map((root) => ({ ...root })) }));
+    this.#client.setNotificationHandler('notifications/tools/list_changed', () => {
+      try {
+        this.onToolsChanged?.();
+      } catch {
+        // The listener is the host's: a throw there must not reach the client.
+      }
+    });
+    this.ended = process.exited.then((exit) => {
+      this.#exit = exit;
+      void this.#transport.close();
+      return exit;
+    });
+  }
+
+  /**
+   * Starts the server and runs `initialize` within `timeoutMs`. Rejects with a reason (the
+   * server's last stderr words included) when it does not get that far; the process is ended then.
+   */
+  static async open(
+    options: ServerProcessOptions & { roots: readonly string[] },
+    timeoutMs: number,
+  ): Promise<ServerConnection> {
+    const process = await ServerProcess.start(options);
+    const connection = new ServerConnection(process, options.roots);
+    try {
+      await connection.#bounded(
+        (signal) => connection.#client.connect(connection.#transport, { signal, timeout: NO_SDK_TIMEOUT }),
+        timeoutMs,
+        `did not answer initialize within ${timeoutMs} ms`,
+      );
+    } catch (error) {
+      connection.close();
+      throw error;
+    }
+    return connection;
+  }
+
+  /** The server's stdout closed (it ended, or closed it): nothing more will come from it. */
+  get disconnected(): boolean {
+    return this.#transport.closed;
+  }
+
+  /**
+   * How the process ended, once it has: a server that closed its stdout but runs on is given
+   * {@link END_GRACE_MS} to end by itself, then ended.
+   */
+  async end(): Promise<ServerExit> {
+    if (this.#exit !== undefined) return this.#exit;
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), END_GRACE_MS);
+    });
+    const exit = await Promise.race([this.ended, grace]);
+    clearTimeout(timer);
+    if (exit !== undefined) return exit;
+    this.close();
+    return this.ended;
+  }
+
+  /** How the process ended; undefined while it runs. */
+  get exit(): ServerExit | undefined {
+    return this.#exit;
+  }
+
+  get stderrTail(): string {
+    return this.#process.stderrTail;
+  }
+
+  get pid(): number | undefined {
+    return this.#process.pid;
+  }
+
+  /** What the transport dropped of the server's stdout. */
+  get dropped(): ServerStdioTransport['dropped'] {
+    return this.#transport.dropped;
+  }
+
+  /** Every page of `tools/list`, within the bounds; rejects with the bound it broke. */
+  async listTools(bounds: ListBounds): Promise<unknown[]> {
+    return this.#bounded(
+      async (signal) => {
+        const tools: unknown[] = [];
+        let cursor: string | undefined;
+        for (let page = 1; ; page++) {
+          const result = await this.#client.listTools(cursor === undefined ? {} : { cursor }, {
+            signal,
+            timeout: NO_SDK_TIMEOUT,
+          });
+          const listed: unknown = result.tools;
+          if (!Array.isArray(listed)) throw new Error('its tools/list result has no list of tools');
+          tools.push(...listed);
+          if (tools.length > bounds.maxTools) {
+            throw new Error(`it lists more than ${bounds.maxTools} tools (toolhost reads at most that many)`);
+          }
+          const next: unknown = result.nextCursor;
+          if (typeof next !== 'string' || next === '') return tools;
+          if (page >= bounds.maxPages) {
+            throw new Error(`its tools/list runs over more than ${bounds.maxPages} pages`);
+          }
+          cursor = next;
+        }
+      },
+      bounds.timeoutMs,
+      `did not list its tools within ${bounds.timeoutMs} ms`,
+    );
+  }
+
+  /** One `tools/call`: resolves with the server's result, rejects on abort or the server's end. */
+  callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
+    return this.#client.callTool(
+      { name, arguments: args as Record<string, unknown> },
+      {
+        signal: hooks.signal,
+        timeout: NO_SDK_TIMEOUT,
+        onprogress: (progress) => {
+          const data: JsonValue = { progress: progress.progress };
+          if (typeof progress.total === 'number') data['total'] = progress.total;
+          if (typeof progress.message === 'string') data['message'] = progress.message;
+          hooks.onProgress(data);
+        },
+      },
+    );
+  }
+
+  /** Whether the server answers a `ping` within `timeoutMs`. */
+  async answers(timeoutMs: number): Promise<boolean> {
+    try {
+      await this.#bounded((signal) => this.#client.ping({ signal, timeout: NO_SDK_TIMEOUT }), timeoutMs, '');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Ends the server and everything it started. */
+  close(): void {
+    this.#process.kill();
+    void this.#transport.close();
+  }
+
+  /** `work` under a deadline and the server's end: whichever comes first. */
+  async #bounded<T>(
+    work: (signal: AbortSignal) => Promise<T>,
+    timeoutMs: number,
+    overMessage: string,
+  ): Promise<T> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const over = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        const error = new Error(overMessage);
+        error.name = 'TimeoutError';
+        controller.abort(error);
+        reject(error);
+      }, timeoutMs);
+    });
+    const ended = this.ended.then((exit): never => {
+      throw new Error(`${exit.description}${stderrWords(this.#process.stderrTail)}`);
+    });
+    try {
+      return await Promise.race([work(controller.signal), over, ended]);
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+  }
+}
+
+/** The server's last stderr line(s), as a clause for an error message. */
+export function stderrWords(tail: string): string {
+  const lines = tail.trim().split('\n').slice(-5).join(' | ').trim();
+  if (lines === '') return '';
+  return `; its stderr ends: ${escapeControl(lines.slice(-500))}`;
+}

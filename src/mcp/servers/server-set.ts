@@ -1,0 +1,143 @@
+/**
+ * The running servers of one loaded config: one {@link ServerRuntime} per entry, each its own trust
+ * domain (its own process, sandbox and restarts). As a {@link CallPool} it is where the config's
+ * tools are called: a tool's record names its server and the tool's name on that server. It builds
+ * the registry's view of itself ({@link versionOf}): one record per listed tool, and one per server
+ * that is left out, with its reason.
+ */
+
+import type { CallTask } from '../../boundary/protocol.js';
+import { failure, type PoolReply } from '../../calls/answer-once.js';
+import type { CallPool, PoolCallHooks } from '../../calls/worker-pool.js';
+import type { ModuleRecord, SourceVersion } from '../../registry/generation.js';
+import { NO_PERMISSIONS } from '../../sources/resolve-path.js';
+import type { ConfiguredServer } from './config.js';
+import { ServerRuntime } from './server-runtime.js';
+import type { ServerSettings } from './server-start.js';
+
+const URL_PREFIX = 'mcp-server:';
+
+export class ServerSet implements CallPool {
+  /** The config file's real path: the source's root. */
+  readonly root: string;
+  /** What the config said, resolved: a load of an unchanged config keeps these servers. */
+  readonly fingerprint: string;
+  readonly #configured: ConfiguredServer[];
+  readonly #runtimes: Array<ServerRuntime | undefined>;
+  #closed = false;
+  /** Hears every change of what the servers offer after the first read. */
+  onChange: (() => void) | undefined;
+
+  constructor(root: string, configured: ConfiguredServer[], settings: ServerSettings) {
+    this.root = root;
+    this.#configured = configured;
+    this.fingerprint = JSON.stringify(configured);
+    this.#runtimes = configured.map((server) =>
+      server.ok ? new ServerRuntime(server.entry, settings, () => this.#changed()) : undefined,
+    );
+  }
+
+  /** Starts every server and reads its tools; resolves when each has been read or left out. */
+  async start(): Promise<void> {
+    await Promise.all(this.#runtimes.map((runtime) => runtime?.start()));
+  }
+
+  /** Process ids of the servers running now (for tests and `status`). */
+  pids(): number[] {
+    return this.#runtimes.flatMap((runtime) => {
+      const state = runtime?.state;
+      const pid = state?.kind === 'ready' ? state.connection.pid : undefined;
+      return pid === undefined ? [] : [pid];
+    });
+  }
+
+  /** The registry's version of this config as the servers stand now. */
+  versionOf(orderOf: (path: string) => number): SourceVersion {
+    const modules: ModuleRecord[] = [];
+    const version: SourceVersion = {
+      root: this.root,
+      kind: 'servers',
+      packageName: undefined,
+      permissions: NO_PERMISSIONS,
+      isolation: 'process',
+      snapshot: undefined,
+      modules,
+      servers: this,
+    };
+    this.#configured.forEach((server, index) => {
+      const name = server.ok ? server.entry.name : server.name;
+      const at = `${this.root}#${name}`;
+      const add = (path: string, url: string, read: ModuleRecord['read']) =>
+        modules.push({ path, source: version, order: orderOf(path), url, read });
+      if (!server.ok) {
+        add(at, '', { kind: 'failed', code: leftOutCode(server.reason), reason: server.reason });
+        return;
+      }
+      const state = this.#runtimes[index]?.state;
+      if (state === undefined || state.kind === 'starting' || state.kind === 'restarting') {
+        add(at, '', { kind: 'failed', code: 'SERVER_FAILED', reason: 'it is being restarted' });
+      } else if (state.kind === 'left-out') {
+        add(at, '', { kind: 'failed', code: state.code, reason: state.reason });
+      } else {
+        for (const tool of state.tools) {
+          add(
+            `${at}/${tool.serverName}`,
+            `${URL_PREFIX}${index}:${encodeURIComponent(tool.serverName)}`,
+            tool.read,
+          );
+        }
+      }
+    });
+    return version;
+  }
+
+  run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {
+    if (this.#closed) return Promise.resolve(failure('HOST_CLOSED', 'the tool host is closed'));
+    const match = /^mcp-server:(\d+):(.*)$/s.exec(task.moduleUrl);
+    const runtime = match === null ? undefined : this.#runtimes[Number(match[1])];
+    if (match === null || runtime === undefined) {
+      return Promise.resolve(failure('UNKNOWN_TOOL', 'this tool is no longer served'));
+    }
+    hooks.onStarted?.();
+    const onProgress = hooks.onProgress ?? (() => {});
+    return runtime.call(decodeURIComponent(match[2] as string), task.args, {
+      timeoutMs: task.timeoutMs,
+      onProgress: (data) => {
+        try {
+          onProgress(data);
+        } catch {
+          // A progress listener's throw loses that message, never the call.
+        }
+      },
+      ...(hooks.signal === undefined ? {} : { signal: hooks.signal as AbortSignal }),
+    });
+  }
+
+  /** Ends every server once its calls in flight have answered. */
+  async drain(): Promise<void> {
+    this.#closed = true;
+    await Promise.all(this.#runtimes.map((runtime) => runtime?.drain()));
+  }
+
+  /** Ends every server now. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const runtime of this.#runtimes) runtime?.close();
+  }
+
+  #changed(): void {
+    if (this.#closed) return;
+    try {
+      this.onChange?.();
+    } catch {
+      // The host's listener; a server's change never throws into it.
+    }
+  }
+}
+
+/** A config entry's reason as a code: remote and disabled servers are unsupported, the rest invalid. */
+function leftOutCode(reason: string): 'SERVER_UNSUPPORTED' | 'DECLARATION_INVALID' {
+  return /is a remote server|is disabled in the config/.test(reason)
+    ? 'SERVER_UNSUPPORTED'
+    : 'DECLARATION_INVALID';
+}

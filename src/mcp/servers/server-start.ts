@@ -1,0 +1,108 @@
+/**
+ * Starting one server entry: what its sandbox holds, its environment, the process, `initialize`
+ * and `tools/list`, each bounded. Never runs a server outside bubblewrap: without it (or with a
+ * grant this version can't give) the server is left out with the reason and the fix.
+ */
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import type { LeftOutCode } from '../../boundary/errors.js';
+import type { CgroupSupport } from '../../process/memory-cgroup.js';
+import type { SandboxSupport } from '../../process/sandbox.js';
+import type { SchemaLimits } from '../../schema/json-schema.js';
+import type { Logger } from '../../shared/logger.js';
+import type { ServerEntry } from './config.js';
+import { type ListBounds, ServerConnection } from './connection.js';
+import { planServer } from './server-sandbox.js';
+
+/** What starting and running servers reads of the host's settings. */
+export interface ServerSettings {
+  logger: Logger;
+  sandbox: SandboxSupport;
+  cgroups: CgroupSupport;
+  /** Each server's tmp folder (HOME, TMPDIR) is made under this one. */
+  tmpRoot: string;
+  /** The host's environment, for `allowEnv`, and its PATH, for finding a command. */
+  hostEnv: Readonly<Record<string, string | undefined>>;
+  memoryMb: number;
+  maxPids: number;
+  /** The bound on `initialize`, and on `tools/list` (all its pages). */
+  readTimeoutMs: number;
+  listBounds: Omit<ListBounds, 'timeoutMs'>;
+  defaultTimeoutMs: number;
+  timeoutGraceMs: number;
+  maxResultBytes: number;
+  schemaLimits: SchemaLimits;
+  rereadDelaysMs: readonly number[];
+}
+
+export type StartedServer =
+  | { ok: true; connection: ServerConnection; tools: unknown[] }
+  | { ok: false; code: LeftOutCode; reason: string };
+
+export async function startServer(entry: ServerEntry, settings: ServerSettings): Promise<StartedServer> {
+  const { sandbox } = settings;
+  if (!sandbox.available) {
+    return {
+      ok: false,
+      code: 'SERVER_UNSUPPORTED',
+      reason: `toolhost runs MCP servers only inside bubblewrap, and ${sandbox.reason} (install it: apt-get install bubblewrap)`,
+    };
+  }
+  if (entry.net !== false) {
+    return {
+      ok: false,
+      code: 'SERVER_UNSUPPORTED',
+      reason: `it asks for the network ("toolhost": { "net" }), which this toolhost does not give MCP servers yet: remove "net" to run it without network`,
+    };
+  }
+  const hostPath = settings.hostEnv['PATH'] ?? '';
+  const plan = await planServer(entry, hostPath);
+  if (typeof plan === 'string') return { ok: false, code: 'SERVER_FAILED', reason: plan };
+  const tmpDir = join(
+    settings.tmpRoot,
+    `server-${createHash('sha256').update(`${entry.folder}\0${entry.name}`).digest('hex').slice(0, 12)}`,
+  );
+  const env: Record<string, string> = { PATH: plan.path, HOME: tmpDir, TMPDIR: tmpDir };
+  for (const name of entry.allowEnv) {
+    const value = settings.hostEnv[name];
+    if (value !== undefined) env[name] = value;
+  }
+  Object.assign(env, entry.env);
+  let connection: ServerConnection;
+  const started = Date.now();
+  try {
+    connection = await ServerConnection.open(
+      {
+        plan,
+        sandbox,
+        cgroups: settings.cgroups,
+        tmpDir,
+        env,
+        memoryMb: settings.memoryMb,
+        maxPids: settings.maxPids,
+        roots: [...entry.read, ...entry.write],
+      },
+      settings.readTimeoutMs,
+    );
+  } catch (error) {
+    return failed(error, 'failed to start');
+  }
+  try {
+    const timeoutMs = Math.max(1, settings.readTimeoutMs - (Date.now() - started));
+    const tools = await connection.listTools({ ...settings.listBounds, timeoutMs });
+    return { ok: true, connection, tools };
+  } catch (error) {
+    connection.close();
+    return failed(error, 'failed to list its tools');
+  }
+}
+
+function failed(error: unknown, what: string): StartedServer {
+  const timedOut = error instanceof Error && error.name === 'TimeoutError';
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    ok: false,
+    code: timedOut ? 'DECLARATION_TIMEOUT' : 'SERVER_FAILED',
+    reason: timedOut ? `it ${message}` : `it ${what}: ${message}`,
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The client's end of a server's stdio, as an MCP `Transport`: one JSON-RPC message per line,
+ * bounded. A line over {@link MAX_MESSAGE_BYTES} is dropped as it arrives (never held whole), a
+ * line that is not a JSON-RPC message (a server printing its banner on stdout) is dropped and
+ * counted; nothing the server writes reaches the host's own stdout. Requests the host does not
+ * serve (sampling, elicitation) are answered here with an error that says so.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { type JSONRPCMessage, parseJSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
+
+/** The longest line a server may send: a tools/list page of real servers is well under it. */
+export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+/** The deepest nesting of objects and arrays in a message (real ones stay under 40). */
+export const MAX_MESSAGE_DEPTH = 256;
+
+/** What the transport dropped of a server's stdout. */
+export interface DroppedOutput {
+  /** Lines that were not JSON-RPC messages. */
+  garbageLines: number;
+  /** Lines longer than {@link MAX_MESSAGE_BYTES}. */
+  oversizedLines: number;
+}
+
+/** Requests a server may send that the host does not serve, and why, as the server is told. */
+const REFUSED_REQUESTS: Readonly<Record<string, string>> = {
+  'sampling/createMessage':
+    'toolhost does not offer sampling to MCP servers: a sandboxed server gets no access to a model',
+  'elicitation/create':
+    'toolhost does not offer elicitation to MCP servers: no person is asked on a server’s behalf',
+};
+
+export class ServerStdioTransport implements Transport {
+  readonly #stdin: Writable;
+  readonly #stdout: Readable;
+  readonly dropped: DroppedOutput = { garbageLines: 0, oversizedLines: 0 };
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  /** The current line went over the bound: the rest of it is skipped. */
+  #skipping = false;
+  #closed = false;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: JSONRPCMessage) => void) | undefined;
+
+  constructor(stdin: Writable, stdout: Readable) {
+    this.#stdin = stdin;
+    this.#stdout = stdout;
+  }
+
+  /** The server's stdout closed, or the transport was closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  async start(): Promise<void> {
+    this.#stdout.on('data', (chunk: Buffer) => this.#read(chunk));
+    this.#stdout.once('close', () => void this.close());
+    this.#stdout.on('error', () => {});
+    this.#stdin.on('error', () => {});
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.#closed || this.#stdin.destroyed) throw new Error('the MCP server is gone');
+    const line = `${JSON.stringify(message)}\n`;
+    await new Promise<void>((resolve, reject) => {
+      this.#stdin.write(line, (error) => (error ? reject(error) : resolve()));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#chunks = [];
+    this.#stdin.destroy();
+    this.#stdout.destroy();
+    try {
+      this.onclose?.();
+    } catch {
+      // The client's own listener: nothing of the server's reaches here.
+    }
+  }
+
+  #read(chunk: Buffer): void {
+    let start = 0;
+    while (start < chunk.length && !this.#closed) {
+      const newline = chunk.indexOf(0x0a, start);
+      const end = newline === -1 ? chunk.length : newline;
+      this.#take(chunk.subarray(start, end));
+      if (newline === -1) return;
+      this.#endLine();
+      start = newline + 1;
+    }
+  }
+
+  #take(part: Buffer): void {
+    if (this.#skipping || part.length === 0) return;
+    if (this.#bytes + part.length > MAX_MESSAGE_BYTES) {
+      this.#skipping = true;
+      this.#chunks = [];
+      this.#bytes = 0;
+      this.dropped.oversizedLines += 1;
+      return;
+    }
+    this.#chunks.push(part);
+    this.#bytes += part.length;
+  }
+
+  #endLine(): void {
+    const line = this.#chunks.length === 1 ? (this.#chunks[0] as Buffer) : Buffer.concat(this.#chunks);
+    const skipped = this.#skipping;
+    this.#chunks = [];
+    this.#bytes = 0;
+    this.#skipping = false;
+    if (skipped || line.length === 0) return;
+    const message = parseLine(line.toString('utf8'));
+    if (message === undefined) {
+      this.dropped.garbageLines += 1;
+      return;
+    }
+    if (this.#refused(message)) return;
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /** Answers a request the host does not serve; true when it was one. */
+  #refused(message: JSONRPCMessage): boolean {
+    if (!('method' in message) || !('id' in message)) return false;
+    const why = Object.hasOwn(REFUSED_REQUESTS, message.method)
+      ? REFUSED_REQUESTS[message.method]
+      : undefined;
+    if (why === undefined) return false;
+    void this.send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: why } }).catch(() => {});
+    return true;
+  }
+}
+
+/** A line as a JSON-RPC message, or undefined for anything else (not JSON, too deep, not JSON-RPC). */
+function parseLine(text: string): JSONRPCMessage | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{') || nestedDeeperThan(trimmed, MAX_MESSAGE_DEPTH)) return undefined;
+  try {
+    return parseJSONRPCMessage(JSON.parse(trimmed));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the JSON text nests objects and arrays deeper than `limit` (strings skipped). */
+function nestedDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (inString) {
+      if (unit === 0x5c) index++;
+      else if (unit === 0x22) inString = false;
+    } else if (unit === 0x22) inString = true;
+    else if (unit === 0x7b || unit === 0x5b) {
+      depth++;
+      if (depth > limit) return true;
+    } else if (unit === 0x7d || unit === 0x5d) depth--;
+  }
+  return false;
+}
