@@ -12,6 +12,10 @@ export interface HostPlan {
   options: Record<string, unknown>;
   packages: string[];
   calls: Array<{ name: string; args: unknown; options?: Record<string, unknown> }>;
+  /** The host process's environment (its own, unless given). */
+  env?: Record<string, string>;
+  /** Writes `STATUS <host.status() JSON>` once the packages are loaded. */
+  statusAfterLoad?: boolean;
 }
 
 export interface HostProcessRun {
@@ -24,6 +28,7 @@ export interface HostProcessRun {
 export async function runHostProcess(plan: HostPlan): Promise<HostProcessRun> {
   const child = spawn(process.execPath, [HOST_SCRIPT, JSON.stringify(plan)], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    ...(plan.env === undefined ? {} : { env: plan.env }),
   });
   let stdout = '';
   let stderr = '';

@@ -38,6 +38,9 @@ export class ServerStdioTransport implements Transport {
   /** The current line went over the bound: the rest of it is skipped. */
   #skipping = false;
   #closed = false;
+  /** Messages read and not yet handed to the client (see #deliver). */
+  #pending: JSONRPCMessage[] = [];
+  #delivering = false;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ((message: JSONRPCMessage) => void) | undefined;
@@ -118,11 +121,31 @@ export class ServerStdioTransport implements Transport {
       return;
     }
     if (this.#refused(message)) return;
-    try {
-      this.onmessage?.(message);
-    } catch (error) {
-      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    this.#pending.push(message);
+    if (!this.#delivering) this.#deliver();
+  }
+
+  /**
+   * Hands the client its messages in order. The client runs a notification's handler a microtask
+   * after it gets it, and a response at once: a call's last progress notification, sent just before
+   * its result, would reach no one. So after a notification the next message waits a microtask.
+   */
+  #deliver(): void {
+    this.#delivering = true;
+    while (this.#pending.length > 0 && !this.#closed) {
+      const message = this.#pending.shift() as JSONRPCMessage;
+      try {
+        this.onmessage?.(message);
+      } catch (error) {
+        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+      }
+      if ('method' in message && !('id' in message)) {
+        // Lines read meanwhile wait in #pending until this runs.
+        queueMicrotask(() => this.#deliver());
+        return;
+      }
     }
+    this.#delivering = false;
   }
 
   /** Answers a request the host does not serve; true when it was one. */

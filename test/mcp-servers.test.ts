@@ -1,0 +1,326 @@
+/**
+ * MCP servers as a source: real servers (server-everything, server-filesystem, server-memory,
+ * installed as pinned devDependencies) and a small wire-level server of our own
+ * (fixtures/mcp-servers/line-server.mjs), run through `host.load(config)` in bubblewrap.
+ */
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ModuleEvent, ToolHost } from '../dist/src/index.js';
+import { freshDir, runCli } from './support/cli-run.js';
+import { runHostProcess } from './support/host-process.js';
+import {
+  EVERYTHING,
+  FILESYSTEM,
+  LINE_SERVER,
+  MEMORY,
+  markedProcesses,
+  writeConfig,
+} from './support/mcp-server-configs.js';
+
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+const textOf = (outcome: { content: Array<{ type: string; text?: string }> }) =>
+  outcome.content.map((block) => block.text ?? '').join('\n');
+
+describe('server-everything and the wire-level server, in one host', () => {
+  let work: ReturnType<typeof freshDir>;
+  let host: ToolHost;
+  let marker: string;
+  let configPath: string;
+
+  beforeAll(async () => {
+    work = freshDir('mcp-servers');
+    mkdirSync(join(work.path, 'shared'));
+    process.env['TOOLHOST_TEST_ALLOWED'] = 'allowed-value';
+    process.env['TOOLHOST_TEST_SECRET'] = 'secret-value';
+    ({ path: configPath, marker } = writeConfig(work.path, {
+      everything: {
+        command: 'node',
+        args: [EVERYTHING, 'stdio'],
+        env: { GIVEN: 'given-value' },
+        toolhost: { prefix: 'ev', allowEnv: ['TOOLHOST_TEST_ALLOWED'] },
+      },
+      line: {
+        command: 'node',
+        args: [LINE_SERVER],
+        toolhost: { read: ['./shared'], timeoutMs: 2000 },
+      },
+      remote: { url: 'https://example.com/mcp' },
+      broken: { args: ['x'] },
+    }));
+    host = new ToolHost({ logger: quiet });
+    await host.load(configPath);
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    delete process.env['TOOLHOST_TEST_ALLOWED'];
+    delete process.env['TOOLHOST_TEST_SECRET'];
+    work?.remove();
+  });
+
+  it('offers each server its tools (prefixed where asked) and leaves out remote and broken entries with their reasons', () => {
+    const names = host.list().map((tool) => tool.name);
+    expect(names).toEqual(
+      expect.arrayContaining(['ev_echo', 'ev_get-env', 'ev_get-tiny-image', 'echo', 'hang']),
+    );
+    const statuses = host.status();
+    const remote = statuses.find((status) => status.path.endsWith('#remote'));
+    expect(remote).toMatchObject({
+      state: 'left-out',
+      code: 'SERVER_UNSUPPORTED',
+      reason: 'remote is a remote server (url): toolhost hosts stdio servers only',
+    });
+    const broken = statuses.find((status) => status.path.endsWith('#broken'));
+    expect(broken).toMatchObject({ state: 'left-out', code: 'DECLARATION_INVALID' });
+    expect(broken?.reason).toContain('has no "command"');
+  });
+
+  it('keeps title and annotations, and compiles a draft-07 inputSchema', async () => {
+    const longRunning = host.list().find((tool) => tool.name === 'ev_trigger-long-running-operation');
+    expect(longRunning?.title).toBe('Trigger Long Running Operation Tool');
+    expect(longRunning?.annotations).toMatchObject({ readOnlyHint: true });
+    const refused = await host.call('echo', { other: 1 });
+    expect(refused.error?.code).toBe('INVALID_INPUT');
+    expect(textOf(await host.call('echo', { text: 'draft-07' }))).toBe('draft-07');
+  });
+
+  it('relays echo, an image and progress events', async () => {
+    expect(textOf(await host.call('ev_echo', { message: 'hello' }))).toBe('Echo: hello');
+    const image = await host.call('ev_get-tiny-image', {});
+    expect(image.isError).toBe(false);
+    expect(image.content.some((block) => block.type === 'image')).toBe(true);
+    const progress: unknown[] = [];
+    const onProgress = (event: { data: unknown }) => progress.push(event.data);
+    host.on('progress', onProgress);
+    const done = await host.call('ev_trigger-long-running-operation', { duration: 0.3, steps: 3 });
+    host.off('progress', onProgress);
+    expect(textOf(done)).toContain('Long running operation completed');
+    expect(progress).toEqual([
+      { progress: 1, total: 3 },
+      { progress: 2, total: 3 },
+      { progress: 3, total: 3 },
+    ]);
+  });
+
+  it("gives a server its entry's env and the allowEnv names only, HOME in its own tmp folder", async () => {
+    const env = JSON.parse(textOf(await host.call('ev_get-env', {}))) as Record<string, string>;
+    expect(env['GIVEN']).toBe('given-value');
+    expect(env['TOOLHOST_TEST_ALLOWED']).toBe('allowed-value');
+    expect(env['TOOLHOST_TEST_SECRET']).toBeUndefined();
+    expect(env['HOME']).toBe(env['TMPDIR']);
+    expect(env['HOME']).not.toBe(process.env['HOME']);
+  });
+
+  it('answers sampling and elicitation requests with an error that says toolhost does not offer them', async () => {
+    const sampling = JSON.parse(textOf(await host.call('ask_sampling', {})));
+    expect(sampling).toEqual({
+      code: -32601,
+      message:
+        'toolhost does not offer sampling to MCP servers: a sandboxed server gets no access to a model',
+    });
+    const elicitation = JSON.parse(textOf(await host.call('ask_elicitation', {})));
+    expect(elicitation.message).toContain('toolhost does not offer elicitation');
+  });
+
+  it('answers roots/list with the read and write grants', async () => {
+    const roots = JSON.parse(textOf(await host.call('roots', {})));
+    expect(roots.roots).toEqual([
+      { uri: `file://${join(work.path, 'shared')}`, name: join(work.path, 'shared') },
+    ]);
+  });
+
+  it('lets a server read its read grant and nothing else of the host', async () => {
+    writeFileSync(join(work.path, 'shared', 'note.txt'), 'shared note');
+    writeFileSync(join(work.path, 'secret.txt'), 'host secret');
+    expect(textOf(await host.call('read_file', { path: join(work.path, 'shared', 'note.txt') }))).toBe(
+      'shared note',
+    );
+    const secret = await host.call('read_file', { path: join(work.path, 'secret.txt') });
+    expect(secret.isError).toBe(true);
+    expect(textOf(secret)).toBe('ENOENT');
+    expect(textOf(await host.call('read_file', { path: configPath }))).toBe('ENOENT');
+  });
+
+  it('answers a call whose server exits mid-call with TOOL_CRASHED and its stderr, and the next call runs after a restart', async () => {
+    const before = textOf(await host.call('whoami', {}));
+    const crashed = await host.call('crash', {});
+    expect(crashed.error?.code).toBe('TOOL_CRASHED');
+    expect(crashed.error?.message).toContain('exited with code 3 during the call');
+    expect(crashed.error?.message).toContain('line-server: crashing on purpose');
+    expect(textOf(await host.call('whoami', {}))).toBe(before);
+    expect(textOf(await host.call('echo', { text: 'after' }))).toBe('after');
+    expect(textOf(await host.call('ev_echo', { message: 'other server' }))).toBe('Echo: other server');
+  });
+
+  it('answers a call over its timeout with TOOL_TIMEOUT, and the server takes the next call', async () => {
+    const hung = await host.call('hang', {});
+    expect(hung.error).toEqual({ code: 'TOOL_TIMEOUT', message: 'tool timed out after 2000 ms' });
+    expect(textOf(await host.call('echo', { text: 'still here' }))).toBe('still here');
+  });
+
+  it('reads the tools again on list_changed and publishes the new tool', async () => {
+    const offered = new Promise<ModuleEvent>((resolve) => {
+      const listen = (event: ModuleEvent) => {
+        if (event.status.name !== 'late' || event.type !== 'offered') return;
+        host.off('module', listen);
+        resolve(event);
+      };
+      host.on('module', listen);
+    });
+    expect(textOf(await host.call('change_tools', {}))).toBe('changed');
+    await offered;
+    expect(host.list().map((tool) => tool.name)).toContain('late');
+    expect(host.list().map((tool) => tool.name)).toContain('ev_echo');
+  });
+
+  it('ends every server process on unload', async () => {
+    expect(markedProcesses(marker).length).toBeGreaterThan(0);
+    const gone = new Promise<void>((resolve) => {
+      const listen = (event: ModuleEvent) => {
+        if (event.type !== 'removed' || host.list().length > 0) return;
+        host.off('module', listen);
+        resolve();
+      };
+      host.on('module', listen);
+    });
+    expect(host.unload(configPath)).toBe(true);
+    await gone;
+    await expect.poll(() => markedProcesses(marker), { timeout: 10_000 }).toEqual([]);
+  });
+});
+
+describe('server-filesystem and server-memory', () => {
+  let work: ReturnType<typeof freshDir>;
+  let host: ToolHost;
+  let marker: string;
+
+  beforeAll(async () => {
+    work = freshDir('mcp-servers-fs');
+    for (const folder of ['files', 'files/granted', 'files/other', 'memory'])
+      mkdirSync(join(work.path, folder));
+    writeFileSync(join(work.path, 'files/granted/in.txt'), 'inside the grant');
+    writeFileSync(join(work.path, 'files/other/out.txt'), 'outside the grant');
+    ({ marker } = writeConfig(work.path, {
+      // The server is told it may use all of files/; the sandbox grants it files/granted only.
+      fs: {
+        command: 'node',
+        args: [FILESYSTEM, './files'],
+        toolhost: { prefix: 'fs', read: ['./files'], write: ['./files/granted'] },
+      },
+      memory: {
+        command: 'node',
+        args: [MEMORY],
+        env: { MEMORY_FILE_PATH: join(work.path, 'memory/graph.jsonl') },
+        toolhost: { prefix: 'mem', write: ['./memory'] },
+      },
+    }));
+    // A narrower read grant than the server's argument: files/ readable, only files/granted writable.
+    host = new ToolHost({ logger: quiet });
+    await host.load(join(work.path, 'servers.json'));
+  });
+
+  afterAll(async () => {
+    await host?.close();
+    work?.remove();
+  });
+
+  it('reads and writes inside its grants', async () => {
+    expect(
+      textOf(await host.call('fs_read_text_file', { path: join(work.path, 'files/granted/in.txt') })),
+    ).toBe('inside the grant');
+    const written = await host.call('fs_write_file', {
+      path: join(work.path, 'files/granted/new.txt'),
+      content: 'new',
+    });
+    expect(written.isError).toBe(false);
+    expect(readFileSync(join(work.path, 'files/granted/new.txt'), 'utf8')).toBe('new');
+  });
+
+  it('is refused by the sandbox a write the server itself would allow', async () => {
+    const refused = await host.call('fs_write_file', {
+      path: join(work.path, 'files/other/new.txt'),
+      content: 'x',
+    });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toMatch(/read-only file system|EROFS/i);
+    expect(() => readFileSync(join(work.path, 'files/other/new.txt'))).toThrow();
+  });
+
+  it('keeps server-memory state across calls, its file inside its write grant', async () => {
+    const created = await host.call('mem_create_entities', {
+      entities: [{ name: 'toolhost', entityType: 'project', observations: ['hosts MCP servers'] }],
+    });
+    expect(created.isError).toBe(false);
+    const graph = await host.call('mem_read_graph', {});
+    expect(textOf(graph)).toContain('hosts MCP servers');
+    expect(readFileSync(join(work.path, 'memory/graph.jsonl'), 'utf8')).toContain('toolhost');
+  });
+
+  it('ends every server process on close', async () => {
+    expect(markedProcesses(marker).length).toBeGreaterThan(0);
+    await host.close();
+    await expect.poll(() => markedProcesses(marker), { timeout: 10_000 }).toEqual([]);
+  });
+});
+
+describe('a config through the CLI, and a machine without bubblewrap', () => {
+  let work: ReturnType<typeof freshDir>;
+  let tmp: ReturnType<typeof freshDir>;
+
+  beforeAll(() => {
+    work = freshDir('mcp-servers-cli');
+    tmp = freshDir('mcp-servers-cli-tmp');
+    writeConfig(work.path, {
+      line: { command: process.execPath, args: [LINE_SERVER] },
+      remote: { url: 'https://example.com/mcp' },
+    });
+  });
+
+  afterAll(() => {
+    work?.remove();
+    tmp?.remove();
+  });
+
+  it('`toolhost list servers.json` shows each server tool and the remote entry left out', async () => {
+    const result = await runCli(['list', 'servers.json'], { cwd: work.path, tmpDir: tmp.path });
+    // Something left out: list exits 1, as it does for a package's module.
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('✓ echo(text)');
+    expect(result.stdout).toContain('remote is a remote server (url): toolhost hosts stdio servers only');
+    expect(result.stdout).toContain('9 tools offered, 1 left out');
+  });
+
+  it('`toolhost call servers.json echo` relays the call', async () => {
+    const result = await runCli(['call', 'servers.json', 'echo', '{"text":"from the cli"}'], {
+      cwd: work.path,
+      tmpDir: tmp.path,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toBe('from the cli\n');
+    expect(result.code).toBe(0);
+  });
+
+  it('leaves a server out, naming bubblewrap and how to install it, where bwrap is not on the PATH', async () => {
+    // A PATH with node on it and no bwrap.
+    const bin = join(tmp.path, 'bin-without-bwrap');
+    mkdirSync(bin);
+    symlinkSync(process.execPath, join(bin, 'node'));
+    const run = await runHostProcess({
+      options: {},
+      packages: [join(work.path, 'servers.json')],
+      calls: [{ name: 'echo', args: { text: 'x' } }],
+      env: { PATH: bin },
+      statusAfterLoad: true,
+    });
+    expect(run.code).toBe(0);
+    const status = JSON.parse(/^STATUS (.*)$/m.exec(run.stdout)?.[1] ?? '[]') as Array<
+      Record<string, string>
+    >;
+    const line = status.find((entry) => entry['path']?.endsWith('#line'));
+    expect(line?.['code']).toBe('SERVER_UNSUPPORTED');
+    expect(line?.['reason']).toContain('bubblewrap (bwrap) is not installed');
+    expect(line?.['reason']).toContain('apt-get install bubblewrap');
+    expect(run.stdout).toContain('"code":"UNKNOWN_TOOL"');
+  });
+});
