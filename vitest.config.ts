@@ -3,6 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     // Worker threads and child processes on a 2-core machine: keep files in separate forks and
     // give hostile fixtures room; nothing in the suite waits on a fixed sleep.
     pool: 'forks',

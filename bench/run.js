@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: runs every scenario in a child process of its own, then writes
- * bench/results/latest.md (the table the README quotes) and bench/results/latest.json.
+ * bench/results/latest.md (the table docs/benchmarks.md quotes) and bench/results/latest.json.
  *
- *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up]
+ *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up,repeat-runs]
  *                     [--out=<folder>]   (default bench/results)
  *
  * TOOLHOST_BENCH_DIST=<folder laid out like dist/> measures another build (a prototype) instead;
@@ -33,6 +33,7 @@ const SCENARIOS = [
   'peer',
   'many-packages',
   'start-up',
+  'repeat-runs',
 ];
 
 const quick = process.argv.includes('--quick');

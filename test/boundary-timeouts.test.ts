@@ -134,7 +134,7 @@ describe("a call blocked in a child process (isolation: 'worker'; strict refuses
     },
   );
 
-  // HOLE (see the README's limits of the worker tier): a process orphaned before the host looks (here a sleep whose
+  // HOLE (see docs/limits.md, the worker tier): a process orphaned before the host looks (here a sleep whose
   // parent subshell exited at once) is no longer a descendant of the worker's thread, so the host
   // can't find it to end it; it still holds the pipe the thread's execFileSync reads, so the thread,
   // and with it the host process, can't end until it does (600 s). close() still resolves. The test

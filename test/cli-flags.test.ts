@@ -1,6 +1,6 @@
 /**
  * The flags of `toolhost`, declared once: the parser takes exactly the declared flags of each
- * command, each command's help lists exactly those, the README's option table is the one the
+ * command, each command's help lists exactly those, docs/cli.md's option table is the one the
  * declaration makes, a flag's host or server option is what the command hands on, and a renamed
  * flag's former name is a usage error that names the new one.
  */
@@ -88,8 +88,8 @@ describe.each([...COMMANDS])('toolhost %s', (command) => {
 });
 
 describe('the declaration', () => {
-  it('is the README’s option table', () => {
-    const readme = readFileSync(join(REPO, 'README.md'), 'utf8');
+  it('is the option table of docs/cli.md', () => {
+    const readme = readFileSync(join(REPO, 'docs/cli.md'), 'utf8');
     const start = readme.indexOf('| option | commands | meaning |');
     const table = readme.slice(start, readme.indexOf('\n\n', start));
     expect(table).toBe(optionTable());

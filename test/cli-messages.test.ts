@@ -2,7 +2,7 @@
  * One voice for the `toolhost` command: every message it writes on its own behalf comes from one
  * catalogue (checked whole, with names and paths that would break the style if they led a sentence),
  * no CLI source writes one around it, and the default model is one id, the same in the CLI, its help,
- * the README and the JSDoc, and current in the SDK.
+ * the README, docs/ and the JSDoc, and current in the SDK.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -123,8 +123,13 @@ describe('the default model', () => {
     expect(deprecated).not.toContain(`'${DEFAULT_CHAT_MODEL}'`);
   });
 
-  it('is the only model id in the README and in the JSDoc of the sources', () => {
-    const sources = [join(REPO, 'README.md'), ...sourceFiles(join(REPO, 'src'))];
+  it('is the only model id in the README, docs/ and the JSDoc of the sources', () => {
+    const docs = readdirSync(join(REPO, 'docs')).filter((name) => name.endsWith('.md'));
+    const sources = [
+      join(REPO, 'README.md'),
+      ...docs.map((name) => join(REPO, 'docs', name)),
+      ...sourceFiles(join(REPO, 'src')),
+    ];
     const found = new Set<string>();
     for (const file of sources) {
       for (const match of readFileSync(file, 'utf8').matchAll(/\bclaude-[a-z0-9-]*\d[a-z0-9-]*/g))

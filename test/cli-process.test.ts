@@ -44,7 +44,7 @@ describe('toolhost call --isolation process', () => {
     const lines = stderrLines(result);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^toolhost: note: process isolation here runs without an OS sandbox \(bubblewrap \(bwrap\) is not installed\), so its processes are confined by Node's permission model with strict's grants instead(, which here does not contain .*)?(, and without .*)?; see the README's table of what each tier contains$/,
+      /^toolhost: note: process isolation here runs without an OS sandbox \(bubblewrap \(bwrap\) is not installed\), so its processes are confined by Node's permission model with strict's grants instead(, which here does not contain .*)?(, and without .*)?; see the table of what each tier contains in docs\/isolation\.md$/,
     );
   });
 

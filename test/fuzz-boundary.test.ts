@@ -18,7 +18,7 @@ import { declarationSource, FUZZ_RUNS, forgerCase, fuzzTimeout } from './support
 const FORGER = fileURLToPath(new URL('../fixtures/fuzz/', import.meta.url));
 const MAX_RESULT_BYTES = 1024 * 1024;
 
-/** Every code a call may answer with (README, "Error codes"). */
+/** Every code a call may answer with (docs/error-codes.md). */
 const CALL_CODES = new Set([
   'TOOL_THREW',
   'TOOL_ACCESS_DENIED',
@@ -33,7 +33,7 @@ const CALL_CODES = new Set([
   'TOOL_LOAD_FAILED',
 ]);
 
-/** Every reason a module may be left out for (README, "Why a module is left out"). */
+/** Every reason a module may be left out for (docs/error-codes.md, "Why a module is left out"). */
 const LEFT_OUT_CODES = new Set([
   'IMPORT_FAILED',
   'DECLARATION_THREW',

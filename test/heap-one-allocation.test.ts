@@ -3,7 +3,7 @@
  * against a call's 128 MB). A worker's heap limit can't stop it there, and V8 ends the whole process
  * it runs in (Node's `resourceLimits` are best-effort: nodejs/node#47224). Each host runs in a
  * process of its own (test/support/process-host.mjs): in the worker and strict tiers V8 ends that
- * process, which the README's table says is not contained; the process tier contains it, and its
+ * process, which docs/isolation.md's table says is not contained; the process tier contains it, and its
  * host goes on to the next call.
  */
 import { fileURLToPath } from 'node:url';

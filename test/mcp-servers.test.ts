@@ -3,11 +3,12 @@
  * installed as pinned devDependencies) and a small wire-level server of our own
  * (fixtures/mcp-servers/line-server.mjs), run through `host.load(config)` in bubblewrap.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModuleEvent, ToolHost } from '../dist/src/index.js';
 import { freshDir, runCli } from './support/cli-run.js';
+import { FakeClock } from './support/host-harness.js';
 import { runHostProcess } from './support/host-process.js';
 import {
   EVERYTHING,
@@ -153,6 +154,21 @@ describe('server-everything and the wire-level server, in one host', () => {
     expect(textOf(await host.call('ev_echo', { message: 'other server' }))).toBe('Echo: other server');
   });
 
+  it('answers a malformed result TOOL_BAD_RESULT and a malformed reply at once, in one line each', async () => {
+    const badResult = await host.call('bad_result', {});
+    expect(badResult.error).toEqual({
+      code: 'TOOL_BAD_RESULT',
+      message: "the MCP server's result is malformed: its `content` is not a list",
+    });
+    const malformed = await host.call('malformed_reply', {});
+    expect(malformed.error?.code).toBe('TOOL_BAD_RESULT');
+    expect(malformed.error?.message).toContain(
+      'the MCP server sent a malformed reply: not a JSON-RPC response',
+    );
+    expect(malformed.error?.message).not.toContain('\n');
+    expect(textOf(await host.call('echo', { text: 'fine' }))).toBe('fine');
+  });
+
   it('answers a call over its timeout with TOOL_TIMEOUT, and the server takes the next call', async () => {
     const hung = await host.call('hang', {});
     expect(hung.error).toEqual({ code: 'TOOL_TIMEOUT', message: 'tool timed out after 2000 ms' });
@@ -257,10 +273,10 @@ describe('server-filesystem and server-memory', () => {
     expect(readFileSync(join(work.path, 'memory/graph.jsonl'), 'utf8')).toContain('toolhost');
   });
 
-  it('ends every server process on close', async () => {
+  it('ends every server process (and what it started) before close resolves', async () => {
     expect(markedProcesses(marker).length).toBeGreaterThan(0);
     await host.close();
-    await expect.poll(() => markedProcesses(marker), { timeout: 10_000 }).toEqual([]);
+    expect(markedProcesses(marker)).toEqual([]);
   });
 });
 
@@ -288,7 +304,7 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✓ echo(text)');
     expect(result.stdout).toContain('remote is a remote server (url): toolhost hosts stdio servers only');
-    expect(result.stdout).toContain('9 tools offered, 1 left out');
+    expect(result.stdout).toContain('11 tools offered, 1 left out');
   });
 
   it('`toolhost call servers.json echo` relays the call', async () => {
@@ -322,5 +338,50 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(line?.['reason']).toContain('bubblewrap (bwrap) is not installed');
     expect(line?.['reason']).toContain('apt-get install bubblewrap');
     expect(run.stdout).toContain('"code":"UNKNOWN_TOOL"');
+  });
+});
+
+describe('a server whose initialize runs over the read time bound', () => {
+  it('is left out until its re-read, on the host clock, and offered once it answers', async () => {
+    const work = freshDir('mcp-servers-slow');
+    const clock = new FakeClock();
+    const host = new ToolHost({ logger: quiet, readTimeoutMs: 1000, rereadDelaysMs: [60_000], clock });
+    try {
+      mkdirSync(join(work.path, 'switch'));
+      const silent = join(work.path, 'switch/silent');
+      writeFileSync(silent, '');
+      const { path } = writeConfig(work.path, {
+        slow: {
+          command: 'node',
+          args: [LINE_SERVER],
+          env: { SILENT_WHILE: silent },
+          toolhost: { read: ['./switch'] },
+        },
+      });
+      await host.load(path);
+      await clock.untilPending();
+      const pending = host.status().find((status) => status.path.endsWith('#slow'));
+      expect(pending).toMatchObject({
+        state: 'reread-pending',
+        code: 'DECLARATION_TIMEOUT',
+        reason: 'it did not answer initialize within 1000 ms',
+        nextRereadAt: clock.now() + 60_000,
+      });
+      const offered = new Promise<void>((resolve) => {
+        const listen = (event: ModuleEvent) => {
+          if (event.type !== 'offered' || event.status.name !== 'echo') return;
+          host.off('module', listen);
+          resolve();
+        };
+        host.on('module', listen);
+      });
+      rmSync(silent);
+      clock.advance(60_000);
+      await offered;
+      expect(textOf(await host.call('echo', { text: 'at last' }))).toBe('at last');
+    } finally {
+      await host.close();
+      work.remove();
+    }
   });
 });

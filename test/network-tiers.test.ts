@@ -1,6 +1,6 @@
 /**
  * A package held to a list of hosts, in the tiers that can't hold it to one: the host says so once
- * per package, and what the tool reaches is what the README's table says (strict on Node 25 and
+ * per package, and what the tool reaches is what docs/isolation.md's table says (strict on Node 25 and
  * later: nothing; strict before it and the worker tier: the whole network). Every attempt goes to a
  * server of this test on 127.0.0.1, which counts what reaches it.
  */

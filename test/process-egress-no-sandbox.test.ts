@@ -2,7 +2,7 @@
  * A package held to a list of hosts in the process tier where there is no OS sandbox (bubblewrap
  * hidden from the host's PATH, as in process-no-sandbox.test.ts): no proxy can hold it to them, and
  * the host says so once per package, however many processes and calls it has. Whether its tools
- * reach the network then is the tier's without a sandbox (README), not asserted here.
+ * reach the network then is the tier's without a sandbox (docs/isolation.md), not asserted here.
  */
 import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -51,6 +51,6 @@ it('a package held to hosts without a sandbox is said once not to be held to the
     expect(outcome.isError).toBe(true);
   }
   expect(logger.matching('warn', 'weather-tools is granted')).toEqual([
-    "weather-tools is granted network access to api.weather.gov only, which the process tier enforces only inside bubblewrap: here its tools are not held to those hosts; see the README's table of what each tier contains",
+    'weather-tools is granted network access to api.weather.gov only, which the process tier enforces only inside bubblewrap: here its tools are not held to those hosts; see the table of what each tier contains in docs/isolation.md',
   ]);
 });

@@ -4,7 +4,7 @@
  * their memory limit, no descriptor of the host's, the worker tier's guarantees inside; the host says
  * once what it lacks. Its processes run under Node's permission model with strict's grants, so reads
  * outside the package (the host's working directory too, on every Node line), writes outside its tmp
- * folder and child processes are refused; before Node 25 the network is not (the README's table says
+ * folder and child processes are refused; before Node 25 the network is not (docs/isolation.md's table says
  * so; these tests show it).
  */
 import { existsSync } from 'node:fs';
@@ -91,7 +91,7 @@ describe("isolation: 'process' without an OS sandbox: what holds", () => {
           ]),
     ];
     expect(logger.matching('warn', 'process isolation')).toEqual([
-      `process isolation here runs without ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
+      `process isolation here runs without ${gaps.join(', and without ')}; see the table of what each tier contains in docs/isolation.md`,
     ]);
   });
 

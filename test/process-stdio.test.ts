@@ -3,7 +3,7 @@
  * and stderr are null devices, and a descriptor the host's own parent left open is closed before any
  * tool runs. Each test runs a host in a process of its own (test/support/process-host.mjs) and reads
  * everything that process writes. Under bubblewrap a tool can't even open the host's stdout through
- * `/proc/<host pid>/fd/1`; without it (bubblewrap hidden from PATH) it can, as the README says.
+ * `/proc/<host pid>/fd/1`; without it (bubblewrap hidden from PATH) it can, as docs/isolation.md says.
  */
 import { type IOType, spawn } from 'node:child_process';
 import { closeSync, openSync, statSync } from 'node:fs';

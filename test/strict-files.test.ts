@@ -24,7 +24,7 @@ const HOST_SOURCE = fileURLToPath(new URL('../src/host/tool-host.ts', import.met
  * can (24.20 and 26.3 and later), and says so where it can't.
  */
 const WORKING_DIRECTORY_READABLE = strictTierGaps().some((gap) => gap.includes('working directory'));
-const WORKING_DIRECTORY_GAP = `Node ${process.version} grants workers the host's working directory and can't take it back (README)`;
+const WORKING_DIRECTORY_GAP = `Node ${process.version} grants workers the host's working directory and can't take it back (docs/isolation.md)`;
 /** The error result of an operation the strict tier's permission model refused. */
 const denied = (permission: string, resource?: string) => ({
   code: 'TOOL_ACCESS_DENIED',

@@ -1,8 +1,8 @@
 /**
- * What neither tier contains, run to show it (the README's table of isolation tiers is built from
+ * What neither tier contains, run to show it (docs/isolation.md's table of what each tier contains is built from
  * these): the network (strict denies it only on Node 25 and later) and memory outside the JS heap
  * (resourceLimits bound the heap, not ArrayBuffers). If one of these starts failing, Node contains
- * more than it did: update the README.
+ * more than it did: update docs/isolation.md.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -153,7 +153,7 @@ describe('what strict cannot contain on this Node', () => {
       gaps.length === 0
         ? []
         : [
-            `strict isolation on Node ${process.version} does not contain ${gaps.join(', nor ')}; see the README's table of what each tier contains`,
+            `strict isolation on Node ${process.version} does not contain ${gaps.join(', nor ')}; see the table of what each tier contains in docs/isolation.md`,
           ],
     );
   });

@@ -15,7 +15,7 @@ import {
   type ToolModule,
 } from '../dist/src/tool-module.js';
 
-// The README's weather tool: required and optional properties, no other keys.
+// docs/writing-tools.md's weather tool: required and optional properties, no other keys.
 const weather = defineTool({
   name: 'weather',
   description: 'Current weather for a city',
@@ -143,7 +143,7 @@ const untyped: ToolModule = {
 };
 void untyped;
 
-// The README's way to stay free of a run-time import: toolhost's type on a local identity function.
+// docs/writing-tools.md's way to stay free of a run-time import: toolhost's type on a local identity function.
 const localDefineTool: typeof DefineTool = (tool) => tool;
 localDefineTool({
   name: 'local',

@@ -22,6 +22,7 @@ import {
 import { firstLocation, stackOf } from '../src/boundary/stack-frames.js';
 import { hardenWorker } from './guard/harden.js';
 import { lockdown, takePrivateChannel } from './guard/lockdown.js';
+import { fromStandardSchema } from './standard-schema.js';
 import { toolSource } from './tool-exports.js';
 
 const channel = takePrivateChannel();
@@ -58,6 +59,11 @@ async function readField(source: Record<string, unknown>, field: string): Promis
   try {
     value = source[field];
     if (typeof value === 'function') value = await (value as () => unknown)();
+    if (field === 'parameterSchema' || field === 'outputSchema') {
+      const conversion = fromStandardSchema(value, field);
+      if (conversion.kind === 'refused') return { state: 'not-plain', message: conversion.message };
+      if (conversion.kind === 'converted') value = conversion.value;
+    }
   } catch (error) {
     return { state: 'threw', message: describeThrown(error), ...locationOf(error) };
   }

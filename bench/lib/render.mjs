@@ -2,6 +2,7 @@
 import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
+import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
@@ -103,6 +104,7 @@ export function evaluateTargets(results) {
   }
   targets.push(...processTierTargets(results['process-tier']));
   targets.push(...startUpTargets(results['start-up']));
+  targets.push(...repeatRunsTargets(results['repeat-runs']));
   return targets;
 }
 
@@ -661,6 +663,7 @@ const sections = {
   peer: peerSection,
   'many-packages': manyPackagesSection,
   'start-up': startUpSection,
+  'repeat-runs': repeatRunsSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -4,7 +4,7 @@
  * (bad options, a missing path, calling a closed host) throw a {@link ToolHostError}.
  */
 
-/** Why a call ended in an error result. Every code is documented in the README. */
+/** Why a call ended in an error result. Every code is documented in docs/error-codes.md. */
 export type ToolErrorCode =
   | 'TOOL_THREW'
   | 'TOOL_ACCESS_DENIED'

@@ -19,7 +19,7 @@
  *   are still confined.
  *
  * Node's documentation says the permission model "does not protect against malicious code": strict
- * is defence in depth, not a sandbox. The README lists what it does not contain (network before
+ * is defence in depth, not a sandbox. docs/isolation.md lists what it does not contain (network before
  * Node 25, already-open file descriptors, memory outside the heap, engine bugs).
  */
 import { createRequire } from 'node:module';
@@ -183,7 +183,7 @@ export function grantsNetwork(
 export const NETWORK_GAP = 'the network (Node 25 and later deny it)';
 
 /**
- * What strict can't contain on this Node, beyond what no Node contains (README): said once per host
+ * What strict can't contain on this Node, beyond what no Node contains (docs/isolation.md): said once per host
  * that uses strict. Empty on Node 26.3 and later.
  */
 export function strictTierGaps(): string[] {

@@ -89,7 +89,7 @@ export class WorkerFlags {
       const gaps = strictTierGaps();
       if (gaps.length > 0) {
         this.#settings.logger.warn(
-          `strict isolation on Node ${process.version} does not contain ${gaps.join(', nor ')}; see the README's table of what each tier contains`,
+          `strict isolation on Node ${process.version} does not contain ${gaps.join(', nor ')}; see the table of what each tier contains in docs/isolation.md`,
         );
       }
     }

@@ -10,6 +10,7 @@ import { ensureEnded, type TrackedWorker } from '../calls/thread-reaper.js';
 import type { SchemaLimits } from '../schema/json-schema.js';
 import { PROBE_FROM_BYTES, SchemaProbe } from '../schema/probe.js';
 import { Gate } from '../shared/limit.js';
+import type { CacheKey, DeclarationCache } from './declaration-cache.js';
 import { CLOSED_OUTCOME, type ReadOutcome, readInWorker } from './read-worker.js';
 
 export type { ReadOutcome } from './read-worker.js';
@@ -33,10 +34,16 @@ export class DeclarationReader {
   readonly #gate: Gate;
   readonly #workers = new Set<TrackedWorker>();
   readonly #probe: SchemaProbe;
+  readonly #cache: DeclarationCache | undefined;
   #closing = false;
 
-  constructor(limits: ReadLimits, concurrency = availableParallelism()) {
+  /**
+   * `cache`: where reads that ended well are kept across runs (see declaration-cache.ts); none, and
+   * every module is read afresh.
+   */
+  constructor(limits: ReadLimits, concurrency = availableParallelism(), cache?: DeclarationCache) {
     this.#limits = limits;
+    this.#cache = cache;
     this.#gate = new Gate(Math.max(1, concurrency));
     this.#probe = new SchemaProbe({
       ...limits.schema,
@@ -54,7 +61,25 @@ export class DeclarationReader {
    * Reads one module; `execArgv` is its trust domain's (the isolation tier's flags). With `via`, the
    * read itself happens there (the host still bounds how many run at once, and probes the schema).
    */
-  async read(moduleUrl: string, execArgv: string[], via?: RawRead): Promise<ReadOutcome> {
+  async read(
+    moduleUrl: string,
+    execArgv: string[],
+    via?: RawRead,
+    cacheKey?: CacheKey,
+  ): Promise<ReadOutcome> {
+    const cache = cacheKey === undefined ? undefined : this.#cache;
+    const cached = await cache?.get(cacheKey as CacheKey);
+    if (cached !== undefined) {
+      if (this.#closing) return CLOSED;
+      // Read back from the store, it is checked as a fresh read is: the probe here, the rest after.
+      return await this.#probeSchema(cached);
+    }
+    const outcome = await this.#readNow(moduleUrl, execArgv, via);
+    if (cache !== undefined && outcome.state === 'read') await cache.set(cacheKey as CacheKey, outcome);
+    return outcome.state === 'read' ? await this.#probeSchema(outcome) : outcome;
+  }
+
+  async #readNow(moduleUrl: string, execArgv: string[], via: RawRead | undefined): Promise<ReadOutcome> {
     await this.#gate.enter();
     try {
       // A read asked for (or let through) after close() would start a worker nobody ends.
@@ -68,7 +93,7 @@ export class DeclarationReader {
               closing: () => this.#closing,
             })
           : await via(moduleUrl);
-      return outcome.state === 'read' ? await this.#probeSchema(outcome) : outcome;
+      return outcome;
     } finally {
       this.#gate.leave();
     }

@@ -23,5 +23,6 @@ export function serverSettings(settings: Settings): ServersLoading['serverSettin
     maxResultBytes: settings.maxResultBytes,
     schemaLimits: settings.schemaLimits,
     rereadDelaysMs: settings.rereadDelaysMs,
+    clock: settings.clock,
   };
 }

@@ -9,7 +9,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { Tool } from '@anthropic-ai/sdk/resources/messages';
 import { ToolHostError } from '../boundary/errors.js';
@@ -21,6 +21,7 @@ import { invokeTool } from '../calls/invoke.js';
 import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
+import { DeclarationCache } from '../declaration/declaration-cache.js';
 import { DeclarationReader } from '../declaration/reader.js';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import { watchLockFile } from '../lock/lock-watch.js';
@@ -77,7 +78,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       settings.lockFile === undefined
         ? undefined
         : new Pins(settings.lockFile, (message) => settings.logger.warn(message));
-    this.#reader = new DeclarationReader(settings.readLimits, settings.cores);
+    this.#reader = new DeclarationReader(
+      settings.readLimits,
+      settings.cores,
+      new DeclarationCache(join(settings.store.folder, 'declarations')),
+    );
     this.#snapshots = new Snapshots(snapshotsFolder(settings.tmpRoot), settings.store);
     this.#pools = new DomainPools(
       settings,
@@ -176,9 +181,11 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async pin(options: PinOptions = {}): Promise<PinReport> {
     this.#assertOpen();
     expectLockFile('lockFile', options.lockFile);
+    const { pinnable, unpinnable } = this.#registry.pinnable();
     const report = pinModules(
       options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,
-      this.#registry.pinnable(),
+      pinnable,
+      unpinnable,
     );
     this.#registry.refreshPins();
     return report;

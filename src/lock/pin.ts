@@ -23,6 +23,12 @@ export interface PinnableModule extends ModuleIdentity {
   content: string;
 }
 
+/** A module read and offered that a lock can't pin (see registry/pinning.ts), and why. */
+export interface UnpinnableModule extends ModuleIdentity {
+  tool: string;
+  reason: string;
+}
+
 /** What pinning did to one entry. */
 export interface PinChange {
   package: string | null;
@@ -38,10 +44,16 @@ export interface PinReport {
   /** The lock file written, as an absolute path. */
   lockFile: string;
   changes: PinChange[];
+  /** Modules read and offered that were not pinned, because a lock can't pin them, and why. */
+  notPinned: Array<{ package: string | null; module: string; tool: string; reason: string }>;
 }
 
 /** Pins `modules` in `file` (created when missing; a file that is not a lock is refused, not overwritten). */
-export function pinModules(file: string, modules: readonly PinnableModule[]): PinReport {
+export function pinModules(
+  file: string,
+  modules: readonly PinnableModule[],
+  unpinnable: readonly UnpinnableModule[] = [],
+): PinReport {
   const lockFile = resolve(file);
   for (const module of modules) refuseLockInside(lockFile, module);
   const before = existsSync(lockFile) ? readLockFile(lockFile) : [];
@@ -91,7 +103,12 @@ export function pinModules(file: string, modules: readonly PinnableModule[]): Pi
     });
   }
   writeLockFile(lockFile, [...entries.values()]);
-  return { lockFile, changes };
+  const notPinned = unpinnable.map((module) => ({
+    ...lockKeyOf(module, folder),
+    tool: module.tool,
+    reason: module.reason,
+  }));
+  return { lockFile, changes, notPinned };
 }
 
 /**

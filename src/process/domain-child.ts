@@ -138,7 +138,7 @@ export class DomainChild {
     if (this.#killed !== undefined) return;
     this.#init = typeof options.init === 'function' ? options.init(environment) : options.init;
     let paths = options.paths;
-    // Only a sandbox holds a package to its proxy: without one, its network is the tier's (README).
+    // Only a sandbox holds a package to its proxy: without one, its network is the tier's (docs/isolation.md).
     if (sandbox.available && options.egress !== undefined) {
       const door = await options.egress.open();
       paths = { ...paths, egress: door.folder };

@@ -62,8 +62,27 @@ export class PidsCgroup {
         return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        killAll(path);
         await new Promise((resolve) => setTimeout(resolve, 25 * (attempt + 1)).unref());
       }
+    }
+  }
+}
+
+/** SIGKILLs every process still in the cgroup at `path`. */
+function killAll(path: string): void {
+  let listed = '';
+  try {
+    listed = readFileSync(join(path, 'cgroup.procs'), 'utf8');
+  } catch {
+    return;
+  }
+  for (const line of listed.split('\n')) {
+    if (!/^\d+$/.test(line)) continue;
+    try {
+      process.kill(Number(line), 'SIGKILL');
+    } catch {
+      // Gone already.
     }
   }
 }

@@ -44,7 +44,7 @@ export interface ProcessSettings {
 
 /**
  * Spare processes kept ready per host (spares.ts): one, so that a package's first call finds a
- * process started, at the cost of one idle process (its share of memory, see the README).
+ * process started, at the cost of one idle process (its share of memory, see docs/isolation.md).
  */
 const SPARE_PROCESSES = 1;
 

@@ -110,7 +110,7 @@ export class ProcessTier {
       const gaps = processTierGaps(found);
       if (gaps.length > 0) {
         this.#logger.warn(
-          `${PROCESS_TIER_NOTICE} ${gaps.join(', and without ')}; see the README's table of what each tier contains`,
+          `${PROCESS_TIER_NOTICE} ${gaps.join(', and without ')}; see the table of what each tier contains in docs/isolation.md`,
         );
       }
     }
@@ -134,7 +134,7 @@ export class ProcessTier {
     if (this.#unenforcedTold.has(domain)) return;
     this.#unenforcedTold.add(domain);
     this.#logger.warn(
-      `${manifest.packageName ?? domain} is granted network access to ${describeGrant(grant)} only, which the process tier enforces only inside bubblewrap: here its tools are not held to those hosts; see the README's table of what each tier contains`,
+      `${manifest.packageName ?? domain} is granted network access to ${describeGrant(grant)} only, which the process tier enforces only inside bubblewrap: here its tools are not held to those hosts; see the table of what each tier contains in docs/isolation.md`,
     );
   }
 }

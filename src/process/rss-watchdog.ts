@@ -4,7 +4,7 @@
  * goes over `processMemoryMb`. RSS, not address space: V8 reserves far more virtual memory than it
  * uses (a pointer-compression cage, wasm guard regions), so an `RLIMIT_AS` large enough for Node to
  * start would bound nothing useful. A watchdog can be outrun: a process can allocate what it touches
- * in one interval beyond the limit before it is seen (README, "Isolation tiers").
+ * in one interval beyond the limit before it is seen (docs/isolation.md, "The process tier").
  */
 import { readFileSync } from 'node:fs';
 import { descendantsOf } from '../shared/process-tree.js';

@@ -7,7 +7,7 @@
  * and empty. No capabilities, no new user namespaces inside, a session of its own, and it dies with
  * the host.
  *
- * Chosen over `@anthropic-ai/sandbox-runtime` (README, "Isolation tiers"): that library needs Node
+ * Chosen over `@anthropic-ai/sandbox-runtime` (docs/isolation.md, "The process tier"): that library needs Node
  * 22.12, starts from the whole file system readable (`--ro-bind / /`) and masks what is denied,
  * filters the network through proxies in the calling process that Node's `fetch` and sockets don't
  * use by default, and needs socat and ripgrep besides bubblewrap.

@@ -46,7 +46,14 @@ export type ModuleRead =
       hasSelftest: boolean;
     }
   | { kind: 'failed'; code: LeftOutCode; reason: string }
-  | { kind: 'timed-out'; reason: string; schedule: RereadSchedule | undefined };
+  | { kind: 'timed-out'; reason: string; schedule: RereadView | undefined };
+
+/**
+ * What a generation reads of a re-read schedule: when it runs next. The registry makes one for each
+ * module read that ran over its bound; an MCP server keeps its own (src/mcp/servers), which outlives
+ * a version, so cancelling its view does nothing.
+ */
+export type RereadView = Pick<RereadSchedule, 'nextAt' | 'cancel'>;
 
 /**
  * One version of a loaded source (a package, or a module file on its own): the snapshot its modules

@@ -2,15 +2,17 @@
  * The registry as the lock sees it: the check each module read is held to under a lock, and the
  * modules that pinning records.
  */
-import type { PinnableModule } from '../lock/pin.js';
+import type { PinnableModule, UnpinnableModule } from '../lock/pin.js';
 import type { Pins } from '../lock/pins.js';
 import type { ModuleStatus, PinCheck, SourceVersion } from './generation.js';
 
 /** The check a generation holds every module read to under `pins`; none without a lock. */
 export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
   if (pins === undefined) return undefined;
-  return (record, info) =>
-    pins.verdict(
+  return (record, info) => {
+    const unpinnable = unpinnableReason(record.source);
+    if (unpinnable !== undefined) return { code: 'NOT_PINNED', reason: unpinnable, difference: [] };
+    return pins.verdict(
       {
         kind: record.source.kind,
         packageName: record.source.packageName,
@@ -20,6 +22,17 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
       info,
       record.source.snapshot?.digest,
     );
+  };
+}
+
+/**
+ * Why a version can't be pinned, if it can't: its snapshot keeps a link to code outside the
+ * package, which its content digest doesn't cover, so that code could change under the lock unseen.
+ */
+export function unpinnableReason(version: Pick<SourceVersion, 'snapshot'>): string | undefined {
+  const out = version.snapshot?.linkOut;
+  if (out === undefined) return undefined;
+  return `it can't be pinned: ${out.link} is a symbolic link to ${out.target}, outside the package, and a lock pins only what the package holds (what the link leads to could change under the lock unseen); install that code into the package instead of linking it (npm install, not npm link), then pin it`;
 }
 
 /**
@@ -29,11 +42,13 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
 export function pinnableModules(
   versions: Iterable<SourceVersion>,
   statuses: readonly ModuleStatus[],
-): PinnableModule[] {
+): { pinnable: PinnableModule[]; unpinnable: UnpinnableModule[] } {
   const found: PinnableModule[] = [];
+  const unpinnable: UnpinnableModule[] = [];
   for (const version of versions) {
     const content = version.snapshot?.digest;
     if (content === undefined) continue;
+    const reason = unpinnableReason(version);
     for (const record of version.modules) {
       if (record.read.kind !== 'read') continue;
       const status = statuses.find(
@@ -44,6 +59,16 @@ export function pinnableModules(
         status?.code === 'DECLARATION_CHANGED' ||
         status?.code === 'CODE_CHANGED';
       if (status?.state !== 'offered' && !withheldByLock) continue;
+      const identity = {
+        kind: version.kind,
+        packageName: version.packageName,
+        root: version.root,
+        path: record.path,
+      };
+      if (reason !== undefined) {
+        unpinnable.push({ ...identity, tool: record.read.info.name, reason });
+        continue;
+      }
       found.push({
         kind: version.kind,
         packageName: version.packageName,
@@ -54,5 +79,7 @@ export function pinnableModules(
       });
     }
   }
-  return found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const byPath = (a: { path: string }, b: { path: string }) =>
+    a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+  return { pinnable: found.sort(byPath), unpinnable: unpinnable.sort(byPath) };
 }

@@ -9,7 +9,7 @@
  * registry (`list`, `status`, `call`) see either the whole old version or the whole new one.
  */
 import { resolve } from 'node:path';
-import type { PinnableModule } from '../lock/pin.js';
+import type { PinnableModule, UnpinnableModule } from '../lock/pin.js';
 import type { Pins } from '../lock/pins.js';
 import {
   buildGeneration,
@@ -91,9 +91,9 @@ export class Registry {
 
   /**
    * The modules whose declarations were read and checked and that are offered, or withheld only by
-   * the lock: what pinning records (see {@link pinnableModules}).
+   * the lock: what pinning records, and those a lock can't pin (see {@link pinnableModules}).
    */
-  pinnable(): PinnableModule[] {
+  pinnable(): { pinnable: PinnableModule[]; unpinnable: UnpinnableModule[] } {
     return pinnableModules(this.#sources.values(), this.#generation.statuses);
   }
 

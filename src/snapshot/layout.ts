@@ -32,6 +32,12 @@ export interface Snapshot {
   readonly folder: string;
   /** What a strict worker may read: this version and the dependency tree beside it. */
   readonly grant: string;
+  /**
+   * The first symbolic link the copy keeps to the original, outside the package (an `npm link`ed
+   * dependency, an own file linked from elsewhere): what it leads to is in neither the copy nor
+   * `digest`, so a lock can't pin it.
+   */
+  readonly linkOut?: { readonly link: string; readonly target: string };
 }
 
 /** The file URL a worker imports for `modulePath` (a real path inside the snapshot's root). */

@@ -99,7 +99,32 @@ export function linkTarget(
 export function unconfinedLink(
   root: string,
   own: readonly ListedEntry[],
-  dependencies: { base: string; entries: readonly ListedEntry[]; outside?: string } | undefined,
+  dependencies: ListedDependencies | undefined,
+): UnconfinedLink | undefined {
+  return firstLink(root, own, dependencies, true);
+}
+
+/**
+ * The first link among a snapshot's entries that the copy keeps to the original, if any: what it
+ * leads to is outside the package, so neither the snapshot nor its digest holds it, and it can
+ * change under a lock unseen.
+ */
+export function linkOut(
+  root: string,
+  own: readonly ListedEntry[],
+  dependencies: ListedDependencies | undefined,
+): UnconfinedLink | undefined {
+  return firstLink(root, own, dependencies, false);
+}
+
+/** A dependency closure's entries as far as links go (dependency-closure.ts's Dependencies). */
+type ListedDependencies = { base: string; entries: readonly ListedEntry[]; outside?: string };
+
+function firstLink(
+  root: string,
+  own: readonly ListedEntry[],
+  dependencies: ListedDependencies | undefined,
+  orAbove: boolean,
 ): UnconfinedLink | undefined {
   if (dependencies?.outside !== undefined)
     return { link: join(root, 'node_modules'), target: dependencies.outside, why: 'out' };
@@ -113,7 +138,7 @@ export function unconfinedLink(
       const place = linkPlace(layout, { rel: entry.rel, target: entry.target }, part);
       const link = join(part === 'own' ? root : base, entry.rel);
       if (place.inPart === undefined) return { link, target: place.pointsTo, why: 'out' };
-      if (depth(place.inside, sep) >= depth(entry.rel, '/')) continue;
+      if (!orAbove || depth(place.inside, sep) >= depth(entry.rel, '/')) continue;
       // Listed once, and only for a package that holds a link going up at all.
       files ??= { own: filesOf(own), dependency: filesOf(lists.dependency) };
       const rel = place.inside.split(sep).join('/');

@@ -34,7 +34,7 @@ import {
   type Snapshot,
   versionFolder,
 } from './layout.js';
-import { linkTarget, UnconfinedSnapshotError, unconfinedLink } from './links.js';
+import { linkOut, linkTarget, UnconfinedSnapshotError, unconfinedLink } from './links.js';
 import {
   dependencyFingerprint,
   forEachLimit,
@@ -203,6 +203,7 @@ export class Snapshots {
       await this.#store.writeRecord(`v-${id}`, record, bytes);
       // The version appears whole or not at all.
       await rename(building, folder);
+      const out = linkOut(root, own, plan.dependencies);
       const snapshot: Snapshot = {
         id,
         digest: `sha256:${plan.digest}`,
@@ -210,6 +211,7 @@ export class Snapshots {
         kind: plan.kind,
         folder,
         grant: tree.folder,
+        ...(out === undefined ? {} : { linkOut: { link: out.link, target: out.target } }),
       };
       const live: Live = { snapshot, refs: 0, tree };
       this.#live.set(`${root}\0${id}`, live);

@@ -4,7 +4,7 @@
  * publishes: the caller publishes the finished version in one step, or lets it go.
  */
 import { realpath } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { basename, dirname, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { relativeTo } from '../boundary/stack-frames.js';
 import type { IsolationTier } from '../calls/isolation.js';
@@ -100,7 +100,7 @@ export async function readSource(
     await Promise.all(
       version.modules.map(async (record) => {
         if (record.url !== '')
-          record.read = await readModule(parts.reader, record.url, execArgv, snapshot, reads?.read);
+          record.read = await readModule(parts.reader, record, execArgv, snapshot, reads?.read);
       }),
     );
   } finally {
@@ -158,27 +158,27 @@ export async function rereadModule(parts: SourceReaderParts, record: ModuleRecor
   if (source.snapshot === undefined) return CLOSED_READ;
   const reads = await parts.readsFor(source);
   try {
-    return await readModule(
-      parts.reader,
-      record.url,
-      parts.execArgvFor(source),
-      source.snapshot,
-      reads?.read,
-    );
+    return await readModule(parts.reader, record, parts.execArgvFor(source), source.snapshot, reads?.read);
   } finally {
     reads?.close();
   }
 }
 
-/** Reads one module of a snapshot, in a worker of the host or `via` a process of its own. */
+/**
+ * Reads one module of a snapshot, in a worker of the host or `via` a process of its own, unless an
+ * earlier run read the same module of the same content in the same tier (the store keeps it).
+ */
 export async function readModule(
   reader: DeclarationReader,
-  url: string,
+  record: Pick<ModuleRecord, 'url' | 'path' | 'source'>,
   execArgv: string[],
   snapshot: Snapshot,
   via?: RawRead,
 ): Promise<ModuleRead> {
-  const outcome = await reader.read(url, execArgv, via);
+  const { url } = record;
+  const module = snapshot.kind === 'module' ? basename(record.path) : relative(snapshot.root, record.path);
+  const key = { tier: record.source.isolation, content: snapshot.digest, module, folder: snapshot.grant };
+  const outcome = await reader.read(url, execArgv, via, key);
   if (outcome.state === 'timed-out')
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };
   if (outcome.state === 'failed') {

@@ -23,7 +23,7 @@ export interface CliResult {
 
 export interface RunOptions {
   cwd?: string;
-  /** Added to the child's minimal environment (PATH, TMPDIR, NO_COLOR). */
+  /** Added to the child's minimal environment (PATH, TMPDIR, NO_COLOR, the suite's TOOLHOST_CACHE_DIR). */
   env?: Record<string, string>;
   /** The child's TMPDIR. */
   tmpDir: string;
@@ -31,7 +31,15 @@ export interface RunOptions {
 }
 
 export function childEnv(options: RunOptions): Record<string, string> {
-  return { PATH: process.env['PATH'] ?? '', TMPDIR: options.tmpDir, NO_COLOR: '1', ...options.env };
+  // The suite's own store (global-setup.ts), unless the test names one.
+  const store = process.env['TOOLHOST_CACHE_DIR'];
+  return {
+    PATH: process.env['PATH'] ?? '',
+    TMPDIR: options.tmpDir,
+    NO_COLOR: '1',
+    ...(store === undefined ? {} : { TOOLHOST_CACHE_DIR: store }),
+    ...options.env,
+  };
 }
 
 export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {

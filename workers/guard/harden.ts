@@ -28,7 +28,7 @@
  * - The process's file descriptors: a tool may use only those it opened itself (descriptor-table.ts,
  *   descriptor-handles.ts), so it can't close, read, write or take over the host's.
  *
- * This is defence in depth, not a boundary: see the README's table of isolation tiers.
+ * This is defence in depth, not a boundary: see the table of isolation tiers in docs/isolation.md.
  */
 import { createRequire, syncBuiltinESMExports } from 'node:module';
 import { builtinLoaded, nodeBinding } from './bindings.js';

@@ -10,7 +10,7 @@
  * grants inside it (the temp folder, toolhost's own `dist/`) stay. Where the working directory lies
  * inside a grant, it is granted anyway and left alone (the package folder is none: a host run there
  * gives its tools no read of it). Node 22 has no `drop`: there a strict tool can read the working directory, and the host says
- * so once (README: what each tier contains).
+ * so once (docs/isolation.md: what each tier contains).
  *
  * CommonJS, because `--require` is what every supported Node preloads into a worker before its main
  * script; it must not depend on anything outside toolhost's `dist/workers`, which strict grants.

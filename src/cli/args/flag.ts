@@ -17,19 +17,19 @@ export interface Flag {
   /** The one-letter form, typed after `-`. */
   short?: string;
   kind: FlagKind;
-  /** What the value is called in the help and the README (`N`, `MS`, `DIR`). */
+  /** What the value is called in the help and docs/cli.md (`N`, `MS`, `DIR`). */
   value?: string;
   /** Where the parsed command line keeps it; none for flags its command reads itself. */
   field?: FlagField;
   /** The commands that take it (any other refuses it as an unknown option). */
   commands: readonly CommandName[];
-  /** What it does, as the help and the README's table say it. */
+  /** What it does, as the help and docs/cli.md's table say it. */
   help: string;
   /** The help's wording in one command, where the flag does something narrower there. */
   helpIn?: Partial<Record<CommandName, string>>;
-  /** What the README's table adds to `help` (more than a help line holds). */
+  /** What docs/cli.md's table adds to `help` (more than a help line holds). */
   manual?: string;
-  /** The default when the flag is absent, as the help and the README show it. */
+  /** The default when the flag is absent, as the help and docs/cli.md show it. */
   default?: string;
   /** Per command, the value read as if typed when the flag is absent (shown as its default). */
   fallbackIn?: Partial<Record<CommandName, string>>;

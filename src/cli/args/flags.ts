@@ -1,5 +1,5 @@
 /**
- * Every flag of `toolhost`, declared once: the argument parser, each command's help, the README's
+ * Every flag of `toolhost`, declared once: the argument parser, each command's help, docs/cli.md's
  * option table and the options a command hands to its ToolHost (serve's too, in its own process)
  * are all read off this list, so a flag can't be taken by the parser yet missing from the help, or
  * documented for a command that refuses it.
@@ -20,7 +20,7 @@ const HOSTING = [
 ] as const satisfies readonly CommandName[];
 
 /**
- * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README
+ * The model `toolhost chat` asks for when neither --model nor ANTHROPIC_MODEL names one; the README, docs/
  * and the JSDoc examples use the same id (a test keeps them in step).
  */
 export const DEFAULT_CHAT_MODEL = 'claude-sonnet-5';

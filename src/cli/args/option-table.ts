@@ -1,6 +1,6 @@
 /**
- * The README's table of `toolhost`'s options, made from the flag declaration (a test holds the
- * README to it): per flag, how it is typed, the commands that take it and what it does.
+ * docs/cli.md's table of `toolhost`'s options, made from the flag declaration (a test holds the
+ * page to it): per flag, how it is typed, the commands that take it and what it does.
  */
 import { COMMANDS, type CommandName } from './command-names.js';
 import { FLAGS, type Flag } from './flags.js';

@@ -40,6 +40,15 @@ export async function pinCommand(args: PinArgs, io: CliIo): Promise<ExitCode> {
         code: status.code ?? 'LEFT_OUT',
         reason: status.reason ?? `the module is ${status.state}`,
       }));
+    // Read and offered, but not what a lock can hold.
+    for (const module of report.notPinned) {
+      leftOut.push({
+        module: module.module,
+        name: module.tool,
+        code: 'NOT_PINNED',
+        reason: module.reason,
+      });
+    }
     const document: PinJson = { ok: leftOut.length === 0, ...report, leftOut };
     io.stdout.write(
       args.json

@@ -68,5 +68,5 @@ const code = await main().catch((error: unknown) => {
   return ExitCode.failed;
 });
 // A worker thread blocked in a system call could keep the process alive after close() resolved
-// (see the README's limits); a server that was told to stop must stop.
+// (see docs/limits.md); a server that was told to stop must stop.
 process.exit(code);

@@ -6,7 +6,7 @@
  * its requests in flight with an error.
  */
 import { pathToFileURL } from 'node:url';
-import { Client } from '@modelcontextprotocol/client';
+import { Client, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { escapeControl } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { packageVersion } from '../../cli/package-version.js';
@@ -24,6 +24,14 @@ export interface CallHooks {
   signal: AbortSignal;
   onProgress: (data: JsonValue) => void;
 }
+
+/**
+ * A result schema that takes any value as it is: a call's result is checked by the host, which
+ * answers a malformed one `TOOL_BAD_RESULT` in one line, rather than by the client's own schema.
+ */
+const ANY_RESULT: StandardSchemaV1<unknown, unknown> = {
+  '~standard': { version: 1, vendor: 'toolhost', validate: (value: unknown) => ({ value }) },
+};
 
 /** How long a server whose stdout closed has to end by itself before it is ended. */
 const END_GRACE_MS = 2000;
@@ -159,10 +167,14 @@ export class ServerConnection {
     );
   }
 
-  /** One `tools/call`: resolves with the server's result, rejects on abort or the server's end. */
+  /**
+   * One `tools/call`: resolves with the server's result as it came (the host checks its shape, see
+   * call-result.ts), rejects on an error reply, an abort or the server's end.
+   */
   callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
-    return this.#client.callTool(
-      { name, arguments: args as Record<string, unknown> },
+    return this.#client.request(
+      { method: 'tools/call', params: { name, arguments: args as Record<string, unknown> } },
+      ANY_RESULT,
       {
         signal: hooks.signal,
         timeout: NO_SDK_TIMEOUT,

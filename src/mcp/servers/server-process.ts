@@ -38,6 +38,13 @@ export interface ServerProcessOptions {
   maxPids: number;
 }
 
+/** How long the host waits for a server's stderr to be read to its end once it has exited. */
+const STDERR_DRAIN_MS = 1000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
 /**
  * Starts `sh` first, held on a pipe until it is in its cgroups, then has it become bubblewrap:
  * everything the server starts is born inside the limits.
@@ -67,17 +74,30 @@ export class ServerProcess {
     this.stdout = child.stdout as Readable;
     this.#stderr = new StderrTail(child.stderr as Socket);
     holdUntilExit(child);
+    const stderrClosed = new Promise<void>((resolve) => this.#stderr.stream.once('close', resolve));
     this.exited = new Promise<ServerExit>((resolve) => {
-      const done = (code: number | null, signal: NodeJS.Signals | null) => {
+      let ended = false;
+      const done = async (code: number | null, signal: NodeJS.Signals | null) => {
+        if (ended) return;
+        ended = true;
+        // Whoever awaits this end (close() in a CLI run) keeps the process alive until it is over:
+        // the cgroup's own retries wait on timers that don't.
+        const keepAlive = setInterval(() => {}, 1000);
         letGo(child);
         this.#watchdog?.stop();
         const outOfMemory = this.#overWatchdog || this.#cgroup?.oomKilled() === true;
-        void this.#cgroup?.killAll().then(() => this.#cgroup?.remove());
-        void this.#pids?.remove();
+        // Its last words: what it wrote to stderr before it ended (bounded: a process it left
+        // behind could hold the pipe open until the cgroup is emptied).
+        await Promise.race([stderrClosed, delay(STDERR_DRAIN_MS)]);
+        // Ended means ended: nothing it started still runs once this resolves.
+        await this.#cgroup?.killAll();
+        await this.#cgroup?.remove();
+        await this.#pids?.remove();
+        clearInterval(keepAlive);
         resolve({ description: describeExit(code, signal), outOfMemory });
       };
-      child.once('exit', done);
-      child.once('error', () => done(null, null));
+      child.once('exit', (code, signal) => void done(code, signal));
+      child.once('error', () => void done(null, null));
     });
     if (this.#cgroup === undefined && child.pid !== undefined) {
       this.#watchdog = new RssWatchdog(child.pid, limits.memoryMb * 1024 * 1024, () => {

@@ -1,15 +1,19 @@
 /**
  * One server entry over its life: started in its sandbox, its tools read and checked, restarted
- * with backoff when it ends (left out once it keeps dying), its tools read again when it says they
- * changed (at most once per {@link RELIST_INTERVAL_MS}), and every call relayed with its deadline.
+ * with backoff when it ends (left out once it keeps dying), read again on the host's re-read
+ * schedule when its first read ran over its time bound, its tools read again when it says they
+ * changed (at most once per {@link RELIST_INTERVAL_MS}), and every call relayed (relay-call.ts).
  * `onChange` hears every change of what it offers; the server set publishes it.
  */
 import type { LeftOutCode } from '../../boundary/errors.js';
-import { escapeControl, truncate } from '../../boundary/sanitize.js';
+import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
-import { replyOfResult } from './call-result.js';
+import type { CallerSignal } from '../../calls/pool-call.js';
+import type { RereadView } from '../../registry/generation.js';
+import { RereadSchedule } from '../../registry/reread-schedule.js';
 import type { ServerEntry } from './config.js';
-import { type CallHooks, type ServerConnection, stderrWords } from './connection.js';
+import { type ServerConnection, stderrWords } from './connection.js';
+import { relayCall } from './relay-call.js';
 import { type ServerSettings, startServer } from './server-start.js';
 import { type CheckedServerTool, checkServerTool } from './tool-check.js';
 
@@ -26,23 +30,35 @@ export type RuntimeState =
   | { kind: 'starting' }
   | { kind: 'ready'; connection: ServerConnection; tools: CheckedServerTool[] }
   | { kind: 'restarting' }
-  | { kind: 'left-out'; code: LeftOutCode; reason: string };
+  | { kind: 'left-out'; code: LeftOutCode; reason: string; schedule?: RereadView };
+
+export interface RuntimeCall {
+  timeoutMs: number;
+  signal?: CallerSignal | undefined;
+  onProgress: (data: JsonValue) => void;
+}
 
 export class ServerRuntime {
   readonly entry: ServerEntry;
   readonly #settings: ServerSettings;
   readonly #onChange: () => void;
   #state: RuntimeState = { kind: 'starting' };
-  /** Who waits for the server to be ready (calls during a restart). */
+  /** Calls waiting for the server to be ready (a restart, a check after a timeout). */
   #waiters: Array<() => void> = [];
   readonly #deaths: number[] = [];
   #closed = false;
-  #timer: NodeJS.Timeout | undefined;
+  #restartTimer: NodeJS.Timeout | undefined;
+  #relistTimer: NodeJS.Timeout | undefined;
+  /** The tools as last listed (JSON): a re-read that lists the same publishes nothing. */
   #listed = '';
   #relisting = false;
   #relistAgain = false;
   #lastListAt = 0;
   readonly #inFlight = new Set<Promise<PoolReply>>();
+  /** A connection whose call timed out, until it answers a ping (calls wait for that) or is ended. */
+  #suspect: ServerConnection | undefined;
+  /** Re-reads after a first read that ran over its time bound. */
+  #schedule: RereadSchedule | undefined;
 
   constructor(entry: ServerEntry, settings: ServerSettings, onChange: () => void) {
     this.entry = entry;
@@ -58,13 +74,23 @@ export class ServerRuntime {
   async start(): Promise<void> {
     const first = this.#state.kind === 'starting';
     const started = await startServer(this.entry, this.#settings);
-    if (first && !started.ok && started.code === 'DECLARATION_TIMEOUT') this.#scheduleRead();
     if (this.#closed) {
       if (started.ok) started.connection.close();
       return;
     }
     if (!started.ok) {
+      const timedOut = started.code === 'DECLARATION_TIMEOUT';
+      if (first && timedOut) this.#scheduleReads();
+      const schedule = this.#schedule;
       this.#state = { kind: 'left-out', code: started.code, reason: started.reason };
+      // The schedule outlives versions: a version retired cancels nothing of it.
+      if (timedOut && schedule !== undefined)
+        this.#state.schedule = {
+          get nextAt() {
+            return schedule.nextAt;
+          },
+          cancel: () => {},
+        };
       this.#wake();
       // Its tools were offered (it is being restarted): they are not any more.
       if (this.#listed !== '') {
@@ -86,12 +112,8 @@ export class ServerRuntime {
   }
 
   /** Relays one call; resolves with exactly one reply, whatever the server does. */
-  call(
-    toolName: string,
-    args: unknown,
-    hooks: Omit<CallHooks, 'signal'> & { signal?: AbortSignal },
-  ): Promise<PoolReply> {
-    const running = this.#call(toolName, args, hooks);
+  call(toolName: string, args: unknown, call: RuntimeCall): Promise<PoolReply> {
+    const running = this.#call(toolName, args, call);
     this.#inFlight.add(running);
     void running.finally(() => this.#inFlight.delete(running));
     return running;
@@ -100,87 +122,78 @@ export class ServerRuntime {
   /** Waits for the calls in flight, then ends the server. */
   async drain(): Promise<void> {
     await Promise.allSettled([...this.#inFlight]);
-    this.close();
+    await this.close();
   }
 
-  /** Ends the server now; calls in flight answer as the server ends. */
-  close(): void {
+  /** Ends the server; resolves once it and everything it started have ended. */
+  async close(): Promise<void> {
     this.#closed = true;
-    clearTimeout(this.#timer);
-    if (this.#state.kind === 'ready') this.#state.connection.close();
+    clearTimeout(this.#restartTimer);
+    clearTimeout(this.#relistTimer);
+    this.#schedule?.cancel();
     this.#wake();
+    const state = this.#state;
+    if (state.kind !== 'ready') return;
+    state.connection.close();
+    await state.connection.ended;
   }
 
-  async #call(
-    toolName: string,
-    args: unknown,
-    hooks: Omit<CallHooks, 'signal'> & { signal?: AbortSignal },
-  ): Promise<PoolReply> {
-    const deadline = Date.now() + hooks.timeoutMs;
-    const connection = await this.#ready(deadline, hooks.signal);
-    if (typeof connection === 'object' && 'ok' in connection) return connection;
-    const controller = new AbortController();
-    const timedOut = new Error('timed out');
-    const timer = setTimeout(() => controller.abort(timedOut), Math.max(1, deadline - Date.now()));
-    const onAbort = () => controller.abort(hooks.signal?.reason);
-    hooks.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      const result = await connection.callTool(toolName, args, { ...hooks, signal: controller.signal });
-      return replyOfResult(result, this.#settings.maxResultBytes);
-    } catch (error) {
-      if (controller.signal.reason === timedOut) {
-        this.#checkAfterTimeout(connection);
-        return failure('TOOL_TIMEOUT', `tool timed out after ${hooks.timeoutMs} ms`);
-      }
-      if (hooks.signal?.aborted === true)
-        return failure('CALL_ABORTED', 'the call was aborted by its caller');
-      if (connection.disconnected) {
-        const exit = await connection.end();
-        const code = exit.outOfMemory ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED';
-        return failure(
-          code,
-          `the MCP server ${this.entry.name} ${exit.description} during the call${stderrWords(connection.stderrTail)}`,
-        );
-      }
-      const message = escapeControl(truncate(error instanceof Error ? error.message : String(error), 2000));
-      return failure('TOOL_THREW', `the MCP server ${this.entry.name} answered with an error: ${message}`);
-    } finally {
-      clearTimeout(timer);
-      hooks.signal?.removeEventListener('abort', onAbort);
-    }
+  async #call(toolName: string, args: unknown, call: RuntimeCall): Promise<PoolReply> {
+    const deadline = Date.now() + call.timeoutMs;
+    const connection = await this.#ready(deadline, call.signal);
+    if (!('callTool' in connection)) return connection;
+    return relayCall(connection, toolName, args, {
+      serverName: this.entry.name,
+      deadline,
+      timeoutMs: call.timeoutMs,
+      signal: call.signal,
+      onProgress: call.onProgress,
+      maxResultBytes: this.#settings.maxResultBytes,
+      onTimeout: (timedOut) => this.#checkAfterTimeout(timedOut),
+    });
   }
 
-  /** The connection to call on, waiting through a restart until `deadline`; or the reply that ends the call. */
-  async #ready(deadline: number, signal: AbortSignal | undefined): Promise<ServerConnection | PoolReply> {
+  /** The connection to call on, waiting through a restart or a check until `deadline`; or the reply that ends the call. */
+  async #ready(deadline: number, signal: CallerSignal | undefined): Promise<ServerConnection | PoolReply> {
     while (!this.#closed) {
       const state = this.#state;
-      if (state.kind === 'ready') return state.connection;
+      if (state.kind === 'ready' && this.#suspect !== state.connection) return state.connection;
       if (state.kind === 'left-out') {
         return failure('TOOL_CRASHED', `the MCP server ${this.entry.name} is not running: ${state.reason}`);
       }
       if (signal?.aborted === true) return failure('CALL_ABORTED', 'the call was aborted by its caller');
       const left = deadline - Date.now();
-      if (left <= 0)
+      if (left <= 0) {
         return failure(
           'TOOL_TIMEOUT',
-          `the MCP server ${this.entry.name} was restarting until the call's timeout`,
+          `the MCP server ${this.entry.name} was not ready before the call's timeout`,
         );
+      }
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.#waiters.push(() => {
+        const done = () => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', done);
           resolve();
-        });
+        };
+        const timer = setTimeout(done, left);
+        signal?.addEventListener('abort', done, { once: true });
+        this.#waiters.push(done);
       });
     }
     return failure('HOST_CLOSED', 'the tool host is closed');
   }
 
-  /** After a call's timeout the server got `notifications/cancelled`; one that then doesn't answer a ping within the grace is restarted. */
+  /**
+   * A call ran over its deadline (the server got `notifications/cancelled`): until the server answers
+   * a ping, within the grace, it takes no call; one that doesn't is ended and restarted.
+   */
   #checkAfterTimeout(connection: ServerConnection): void {
+    if (this.#suspect === connection) return;
+    this.#suspect = connection;
     void connection.answers(this.#settings.timeoutGraceMs).then((answers) => {
-      if (!answers && this.#state.kind === 'ready' && this.#state.connection === connection)
-        connection.close();
+      if (!answers) connection.close();
+      if (this.#suspect === connection) this.#suspect = undefined;
+      this.#wake();
     });
   }
 
@@ -189,37 +202,43 @@ export class ServerRuntime {
     const now = Date.now();
     this.#deaths.push(now);
     while ((this.#deaths[0] ?? now) < now - DEATH_WINDOW_MS) this.#deaths.shift();
-    const exit = connection.exit;
-    const how = `${exit?.description ?? 'ended'}${stderrWords(connection.stderrTail)}`;
+    const how = `${connection.exit?.description ?? 'ended'}${stderrWords(connection.stderrTail)}`;
     if (this.#deaths.length >= MAX_DEATHS) {
-      this.#state = {
-        kind: 'left-out',
-        code: 'SERVER_FAILED',
-        reason: `it ended ${this.#deaths.length} times within ${DEATH_WINDOW_MS / 60_000} minutes (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`,
-      };
-      this.#settings.logger.warn(`MCP server ${this.entry.name}: ${this.#state.reason}`);
+      const minutes = DEATH_WINDOW_MS / 60_000;
+      const reason = `it ended ${this.#deaths.length} times within ${minutes} minutes (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`;
+      this.#state = { kind: 'left-out', code: 'SERVER_FAILED', reason };
+      this.#listed = '';
+      this.#settings.logger.warn(`MCP server ${this.entry.name}: ${reason}`);
       this.#wake();
       this.#onChange();
       return;
     }
     this.#state = { kind: 'restarting' };
     const delay = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#deaths.length - 1));
-    this.#timer = setTimeout(() => void this.start(), delay);
-    this.#timer.unref();
+    this.#restartTimer = setTimeout(() => void this.start(), delay);
+    this.#restartTimer.unref();
   }
 
-  /** A read that ran over its time bound is tried again after each of the host's re-read delays. */
-  #scheduleRead(attempt = 0): void {
-    const delay = this.#settings.rereadDelaysMs[attempt];
-    if (delay === undefined || this.#closed) return;
-    this.#timer = setTimeout(() => {
-      void this.start().then(() => {
+  /** A first read that ran over its time bound is tried again after each of the host's re-read delays. */
+  #scheduleReads(): void {
+    const { rereadDelaysMs, clock } = this.#settings;
+    if (rereadDelaysMs.length === 0) return;
+    this.#schedule = new RereadSchedule(rereadDelaysMs, clock, {
+      onScheduled: () => this.#onChange(),
+      read: async () => {
+        if (this.#closed) return false;
+        await this.start();
         const state = this.#state;
-        if (state.kind === 'left-out' && state.code === 'DECLARATION_TIMEOUT')
-          this.#scheduleRead(attempt + 1);
-      });
-    }, delay);
-    this.#timer.unref();
+        return state.kind === 'left-out' && state.code === 'DECLARATION_TIMEOUT';
+      },
+      onGiveUp: () => {
+        this.#schedule = undefined;
+        const state = this.#state;
+        if (state.kind === 'left-out')
+          this.#state = { kind: 'left-out', code: state.code, reason: state.reason };
+        this.#onChange();
+      },
+    });
   }
 
   /** `list_changed`: the tools are read again on the same connection, at most once per interval. */
@@ -230,11 +249,10 @@ export class ServerRuntime {
     }
     this.#relisting = true;
     const wait = Math.max(0, this.#lastListAt + RELIST_INTERVAL_MS - Date.now());
-    this.#timer = setTimeout(async () => {
+    this.#relistTimer = setTimeout(async () => {
       this.#lastListAt = Date.now();
-      const tools = await connection
-        .listTools({ ...this.#settings.listBounds, timeoutMs: this.#settings.readTimeoutMs })
-        .catch(() => undefined);
+      const bounds = { ...this.#settings.listBounds, timeoutMs: this.#settings.readTimeoutMs };
+      const tools = await connection.listTools(bounds).catch(() => undefined);
       this.#relisting = false;
       const state = this.#state;
       if (this.#closed || state.kind !== 'ready' || state.connection !== connection) return;
@@ -248,7 +266,7 @@ export class ServerRuntime {
         this.#relist(connection);
       }
     }, wait);
-    this.#timer.unref();
+    this.#relistTimer.unref();
   }
 
   #check(tools: unknown[]): CheckedServerTool[] {

@@ -76,6 +76,8 @@ export class ServerSet implements CallPool {
       const state = this.#runtimes[index]?.state;
       if (state === undefined || state.kind === 'starting' || state.kind === 'restarting') {
         add(at, '', { kind: 'failed', code: 'SERVER_FAILED', reason: 'it is being restarted' });
+      } else if (state.kind === 'left-out' && state.schedule !== undefined) {
+        add(at, '', { kind: 'timed-out', reason: state.reason, schedule: state.schedule });
       } else if (state.kind === 'left-out') {
         add(at, '', { kind: 'failed', code: state.code, reason: state.reason });
       } else {
@@ -109,7 +111,7 @@ export class ServerSet implements CallPool {
           // A progress listener's throw loses that message, never the call.
         }
       },
-      ...(hooks.signal === undefined ? {} : { signal: hooks.signal as AbortSignal }),
+      signal: hooks.signal,
     });
   }
 
@@ -119,10 +121,10 @@ export class ServerSet implements CallPool {
     await Promise.all(this.#runtimes.map((runtime) => runtime?.drain()));
   }
 
-  /** Ends every server now. */
+  /** Ends every server now; resolves once they and everything they started have ended. */
   async close(): Promise<void> {
     this.#closed = true;
-    for (const runtime of this.#runtimes) runtime?.close();
+    await Promise.all(this.#runtimes.map((runtime) => runtime?.close()));
   }
 
   #changed(): void {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { LeftOutCode } from '../../boundary/errors.js';
 import type { CgroupSupport } from '../../process/memory-cgroup.js';
 import type { SandboxSupport } from '../../process/sandbox.js';
+import type { Clock } from '../../registry/reread-schedule.js';
 import type { SchemaLimits } from '../../schema/json-schema.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ServerEntry } from './config.js';
@@ -33,6 +34,8 @@ export interface ServerSettings {
   maxResultBytes: number;
   schemaLimits: SchemaLimits;
   rereadDelaysMs: readonly number[];
+  /** The clock the re-read schedule runs on. */
+  clock: Clock;
 }
 
 export type StartedServer =

@@ -13,6 +13,12 @@ export const MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 /** The deepest nesting of objects and arrays in a message (real ones stay under 40). */
 export const MAX_MESSAGE_DEPTH = 256;
 
+/**
+ * The JSON-RPC error code of the answer the transport makes for a reply it can't pass on (a line
+ * that names a request in flight but is no JSON-RPC message): its call is `TOOL_BAD_RESULT`.
+ */
+export const MALFORMED_REPLY_CODE = -32098;
+
 /** What the transport dropped of a server's stdout. */
 export interface DroppedOutput {
   /** Lines that were not JSON-RPC messages. */
@@ -40,6 +46,8 @@ export class ServerStdioTransport implements Transport {
   #closed = false;
   /** Messages read and not yet handed to the client (see #deliver). */
   #pending: JSONRPCMessage[] = [];
+  /** The ids of the requests sent and not yet answered. */
+  readonly #inFlight = new Set<string | number>();
   #delivering = false;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;
@@ -64,6 +72,7 @@ export class ServerStdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed || this.#stdin.destroyed) throw new Error('the MCP server is gone');
+    if ('method' in message && 'id' in message) this.#inFlight.add(message.id);
     const line = `${JSON.stringify(message)}\n`;
     await new Promise<void>((resolve, reject) => {
       this.#stdin.write(line, (error) => (error ? reject(error) : resolve()));
@@ -115,10 +124,26 @@ export class ServerStdioTransport implements Transport {
     this.#bytes = 0;
     this.#skipping = false;
     if (skipped || line.length === 0) return;
-    const message = parseLine(line.toString('utf8'));
+    const parsed = parseLine(line.toString('utf8'));
+    let message = parsed.message;
     if (message === undefined) {
       this.dropped.garbageLines += 1;
-      return;
+      // A reply to a request in flight that is no JSON-RPC message: its request is answered now
+      // with why, rather than waiting for its timeout.
+      if (parsed.id === undefined || !this.#inFlight.has(parsed.id)) return;
+      message = {
+        jsonrpc: '2.0',
+        id: parsed.id,
+        error: {
+          code: MALFORMED_REPLY_CODE,
+          message: `the MCP server sent a malformed reply: ${parsed.problem}`,
+        },
+      };
+    }
+    if (!('method' in message) && 'id' in message) {
+      // Answered now: a second reply with this id is one to an unknown request.
+      const { id } = message;
+      if (id !== null && id !== undefined) this.#inFlight.delete(id);
     }
     if (this.#refused(message)) return;
     this.#pending.push(message);
@@ -160,14 +185,33 @@ export class ServerStdioTransport implements Transport {
   }
 }
 
-/** A line as a JSON-RPC message, or undefined for anything else (not JSON, too deep, not JSON-RPC). */
-function parseLine(text: string): JSONRPCMessage | undefined {
+/** A line read: the message it is, or why not and the request id it names (if it names one). */
+interface ParsedLine {
+  message?: JSONRPCMessage;
+  id?: string | number;
+  problem?: string;
+}
+
+/** A line as a JSON-RPC message, or why not (not JSON, too deep, not JSON-RPC). */
+function parseLine(text: string): ParsedLine {
   const trimmed = text.trim();
-  if (!trimmed.startsWith('{') || nestedDeeperThan(trimmed, MAX_MESSAGE_DEPTH)) return undefined;
+  if (!trimmed.startsWith('{')) return { problem: 'not JSON' };
+  let value: unknown;
   try {
-    return parseJSONRPCMessage(JSON.parse(trimmed));
+    value = JSON.parse(trimmed);
   } catch {
-    return undefined;
+    return { problem: 'not JSON' };
+  }
+  const rawId: unknown =
+    typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : undefined;
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : undefined;
+  if (nestedDeeperThan(trimmed, MAX_MESSAGE_DEPTH)) {
+    return { ...(id === undefined ? {} : { id }), problem: `nested deeper than ${MAX_MESSAGE_DEPTH} levels` };
+  }
+  try {
+    return { message: parseJSONRPCMessage(value) };
+  } catch {
+    return { ...(id === undefined ? {} : { id }), problem: 'not a JSON-RPC response' };
   }
 }
 
