@@ -8,14 +8,15 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { ModuleEvent } from '../dist/src/index.js';
-import { answered, nextModuleEvent } from './support/host-harness.js';
+import { answered, FakeClock, nextModuleEvent } from './support/host-harness.js';
 import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
 import { textOf, useServersHost } from './support/servers-host.js';
 
 const READ_TIMEOUT_MS = 4000;
 
 describe('hostile MCP servers that attack the declaration read, beside an honest one', () => {
-  const servers = useServersHost({ readTimeoutMs: READ_TIMEOUT_MS });
+  const clock = new FakeClock();
+  const servers = useServersHost({ readTimeoutMs: READ_TIMEOUT_MS, clock });
   let config: string;
   /** The status of a server entry of the config, or of one of its tools (`server/tool`). */
   const statusOf = (at: string) => servers.statusOf(`${config}#${at}`);
@@ -92,26 +93,42 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
     await servers.honestFine();
   });
 
-  it.each([
-    ['silentInitialize', 'initialize'],
-    ['silentList', 'list its tools'],
-  ])(
-    'a server whose %s never answers is left out at the read bound, and the host goes on',
-    async (at, what) => {
-      expect(statusOf(at)).toMatchObject({
-        code: 'DECLARATION_TIMEOUT',
-        reason: expect.stringContaining(`did not ${what === 'initialize' ? 'answer initialize' : what}`),
-      });
+  it('a server whose initialize or tools/list never answers waits for a re-read at 1, 5 and 30 minutes (host clock), then stays out', async () => {
+    const silent = [
+      ['silentInitialize', /^it did not answer initialize within 4000 ms$/],
+      // Within what initialize left of the bound.
+      ['silentList', /^it did not list its tools within \d+ ms$/],
+    ] as const;
+    await clock.untilPending(silent.length);
+    for (const delayMs of [60_000, 300_000, 1_800_000]) {
+      for (const [at, reason] of silent) {
+        expect(statusOf(at)).toMatchObject({
+          state: 'reread-pending',
+          code: 'DECLARATION_TIMEOUT',
+          reason: expect.stringMatching(reason),
+          nextRereadAt: clock.now() + delayMs,
+        });
+      }
+      const reread = silent.map(([at]) =>
+        nextModuleEvent(servers.host, (event) => event.status.path === `${config}#${at}` && event.reread),
+      );
+      clock.advance(delayMs);
+      await Promise.all(reread);
       expect(servers.host.list().map((tool) => tool.name)).not.toContain('slow_say');
       await servers.honestFine();
-    },
-  );
+    }
+    for (const [at, reason] of silent) {
+      expect(statusOf(at)).toMatchObject({
+        state: 'left-out',
+        code: 'DECLARATION_TIMEOUT',
+        reason: expect.stringMatching(reason),
+      });
+    }
+  });
 
-  it('a server that dies before reading anything is left out, saying how it died', () => {
-    expect(statusOf('deadAtStart')).toMatchObject({
-      state: 'left-out',
-      reason: expect.stringContaining('exited with code 9'),
-    });
+  it('a server that dies before reading anything is left out, and never offered', () => {
+    expect(statusOf('deadAtStart')).toMatchObject({ state: 'left-out', code: 'SERVER_FAILED' });
+    expect(servers.host.list().map((tool) => tool.name)).not.toContain('crash_say');
   });
 
   it('a server that keeps dying after its list is left out, saying how it died', async () => {

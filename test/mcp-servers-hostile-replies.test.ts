@@ -55,16 +55,26 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     await servers.honestFine();
   });
 
-  it.each(['content-not-array', 'text-not-string', 'unknown-block', 'is-error-not-boolean', 'bad-image'])(
-    'a reply whose result has the wrong shape (%s) is an error result on one line',
-    async (shape) => {
-      const outcome = await servers.call('reply_wrong_shape', { shape });
-      expect(outcome.isError).toBe(true);
-      expect(textOf(outcome)).not.toContain('\n');
-      expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
-      await servers.honestFine();
-    },
-  );
+  it.each([
+    'content-not-array',
+    'text-not-string',
+    'unknown-block',
+    'bad-image',
+    'result-null',
+    'result-and-error',
+    'error-not-object',
+    'no-jsonrpc-field',
+    'deep-structured-content',
+    'deep-meta',
+  ])('a malformed reply (%s) is TOOL_BAD_RESULT at once, in one line', async (shape) => {
+    // At once: the entry's timeout is 5 s, so a reply dropped unheard would answer TOOL_TIMEOUT.
+    const outcome = await servers.call('reply_wrong_shape', { shape });
+    expect(outcome.isError).toBe(true);
+    expect(outcome.error?.code).toBe('TOOL_BAD_RESULT');
+    expect(textOf(outcome)).not.toContain('\n');
+    expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
+    await servers.honestFine();
+  });
 
   it('garbage on stdout between frames is dropped, and the call answers', async () => {
     expect(await servers.call('write_garbage')).toStrictEqual(answered('answered after garbage'));
@@ -88,12 +98,13 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     await servers.honestFine();
   });
 
-  it('a server that floods stderr and exits is TOOL_CRASHED with a bounded message, then restarted', async () => {
+  it('a server that floods stderr and exits is TOOL_CRASHED with its last words, bounded, then restarted', async () => {
     const outcome = await servers.call('flood_stderr_then_exit', { megabytes: 4 });
     expect(outcome.isError).toBe(true);
     expect(outcome.error?.code).toBe('TOOL_CRASHED');
     const message = textOf(outcome);
     expect(message).toContain('exited with code 7');
+    expect(message).toContain('LAST WORDS before exiting');
     expect(message.length).toBeLessThan(4000);
     expect(await servers.call('flood_say')).toStrictEqual(answered('still here'));
     await servers.honestFine();

@@ -158,4 +158,9 @@ describe('hostile MCP servers that try to leave their sandbox, beside an honest 
     expect(everything).not.toContain(SECRET);
     expect(everything).not.toContain(ENV_SECRET);
   });
+
+  it('closing the host ends every server and every process they started', async () => {
+    await servers.host.close();
+    expect(await processesWith(BOMB_MARKER)).toEqual([]);
+  });
 });
