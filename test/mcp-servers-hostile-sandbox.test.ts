@@ -83,7 +83,7 @@ describe('hostile MCP servers that try to leave their sandbox, beside an honest 
   it('cannot read a host secret file outside every grant, by any route, nor see its folder', async () => {
     const outcome = await servers.call('read_file', { path: secretFile });
     expect(outcome.isError).toBe(false);
-    for (const line of textOf(outcome).split('\n')) expect(line).toMatch(/^(fs|link|cat): denied: /);
+    expect(textOf(outcome)).toBe('fs: denied: ENOENT\nlink: denied: ENOENT\ncat: denied: exit 1');
     // bubblewrap makes the folders above a grant to mount it on: their names show, nothing else.
     const listing = textOf(await servers.call('list_folder', { path: servers.folder }));
     expect(listing).not.toContain('secrets');
@@ -111,7 +111,7 @@ describe('hostile MCP servers that try to leave their sandbox, beside an honest 
 
     for (const outside of [join(servers.folder, 'escaped.txt'), join(granted.read, 'escaped.txt')]) {
       const text = textOf(await servers.call('write_file', { path: outside, text: 'escaped' }));
-      expect(text).toMatch(/^fs: denied: \w+\nsh: denied: \w+$/);
+      expect(text).toMatch(/^fs: denied: EROFS\nsh: denied: exit \d+$/);
       expect(existsSync(outside)).toBe(false);
       expect(existsSync(`${outside}.sh`)).toBe(false);
     }
@@ -120,9 +120,9 @@ describe('hostile MCP servers that try to leave their sandbox, beside an honest 
 
   it('cannot reach a loopback port that is not granted, by socket or by fetch', async () => {
     const socket = textOf(await servers.call('connect_socket', { host: '127.0.0.1', port: local.tcpPort }));
-    expect(socket).toMatch(/^socket: denied: /);
+    expect(socket).toBe('socket: denied: ECONNREFUSED');
     const fetched = textOf(await servers.call('fetch_url', { url: local.httpUrl }));
-    expect(fetched).toMatch(/^fetch: denied: /);
+    expect(fetched).toBe('fetch: denied: ECONNREFUSED');
     expect(local.reached).toEqual({ requests: [], connections: 0 });
     await servers.honestFine();
   });
