@@ -1,11 +1,12 @@
 /**
  * Hostile MCP servers that break the protocol while calls run, loaded from one config beside an
- * honest server on one host: forged, duplicate and malformed replies, garbage and an endless line on
- * stdout, a stderr flood, exits mid-call, silence, and requests to the client it must refuse. Each
- * attack gets an error result (or is contained), the host lives, the attacked server answers its
- * next call, and the honest server answers without ever having been restarted.
+ * honest server on one host: forged, duplicate and malformed replies, a result over the output
+ * budget, garbage and an endless line on stdout, a stderr flood, exits mid-call, silence, and
+ * requests to the client it must refuse. Each attack gets an error result (or is contained), the
+ * host lives, the attacked server answers its next call, and the honest server answers without ever
+ * having been restarted.
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ import { textOf, useServersHost } from './support/servers-host.js';
 const MB = 1024 * 1024;
 
 describe('hostile MCP servers that break the protocol during calls, beside an honest one', () => {
-  const servers = useServersHost({ timeoutGraceMs: 500 });
+  const servers = useServersHost({ timeoutGraceMs: 500, outputBudgetBytes: 4096 });
   let rootsFolder: string;
 
   beforeAll(async () => {
@@ -35,6 +36,7 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
       exits: fixtureEntry('exit-mid-call', { toolhost: { timeoutMs: 50_000 } }),
       silent: fixtureEntry('never-answers', { toolhost: { timeoutMs: 1000 } }),
       asks: fixtureEntry('asks-client', { toolhost: { read: [rootsFolder] } }),
+      huge: fixtureEntry('huge-result'),
     });
     const report = await servers.host.load(config);
     expect(report.modules.filter((module) => module.state !== 'offered')).toEqual([]);
@@ -73,6 +75,19 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     expect(outcome.error?.code).toBe('TOOL_BAD_RESULT');
     expect(textOf(outcome)).not.toContain('\n');
     expect(await servers.call('reply_plainly')).toStrictEqual(answered('plain answer'));
+    await servers.honestFine();
+  });
+
+  it('a 3 MB result is cut head and tail to the output budget, and kept whole under dataDir', async () => {
+    const outcome = await servers.call('huge_result', { kilobytes: 3000 });
+    expect(outcome.isError).toBe(false);
+    const text = textOf(outcome);
+    expect(text.startsWith('head')).toBe(true);
+    expect(text.endsWith('tail')).toBe(true);
+    expect(text).toContain(`bytes cut by toolhost; full output: ${outcome.fullOutputPath}`);
+    expect(Buffer.byteLength(text)).toBeLessThan(4096 + 256);
+    const kept = await readFile(outcome.fullOutputPath as string, 'utf8');
+    expect(kept).toBe(`head${'.'.repeat(3000 * 1024 - 8)}tail`);
     await servers.honestFine();
   });
 
