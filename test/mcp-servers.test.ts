@@ -317,6 +317,26 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.code).toBe(0);
   });
 
+  it('withholds server tools under a lock, saying a lock cannot pin them yet, and `pin` names them not pinned', async () => {
+    const lock = join(tmp.path, 'toolhost.lock.json');
+    const pinned = await runCli(['pin', 'servers.json', '--lock', lock], {
+      cwd: work.path,
+      tmpDir: tmp.path,
+    });
+    expect(pinned.stdout).toContain(
+      "servers.json#line/echo)  not pinned: NOT_PINNED: toolhost can't pin MCP servers' tools yet",
+    );
+    const listed = await runCli(['list', 'servers.json', '--lock', lock], {
+      cwd: work.path,
+      tmpDir: tmp.path,
+    });
+    expect(listed.code).toBe(1);
+    expect(listed.stdout).toContain('0 tools offered');
+    expect(listed.stdout).toContain(
+      "NOT_PINNED: toolhost can't pin MCP servers' tools yet, so under a lock they are withheld",
+    );
+  });
+
   it('leaves a server out, naming bubblewrap and how to install it, where bwrap is not on the PATH', async () => {
     // A PATH with node on it and no bwrap.
     const bin = join(tmp.path, 'bin-without-bwrap');

@@ -27,9 +27,14 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
 
 /**
  * Why a version can't be pinned, if it can't: its snapshot keeps a link to code outside the
- * package, which its content digest doesn't cover, so that code could change under the lock unseen.
+ * package, which its content digest doesn't cover, so that code could change under the lock unseen;
+ * or it is an MCP config's servers, which a lock does not record yet.
  */
-export function unpinnableReason(version: Pick<SourceVersion, 'snapshot'>): string | undefined {
+export function unpinnableReason(version: Pick<SourceVersion, 'snapshot' | 'kind'>): string | undefined {
+  // A lock can't record servers yet: under one their tools are withheld, never offered unpinned.
+  if (version.kind === 'servers') {
+    return "toolhost can't pin MCP servers' tools yet, so under a lock they are withheld: load the config without a lock (no --lock, no lockFile) to use them";
+  }
   const out = version.snapshot?.linkOut;
   if (out === undefined) return undefined;
   return `it can't be pinned: ${out.link} is a symbolic link to ${out.target}, outside the package, and a lock pins only what the package holds (what the link leads to could change under the lock unseen); install that code into the package instead of linking it (npm install, not npm link), then pin it`;
@@ -47,8 +52,9 @@ export function pinnableModules(
   const unpinnable: UnpinnableModule[] = [];
   for (const version of versions) {
     const content = version.snapshot?.digest;
-    if (content === undefined) continue;
     const reason = unpinnableReason(version);
+    // What can't be pinned is named as such (a report's notPinned); what has no content isn't read.
+    if (content === undefined && reason === undefined) continue;
     for (const record of version.modules) {
       if (record.read.kind !== 'read') continue;
       const status = statuses.find(
@@ -65,8 +71,12 @@ export function pinnableModules(
         root: version.root,
         path: record.path,
       };
-      if (reason !== undefined) {
-        unpinnable.push({ ...identity, tool: record.read.info.name, reason });
+      if (reason !== undefined || content === undefined) {
+        unpinnable.push({
+          ...identity,
+          tool: record.read.info.name,
+          reason: reason ?? 'it has no content to pin',
+        });
         continue;
       }
       found.push({

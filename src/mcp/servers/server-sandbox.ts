@@ -118,19 +118,26 @@ async function packageRoot(file: string): Promise<string | undefined> {
  */
 async function dependencyClosure(root: string): Promise<string[]> {
   const folders = new Set<string>([root]);
-  const pending = [root];
   const seen = new Set<string>([root]);
-  while (pending.length > 0 && seen.size < MAX_PACKAGES) {
-    const folder = pending.pop() as string;
-    for (const name of await dependencyNames(folder)) {
-      const found = await findPackage(folder, name);
-      if (found === undefined) continue;
-      folders.add(found.path);
-      folders.add(found.real);
-      if (seen.has(found.real)) continue;
-      seen.add(found.real);
-      pending.push(found.real);
+  // Level by level, each level's lookups at once: a real server's closure is a hundred packages.
+  let level = [root];
+  while (level.length > 0 && seen.size < MAX_PACKAGES) {
+    const found = await Promise.all(
+      level.map(async (folder) => {
+        const names = await dependencyNames(folder);
+        return Promise.all(names.map((name) => findPackage(folder, name)));
+      }),
+    );
+    const next: string[] = [];
+    for (const dependency of found.flat()) {
+      if (dependency === undefined) continue;
+      folders.add(dependency.path);
+      folders.add(dependency.real);
+      if (seen.has(dependency.real)) continue;
+      seen.add(dependency.real);
+      next.push(dependency.real);
     }
+    level = next;
   }
   return [...folders];
 }
