@@ -150,6 +150,13 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     await servers.honestFine();
   });
 
+  it('a server that closes its stdout mid-call and lingers is TOOL_TIMEOUT, and the others go on', async () => {
+    expect(await servers.call('close_stdout')).toStrictEqual(
+      failed('TOOL_TIMEOUT', 'tool timed out after 1000 ms'),
+    );
+    await servers.honestFine();
+  });
+
   it.each([
     ['sampling/createMessage', 'sampling'],
     ['elicitation/create', 'elicitation'],

@@ -24,6 +24,7 @@ const ENV_SECRET = `env-secret-${randomBytes(8).toString('hex')}`;
 const ALLOWED_NAME = 'TOOLHOST_HOSTILE_ALLOWED';
 /** The fork bomb's `sleep` argument: a number no other process on the machine sleeps for. */
 const BOMB_MARKER = `3600.${Date.now() % 1_000_000}`;
+const DAEMON_MARKER = `3601.${Date.now() % 1_000_000}`;
 
 /** The host's processes whose command line holds `marker`. */
 async function processesWith(marker: string): Promise<number[]> {
@@ -159,8 +160,14 @@ describe('hostile MCP servers that try to leave their sandbox, beside an honest 
     expect(everything).not.toContain(ENV_SECRET);
   });
 
+  it('a process a server daemonizes (a session of its own, its parent gone) is still held in the sandbox', async () => {
+    expect(await servers.call('daemonize', { marker: DAEMON_MARKER })).toStrictEqual(answered('daemonized'));
+    expect(await servers.call('bomb_say')).toStrictEqual(answered('still here'));
+  });
+
   it('closing the host ends every server and every process they started', async () => {
     await servers.host.close();
     expect(await processesWith(BOMB_MARKER)).toEqual([]);
+    expect(await processesWith(DAEMON_MARKER)).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * What a hostile MCP server writes outside the protocol never reaches the host's own stdout (which
  * may be a protocol channel itself, under `toolhost serve`): a host in a process of its own loads a
- * config of servers that write garbage to stdout and flood stderr, calls them, and its stdout holds
- * nothing but its own lines.
+ * config of servers that write garbage to stdout (their own, and the host's through /proc) and flood
+ * stderr, calls them, and its stdout holds nothing but its own lines.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -37,6 +37,7 @@ describe("a hostile MCP server's stdout garbage and stderr flood, in a host proc
       packages: [config],
       calls: [
         { name: 'write_garbage', args: {} },
+        { name: 'write_host_stdout', args: { hostPid: '$HOST_PID' } },
         { name: 'flood_stderr', args: { megabytes: 8 } },
         { name: 'flood_stderr_then_exit', args: { megabytes: 2 } },
         { name: 'echo', args: { text: 'after it all' } },
@@ -49,8 +50,12 @@ describe("a hostile MCP server's stdout garbage and stderr flood, in a host proc
       expect(line.startsWith('RESULT ')).toBe(true);
       return JSON.parse(line.slice('RESULT '.length)) as { isError: boolean; content: unknown[] };
     });
-    expect(results.map((result) => result.isError)).toEqual([false, false, true, false]);
-    expect(results[3]?.content).toEqual([{ type: 'text', text: 'echo: after it all' }]);
+    expect(results.map((result) => result.isError)).toEqual([false, false, false, true, false]);
+    // Not there: the host's pid is not in its namespace, and it has no terminal.
+    expect(results[1]?.content).toEqual([
+      { type: 'text', text: expect.stringMatching(/^host: denied: ENOENT\ntty: denied: E[A-Z]+$/) },
+    ]);
+    expect(results[4]?.content).toEqual([{ type: 'text', text: 'echo: after it all' }]);
     expect(run.stdout).not.toContain(GARBAGE_MARKER);
     expect(run.stdout.split(FLOOD_MARKER).length - 1).toBeLessThan(100);
     expect(run.stderr.length).toBeLessThan(64 * 1024);
