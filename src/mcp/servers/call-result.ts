@@ -21,6 +21,8 @@ export function replyOfResult(result: unknown, maxResultBytes: number): PoolRepl
   const blocks = own(data, 'content') ?? [];
   if (!Array.isArray(blocks)) return bad('its `content` is not a list');
   if (blocks.length > MAX_RESULT_BLOCKS) return bad(`it has more than ${MAX_RESULT_BLOCKS} content blocks`);
+  const isError = own(data, 'isError');
+  if (isError !== undefined && typeof isError !== 'boolean') return bad('its `isError` is not a boolean');
   const content: ToolContentBlock[] = [];
   for (const block of blocks) {
     const read = readContentBlock(hostShape(record(block)));
@@ -30,7 +32,7 @@ export function replyOfResult(result: unknown, maxResultBytes: number): PoolRepl
   const reply: PoolReply = {
     ok: true,
     content,
-    isError: own(data, 'isError') === true,
+    isError: isError === true,
     cutBytes: 0,
     logs: [],
     droppedLogChars: 0,

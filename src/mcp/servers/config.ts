@@ -5,7 +5,7 @@
  * is not JSON at all throws.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { ToolHostError } from '../../boundary/errors.js';
 import { MAX_TIMEOUT_MS } from '../../declaration/check.js';
 import { firstHidden } from '../../declaration/visible-text.js';
@@ -54,7 +54,8 @@ const TOOLHOST_KEYS = ['read', 'write', 'net', 'allowEnv', 'timeoutMs', 'prefix'
  * with `mcpServers`), else undefined. Only `.json` files are looked into.
  */
 export async function readServersConfigJson(path: string): Promise<Record<string, unknown> | undefined> {
-  if (!path.endsWith('.json')) return undefined;
+  // A package's manifest stands for its package, never for a config.
+  if (!path.endsWith('.json') || basename(path) === 'package.json') return undefined;
   const info = await stat(path).catch(() => undefined);
   if (info === undefined || !info.isFile()) return undefined;
   if (info.size > MAX_CONFIG_BYTES) {

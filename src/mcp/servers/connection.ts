@@ -225,6 +225,12 @@ export class ServerConnection {
     });
     try {
       return await Promise.race([work(controller.signal), over, ended]);
+    } catch (error) {
+      // The client may hear the server's stdout close before its exit is known: the reason is how
+      // it ended and its last words, not "connection closed".
+      if (!this.disconnected || (error instanceof Error && error.name === 'TimeoutError')) throw error;
+      const exit = await this.end();
+      throw new Error(`${exit.description}${stderrWords(this.#process.stderrTail)}`);
     } finally {
       clearTimeout(timer);
       controller.abort();

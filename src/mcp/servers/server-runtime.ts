@@ -73,9 +73,15 @@ export class ServerRuntime {
   /** Starts the server and reads its tools; never rejects (a failure leaves it out, with its reason). */
   async start(): Promise<void> {
     const first = this.#state.kind === 'starting';
+    const restart = this.#state.kind === 'restarting';
     const started = await startServer(this.entry, this.#settings);
     if (this.#closed) {
       if (started.ok) started.connection.close();
+      return;
+    }
+    if (!started.ok && restart) {
+      // A restart that fails is one more death: backed off, and left out only when they add up.
+      this.#died(started.reason.replace(/^it /, ''));
       return;
     }
     if (!started.ok) {
@@ -191,7 +197,11 @@ export class ServerRuntime {
     if (this.#suspect === connection) return;
     this.#suspect = connection;
     void connection.answers(this.#settings.timeoutGraceMs).then((answers) => {
-      if (!answers) connection.close();
+      // One that doesn't answer stays suspect until its end restarts it: calls wait for that.
+      if (!answers) {
+        connection.close();
+        return;
+      }
       if (this.#suspect === connection) this.#suspect = undefined;
       this.#wake();
     });
@@ -199,10 +209,15 @@ export class ServerRuntime {
 
   #ended(connection: ServerConnection): void {
     if (this.#closed || this.#state.kind !== 'ready' || this.#state.connection !== connection) return;
+    if (this.#suspect === connection) this.#suspect = undefined;
+    this.#died(`${connection.exit?.description ?? 'ended'}${stderrWords(connection.stderrTail)}`);
+  }
+
+  /** The server ended (or a restart failed, `how`): restarted after a backoff, or left out for good. */
+  #died(how: string): void {
     const now = Date.now();
     this.#deaths.push(now);
     while ((this.#deaths[0] ?? now) < now - DEATH_WINDOW_MS) this.#deaths.shift();
-    const how = `${connection.exit?.description ?? 'ended'}${stderrWords(connection.stderrTail)}`;
     if (this.#deaths.length >= MAX_DEATHS) {
       const minutes = DEATH_WINDOW_MS / 60_000;
       const reason = `it ended ${this.#deaths.length} times within ${minutes} minutes (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`;
