@@ -126,14 +126,19 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
     }
   });
 
-  it('a server that dies before reading anything is left out, and never offered', () => {
-    expect(statusOf('deadAtStart')).toMatchObject({ state: 'left-out', code: 'SERVER_FAILED' });
+  it('a server that dies before reading anything is left out with its exit and last words, never offered', () => {
+    expect(statusOf('deadAtStart')).toMatchObject({
+      state: 'left-out',
+      code: 'SERVER_FAILED',
+      reason: expect.stringMatching(/exited with code 9.*dying before reading anything/),
+    });
     expect(servers.host.list().map((tool) => tool.name)).not.toContain('crash_say');
   });
 
-  it('a server that keeps dying after its list is left out, saying how it died', async () => {
+  it('a server that keeps dying after its list is restarted with backoff, then left out with its last words', async () => {
     const event = await keptDying;
-    expect(event.status.reason).toContain('exited with code 9');
+    // Every start that fails counts: it is left out only once it has ended 5 times.
+    expect(event.status.reason).toMatch(/ended 5 times .*exited with code 9.*dying after tools\/list/);
     expect(servers.host.list().map((tool) => tool.name)).not.toContain('crash_say');
     await servers.honestFine();
   });

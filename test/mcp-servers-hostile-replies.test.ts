@@ -61,6 +61,7 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     'content-not-array',
     'text-not-string',
     'unknown-block',
+    'is-error-not-boolean',
     'bad-image',
     'result-null',
     'result-and-error',
@@ -147,6 +148,16 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     );
     const cancelled = textOf(await servers.call('cancellations'));
     expect(JSON.parse(cancelled.replace(/^cancelled: /, ''))).toHaveLength(1);
+    await servers.honestFine();
+  });
+
+  it('a server that freezes is TOOL_TIMEOUT, then restarted: the next call answers from a new process', async () => {
+    expect(await servers.call('freeze')).toStrictEqual(
+      failed('TOOL_TIMEOUT', 'tool timed out after 1000 ms'),
+    );
+    expect(await servers.call('never_say')).toStrictEqual(answered('still here'));
+    // The cancellations the frozen process heard went with it.
+    expect(await servers.call('cancellations')).toStrictEqual(answered('cancelled: []'));
     await servers.honestFine();
   });
 
