@@ -113,6 +113,17 @@ describe('server-everything and the wire-level server, in one host', () => {
     expect(env['HOME']).not.toBe(process.env['HOME']);
   });
 
+  it("gives a call what the server logs while it runs as the call's output", async () => {
+    const outputs: string[] = [];
+    const outcome = await host.call(
+      'log',
+      {},
+      { onOutput: (event) => outputs.push(...event.logs.map((log) => log.text)) },
+    );
+    expect(textOf(outcome)).toBe('logged');
+    expect(outputs).toEqual(['[info] line: working\n']);
+  });
+
   it('answers sampling and elicitation requests with an error that says toolhost does not offer them', async () => {
     const sampling = JSON.parse(textOf(await host.call('ask_sampling', {})));
     expect(sampling).toEqual({
@@ -304,7 +315,7 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✓ echo(text)');
     expect(result.stdout).toContain('remote is a remote server (url): toolhost hosts stdio servers only');
-    expect(result.stdout).toContain('11 tools offered, 1 left out');
+    expect(result.stdout).toContain('12 tools offered, 1 left out');
   });
 
   it('`toolhost call servers.json echo` relays the call', async () => {

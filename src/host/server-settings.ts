@@ -21,6 +21,7 @@ export function serverSettings(settings: Settings): ServersLoading['serverSettin
     defaultTimeoutMs: DEFAULT_TOOL_TIMEOUT_MS,
     timeoutGraceMs: settings.timeoutGraceMs,
     maxResultBytes: settings.maxResultBytes,
+    maxLogChars: settings.maxLogChars,
     schemaLimits: settings.schemaLimits,
     rereadDelaysMs: settings.rereadDelaysMs,
     clock: settings.clock,

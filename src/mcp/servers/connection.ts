@@ -7,7 +7,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Client, type StandardSchemaV1 } from '@modelcontextprotocol/client';
-import { escapeControl } from '../../boundary/sanitize.js';
+import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { packageVersion } from '../../cli/package-version.js';
 import { type ServerExit, ServerProcess, type ServerProcessOptions } from './server-process.js';
@@ -48,6 +48,8 @@ export class ServerConnection {
   #exit: ServerExit | undefined;
   /** The server said its tools changed (`notifications/tools/list_changed`). */
   onToolsChanged: (() => void) | undefined;
+  /** A log message the server sent (`notifications/message`), as one bounded line. */
+  onLog: ((line: string) => void) | undefined;
 
   private constructor(process: ServerProcess, roots: readonly string[]) {
     this.#process = process;
@@ -65,6 +67,13 @@ export class ServerConnection {
         this.onToolsChanged?.();
       } catch {
         // The listener is the host's: a throw there must not reach the client.
+      }
+    });
+    this.#client.setNotificationHandler('notifications/message', (notification) => {
+      try {
+        this.onLog?.(logLine(notification.params));
+      } catch {
+        // As above: the host's listener.
       }
     });
     this.ended = process.exited.then((exit) => {
@@ -236,6 +245,13 @@ export class ServerConnection {
       controller.abort();
     }
   }
+}
+
+/** A server's log message as one line: `[level] logger: data`, without control characters, bounded. */
+function logLine(params: { level?: unknown; logger?: unknown; data?: unknown }): string {
+  const data = typeof params.data === 'string' ? params.data : (JSON.stringify(params.data) ?? '');
+  const logger = typeof params.logger === 'string' ? `${params.logger}: ` : '';
+  return `${escapeControl(truncate(`[${String(params.level)}] ${logger}${data}`, 2000))}\n`;
 }
 
 /** The server's last stderr line(s), as a clause for an error message. */

@@ -6,6 +6,7 @@
  * `onChange` hears every change of what it offers; the server set publishes it.
  */
 import type { LeftOutCode } from '../../boundary/errors.js';
+import type { CapturedLog } from '../../boundary/protocol.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
@@ -57,6 +58,8 @@ export class ServerRuntime {
   readonly #inFlight = new Set<Promise<PoolReply>>();
   /** A connection whose call timed out, until it answers a ping (calls wait for that) or is ended. */
   #suspect: ServerConnection | undefined;
+  /** The calls in flight that hear the server's log messages (each keeps its own, bounded). */
+  readonly #logSinks = new Set<(line: string) => void>();
   /** Re-reads after a first read that ran over its time bound. */
   #schedule: RereadSchedule | undefined;
 
@@ -112,6 +115,9 @@ export class ServerRuntime {
     this.#lastListAt = Date.now();
     this.#state = { kind: 'ready', connection, tools: this.#check(tools) };
     connection.onToolsChanged = () => this.#relist(connection);
+    connection.onLog = (line) => {
+      for (const sink of this.#logSinks) sink(line);
+    };
     void connection.ended.then(() => this.#ended(connection));
     this.#wake();
     if (changed) this.#onChange();
@@ -148,7 +154,19 @@ export class ServerRuntime {
     const deadline = Date.now() + call.timeoutMs;
     const connection = await this.#ready(deadline, call.signal);
     if (!('callTool' in connection)) return connection;
-    return relayCall(connection, toolName, args, {
+    // What the server logs while the call runs is the call's output (as a tool's printing is).
+    const logs: CapturedLog[] = [];
+    let chars = 0;
+    let dropped = 0;
+    const sink = (line: string) => {
+      if (chars + line.length > this.#settings.maxLogChars) dropped += line.length;
+      else {
+        chars += line.length;
+        logs.push({ stream: 'stderr', text: line });
+      }
+    };
+    this.#logSinks.add(sink);
+    const reply = await relayCall(connection, toolName, args, {
       serverName: this.entry.name,
       deadline,
       timeoutMs: call.timeoutMs,
@@ -156,7 +174,8 @@ export class ServerRuntime {
       onProgress: call.onProgress,
       maxResultBytes: this.#settings.maxResultBytes,
       onTimeout: (timedOut) => this.#checkAfterTimeout(timedOut),
-    });
+    }).finally(() => this.#logSinks.delete(sink));
+    return logs.length === 0 && dropped === 0 ? reply : { ...reply, logs, droppedLogChars: dropped };
   }
 
   /** The connection to call on, waiting through a restart or a check until `deadline`; or the reply that ends the call. */

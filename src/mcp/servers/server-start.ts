@@ -32,6 +32,8 @@ export interface ServerSettings {
   defaultTimeoutMs: number;
   timeoutGraceMs: number;
   maxResultBytes: number;
+  /** How much of a server's log messages one call keeps (its `output`). */
+  maxLogChars: number;
   schemaLimits: SchemaLimits;
   rereadDelaysMs: readonly number[];
   /** The clock the re-read schedule runs on. */
