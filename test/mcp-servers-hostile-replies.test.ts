@@ -1,15 +1,16 @@
 /**
  * Hostile MCP servers that break the protocol while calls run, loaded from one config beside an
  * honest server on one host: forged, duplicate and malformed replies, a result over the output
- * budget, garbage and an endless line on stdout, a stderr flood, exits mid-call, silence, and
- * requests to the client it must refuse. Each attack gets an error result (or is contained), the
- * host lives, the attacked server answers its next call, and the honest server answers without ever
- * having been restarted.
+ * budget, a flood of log messages, garbage and an endless line on stdout, a stderr flood, exits
+ * mid-call, silence, and requests to the client it must refuse. Each attack gets an error result (or
+ * is contained), the host lives, the attacked server answers its next call, and the honest server
+ * answers without ever having been restarted.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import type { ToolOutputEvent } from '../dist/src/index.js';
 import { answered, failed } from './support/host-harness.js';
 import {
   FLOOD_MARKER,
@@ -40,6 +41,7 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
       frozen: fixtureEntry('never-answers', { toolhost: { timeoutMs: 8000, prefix: 'frozen' } }),
       asks: fixtureEntry('asks-client', { toolhost: { read: [rootsFolder] } }),
       huge: fixtureEntry('huge-result'),
+      noisy: fixtureEntry('notification-flood'),
     });
     const report = await servers.host.load(config);
     expect(report.modules.filter((module) => module.state !== 'offered')).toEqual([]);
@@ -92,6 +94,21 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     expect(Buffer.byteLength(text)).toBeLessThan(4096 + 256);
     const kept = await readFile(outcome.fullOutputPath as string, 'utf8');
     expect(kept).toBe(`head${'.'.repeat(3000 * 1024 - 8)}tail`);
+    await servers.honestFine();
+  });
+
+  it('a flood of 20,000 log messages during a call is held to maxLogChars, the rest counted as dropped', async () => {
+    const heard: ToolOutputEvent[] = [];
+    const outcome = await servers.call(
+      'flood_notifications',
+      { kind: 'logs', count: 20_000 },
+      { onOutput: (event) => heard.push(event) },
+    );
+    expect(outcome).toStrictEqual(answered('flooded'));
+    const keptChars = heard.flatMap((event) => event.logs).reduce((sum, log) => sum + log.text.length, 0);
+    expect(keptChars).toBeGreaterThan(0);
+    expect(keptChars).toBeLessThanOrEqual(65_536);
+    expect(heard.at(-1)?.droppedChars).toBeGreaterThan(0);
     await servers.honestFine();
   });
 
