@@ -180,6 +180,38 @@ describe('server-everything and the wire-level server, in one host', () => {
     expect(textOf(await host.call('echo', { text: 'fine' }))).toBe('fine');
   });
 
+  it("bounds progress and log notifications per call as a tool's are", async () => {
+    let progress = 0;
+    const onProgress = () => {
+      progress += 1;
+    };
+    host.on('progress', onProgress);
+    let lines = 0;
+    const outcome = await host.call(
+      'flood',
+      {},
+      {
+        onOutput: (event) => {
+          lines += event.logs.length;
+        },
+      },
+    );
+    host.off('progress', onProgress);
+    expect(textOf(outcome)).toBe('flooded');
+    expect(progress).toBe(1000);
+    expect(lines).toBe(1000);
+  });
+
+  it('answers a reply over the line bound TOOL_BAD_RESULT at once, not at its timeout', async () => {
+    // Answered by the reply itself: a call left to its deadline would be TOOL_TIMEOUT.
+    const huge = await host.call('huge', {});
+    expect(huge.error).toEqual({
+      code: 'TOOL_BAD_RESULT',
+      message: 'the MCP server sent a malformed reply: a reply over the 8 MiB bound',
+    });
+    expect(textOf(await host.call('echo', { text: 'next' }))).toBe('next');
+  });
+
   it('answers a call over its timeout with TOOL_TIMEOUT, and the server takes the next call', async () => {
     const hung = await host.call('hang', {});
     expect(hung.error).toEqual({ code: 'TOOL_TIMEOUT', message: 'tool timed out after 2000 ms' });
@@ -315,7 +347,7 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✓ echo(text)');
     expect(result.stdout).toContain('remote is a remote server (url): toolhost hosts stdio servers only');
-    expect(result.stdout).toContain('12 tools offered, 1 left out');
+    expect(result.stdout).toContain('14 tools offered, 1 left out');
   });
 
   it('`toolhost call servers.json echo` relays the call', async () => {

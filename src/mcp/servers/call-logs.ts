@@ -1,8 +1,9 @@
 /**
  * What a server logs (`notifications/message`) while a call runs, kept as that call's output, as a
- * tool's printing is: at most `maxLogChars` characters, the rest counted as dropped.
+ * tool's printing is: at most `maxLogChars` characters in at most {@link MAX_LOG_NOTES} lines, the
+ * rest counted as dropped.
  */
-import type { CapturedLog } from '../../boundary/protocol.js';
+import { type CapturedLog, MAX_LOG_NOTES } from '../../boundary/protocol.js';
 import type { PoolReply } from '../../calls/answer-once.js';
 
 export class CallLogs {
@@ -17,7 +18,7 @@ export class CallLogs {
 
   /** One line the server logged. */
   add(line: string): void {
-    if (this.#chars + line.length > this.#maxChars) {
+    if (this.#logs.length >= MAX_LOG_NOTES || this.#chars + line.length > this.#maxChars) {
       this.#dropped += line.length;
       return;
     }
