@@ -22,6 +22,8 @@ export interface RelayOptions {
   signal?: CallerSignal | undefined;
   onProgress: (data: JsonValue) => void;
   maxResultBytes: number;
+  /** The server's memory limit, for the message when it goes over. */
+  memoryMb: number;
   /** The call ran over its deadline: the server is checked before it takes another call. */
   onTimeout: (connection: ServerConnection) => void;
 }
@@ -62,8 +64,14 @@ export async function relayCall(
     }
     if (connection.disconnected) {
       const exit = await connection.end();
+      if (exit.outOfMemory) {
+        return failure(
+          'TOOL_OUT_OF_MEMORY',
+          `the MCP server ${options.serverName} went over its memory limit (${options.memoryMb} MB, processMemoryMb) and was ended during the call`,
+        );
+      }
       return failure(
-        exit.outOfMemory ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED',
+        'TOOL_CRASHED',
         `the MCP server ${options.serverName} ${exit.description} during the call${stderrWords(connection.stderrTail)}`,
       );
     }

@@ -159,6 +159,7 @@ export class ServerRuntime {
       signal: call.signal,
       onProgress: call.onProgress,
       maxResultBytes: this.#settings.maxResultBytes,
+      memoryMb: this.#settings.memoryMb,
       onTimeout: (timedOut) => this.#checkAfterTimeout(timedOut),
     }).finally(() => this.#logSinks.delete(sink));
     return logs.withReply(reply);
