@@ -10,6 +10,7 @@ import { type ModuleEvent, ToolHost } from '../dist/src/index.js';
 import { freshDir, runCli } from './support/cli-run.js';
 import { FakeClock } from './support/host-harness.js';
 import { runHostProcess } from './support/host-process.js';
+import { GOOD, startStdio } from './support/mcp-serve.js';
 import {
   EVERYTHING,
   FILESYSTEM,
@@ -358,6 +359,24 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('from the cli\n');
     expect(result.code).toBe(0);
+  });
+
+  it("`toolhost serve servers.json <package>` serves the servers' tools beside the package's to an MCP client, and ends them when the client leaves", async () => {
+    const { marker } = writeConfig(
+      work.path,
+      { line: { command: process.execPath, args: [LINE_SERVER] } },
+      { file: 'serve.json' },
+    );
+    const served = await startStdio([join(work.path, 'serve.json'), GOOD], tmp.path);
+    const { tools } = await served.client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['echo', 'roots', 'say', 'count_up']));
+    const result = await served.client.callTool({ name: 'echo', arguments: { text: 'over serve' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'over serve' }]);
+    expect(served.clientErrors).toEqual([]);
+    expect(markedProcesses(marker).length).toBeGreaterThan(0);
+    await served.client.close();
+    await expect.poll(() => markedProcesses(marker), { timeout: 20_000 }).toEqual([]);
   });
 
   it('withholds server tools under a lock, saying a lock cannot pin them yet, and `pin` names them not pinned', async () => {
