@@ -10,6 +10,7 @@ import { type ModuleEvent, ToolHost } from '../dist/src/index.js';
 import { freshDir, runCli } from './support/cli-run.js';
 import { FakeClock } from './support/host-harness.js';
 import { runHostProcess } from './support/host-process.js';
+import { GOOD, startStdio } from './support/mcp-serve.js';
 import {
   EVERYTHING,
   FILESYSTEM,
@@ -180,6 +181,38 @@ describe('server-everything and the wire-level server, in one host', () => {
     expect(textOf(await host.call('echo', { text: 'fine' }))).toBe('fine');
   });
 
+  it("bounds progress and log notifications per call as a tool's are", async () => {
+    let progress = 0;
+    const onProgress = () => {
+      progress += 1;
+    };
+    host.on('progress', onProgress);
+    let lines = 0;
+    const outcome = await host.call(
+      'flood',
+      {},
+      {
+        onOutput: (event) => {
+          lines += event.logs.length;
+        },
+      },
+    );
+    host.off('progress', onProgress);
+    expect(textOf(outcome)).toBe('flooded');
+    expect(progress).toBe(1000);
+    expect(lines).toBe(1000);
+  });
+
+  it('answers a reply over the line bound TOOL_BAD_RESULT at once, not at its timeout', async () => {
+    // Answered by the reply itself: a call left to its deadline would be TOOL_TIMEOUT.
+    const huge = await host.call('huge', {});
+    expect(huge.error).toEqual({
+      code: 'TOOL_BAD_RESULT',
+      message: 'the MCP server sent a malformed reply: a reply over the 8 MiB bound',
+    });
+    expect(textOf(await host.call('echo', { text: 'next' }))).toBe('next');
+  });
+
   it('answers a call over its timeout with TOOL_TIMEOUT, and the server takes the next call', async () => {
     const hung = await host.call('hang', {});
     expect(hung.error).toEqual({ code: 'TOOL_TIMEOUT', message: 'tool timed out after 2000 ms' });
@@ -315,7 +348,7 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('✓ echo(text)');
     expect(result.stdout).toContain('remote is a remote server (url): toolhost hosts stdio servers only');
-    expect(result.stdout).toContain('12 tools offered, 1 left out');
+    expect(result.stdout).toContain('14 tools offered, 1 left out');
   });
 
   it('`toolhost call servers.json echo` relays the call', async () => {
@@ -326,6 +359,24 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     expect(result.stderr).toBe('');
     expect(result.stdout).toBe('from the cli\n');
     expect(result.code).toBe(0);
+  });
+
+  it("`toolhost serve servers.json <package>` serves the servers' tools beside the package's to an MCP client, and ends them when the client leaves", async () => {
+    const { marker } = writeConfig(
+      work.path,
+      { line: { command: process.execPath, args: [LINE_SERVER] } },
+      { file: 'serve.json' },
+    );
+    const served = await startStdio([join(work.path, 'serve.json'), GOOD], tmp.path);
+    const { tools } = await served.client.listTools();
+    const names = tools.map((tool) => tool.name);
+    expect(names).toEqual(expect.arrayContaining(['echo', 'roots', 'say', 'count_up']));
+    const result = await served.client.callTool({ name: 'echo', arguments: { text: 'over serve' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'over serve' }]);
+    expect(served.clientErrors).toEqual([]);
+    expect(markedProcesses(marker).length).toBeGreaterThan(0);
+    await served.client.close();
+    await expect.poll(() => markedProcesses(marker), { timeout: 20_000 }).toEqual([]);
   });
 
   it('withholds server tools under a lock, saying a lock cannot pin them yet, and `pin` names them not pinned', async () => {

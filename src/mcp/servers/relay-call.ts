@@ -3,8 +3,9 @@
  * (call-result.ts), or `TOOL_TIMEOUT` at the deadline (the server gets `notifications/cancelled`),
  * `CALL_ABORTED` when the caller aborts, `TOOL_CRASHED` / `TOOL_OUT_OF_MEMORY` with the server's
  * last stderr words when it ends during the call, `TOOL_BAD_RESULT` for a malformed reply, and
- * `TOOL_THREW` for a JSON-RPC error it answers with.
+ * `TOOL_THREW` for a JSON-RPC error it answers with. Its progress is bounded as a tool's is.
  */
+import { MAX_PROGRESS_BYTES, MAX_PROGRESS_MESSAGES } from '../../boundary/protocol.js';
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
@@ -21,6 +22,8 @@ export interface RelayOptions {
   signal?: CallerSignal | undefined;
   onProgress: (data: JsonValue) => void;
   maxResultBytes: number;
+  /** The server's memory limit, for the message when it goes over. */
+  memoryMb: number;
   /** The call ran over its deadline: the server is checked before it takes another call. */
   onTimeout: (connection: ServerConnection) => void;
 }
@@ -38,10 +41,17 @@ export async function relayCall(
   const onAbort = () => controller.abort(callerAborted);
   options.signal?.addEventListener('abort', onAbort, { once: true });
   try {
+    let progressSent = 0;
     const result = await connection.callTool(toolName, args, {
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
-      onProgress: options.onProgress,
+      // Bounded as a tool's progress is: so many messages a call, so large each.
+      onProgress: (data) => {
+        if (progressSent >= MAX_PROGRESS_MESSAGES) return;
+        if (JSON.stringify(data).length > MAX_PROGRESS_BYTES) return;
+        progressSent += 1;
+        options.onProgress(data);
+      },
     });
     return replyOfResult(result, options.maxResultBytes);
   } catch (error) {
@@ -54,8 +64,14 @@ export async function relayCall(
     }
     if (connection.disconnected) {
       const exit = await connection.end();
+      if (exit.outOfMemory) {
+        return failure(
+          'TOOL_OUT_OF_MEMORY',
+          `the MCP server ${options.serverName} went over its memory limit (${options.memoryMb} MB, processMemoryMb) and was ended during the call`,
+        );
+      }
       return failure(
-        exit.outOfMemory ? 'TOOL_OUT_OF_MEMORY' : 'TOOL_CRASHED',
+        'TOOL_CRASHED',
         `the MCP server ${options.serverName} ${exit.description} during the call${stderrWords(connection.stderrTail)}`,
       );
     }

@@ -6,24 +6,19 @@
  * `onChange` hears every change of what it offers; the server set publishes it.
  */
 import type { LeftOutCode } from '../../boundary/errors.js';
-import type { CapturedLog } from '../../boundary/protocol.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
 import type { RereadView } from '../../registry/generation.js';
 import { RereadSchedule } from '../../registry/reread-schedule.js';
+import { CallLogs } from './call-logs.js';
 import type { ServerEntry } from './config.js';
 import { type ServerConnection, stderrWords } from './connection.js';
 import { relayCall } from './relay-call.js';
+import { RestartPolicy } from './restart-policy.js';
 import { type ServerSettings, startServer } from './server-start.js';
 import { type CheckedServerTool, checkServerTool } from './tool-check.js';
 
-/** How often a server may end before it is left out: this many ends within {@link DEATH_WINDOW_MS}. */
-const MAX_DEATHS = 5;
-const DEATH_WINDOW_MS = 10 * 60_000;
-/** The first restart's delay; each next one doubles, up to {@link MAX_BACKOFF_MS}. */
-const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 10_000;
 /** Tools are read again at most this often after `list_changed`. */
 export const RELIST_INTERVAL_MS = 1000;
 
@@ -46,7 +41,7 @@ export class ServerRuntime {
   #state: RuntimeState = { kind: 'starting' };
   /** Calls waiting for the server to be ready (a restart, a check after a timeout). */
   #waiters: Array<() => void> = [];
-  readonly #deaths: number[] = [];
+  readonly #restarts = new RestartPolicy();
   #closed = false;
   #restartTimer: NodeJS.Timeout | undefined;
   #relistTimer: NodeJS.Timeout | undefined;
@@ -154,17 +149,8 @@ export class ServerRuntime {
     const deadline = Date.now() + call.timeoutMs;
     const connection = await this.#ready(deadline, call.signal);
     if (!('callTool' in connection)) return connection;
-    // What the server logs while the call runs is the call's output (as a tool's printing is).
-    const logs: CapturedLog[] = [];
-    let chars = 0;
-    let dropped = 0;
-    const sink = (line: string) => {
-      if (chars + line.length > this.#settings.maxLogChars) dropped += line.length;
-      else {
-        chars += line.length;
-        logs.push({ stream: 'stderr', text: line });
-      }
-    };
+    const logs = new CallLogs(this.#settings.maxLogChars);
+    const sink = (line: string) => logs.add(line);
     this.#logSinks.add(sink);
     const reply = await relayCall(connection, toolName, args, {
       serverName: this.entry.name,
@@ -173,9 +159,10 @@ export class ServerRuntime {
       signal: call.signal,
       onProgress: call.onProgress,
       maxResultBytes: this.#settings.maxResultBytes,
+      memoryMb: this.#settings.memoryMb,
       onTimeout: (timedOut) => this.#checkAfterTimeout(timedOut),
     }).finally(() => this.#logSinks.delete(sink));
-    return logs.length === 0 && dropped === 0 ? reply : { ...reply, logs, droppedLogChars: dropped };
+    return logs.withReply(reply);
   }
 
   /** The connection to call on, waiting through a restart or a check until `deadline`; or the reply that ends the call. */
@@ -234,12 +221,9 @@ export class ServerRuntime {
 
   /** The server ended (or a restart failed, `how`): restarted after a backoff, or left out for good. */
   #died(how: string): void {
-    const now = Date.now();
-    this.#deaths.push(now);
-    while ((this.#deaths[0] ?? now) < now - DEATH_WINDOW_MS) this.#deaths.shift();
-    if (this.#deaths.length >= MAX_DEATHS) {
-      const minutes = DEATH_WINDOW_MS / 60_000;
-      const reason = `it ended ${this.#deaths.length} times within ${minutes} minutes (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`;
+    const next = this.#restarts.ended(Date.now());
+    if ('giveUp' in next) {
+      const reason = `${next.giveUp} (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`;
       this.#state = { kind: 'left-out', code: 'SERVER_FAILED', reason };
       this.#listed = '';
       this.#settings.logger.warn(`MCP server ${this.entry.name}: ${reason}`);
@@ -248,8 +232,7 @@ export class ServerRuntime {
       return;
     }
     this.#state = { kind: 'restarting' };
-    const delay = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (this.#deaths.length - 1));
-    this.#restartTimer = setTimeout(() => void this.start(), delay);
+    this.#restartTimer = setTimeout(() => void this.start(), next.restartInMs);
     this.#restartTimer.unref();
   }
 

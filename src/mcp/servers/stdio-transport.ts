@@ -46,6 +46,9 @@ export class ServerStdioTransport implements Transport {
   #closed = false;
   /** Messages read and not yet handed to the client (see #deliver). */
   #pending: JSONRPCMessage[] = [];
+  /** The two ends of a line over the bound, while the rest of it is skipped. */
+  #oversizedHead: Buffer = EMPTY;
+  #oversizedTail: Buffer = EMPTY;
   /** The ids of the requests sent and not yet answered. */
   readonly #inFlight = new Set<string | number>();
   #delivering = false;
@@ -105,8 +108,16 @@ export class ServerStdioTransport implements Transport {
   }
 
   #take(part: Buffer): void {
-    if (this.#skipping || part.length === 0) return;
+    if (part.length === 0) return;
+    if (this.#skipping) {
+      this.#oversizedTail = Buffer.concat([this.#oversizedTail, part]).subarray(-EDGE_BYTES);
+      return;
+    }
     if (this.#bytes + part.length > MAX_MESSAGE_BYTES) {
+      // Only the line's two ends are kept: where a reply's id is (first, or last as the SDKs write it).
+      const head = (this.#chunks[0] ?? part).subarray(0, EDGE_BYTES);
+      this.#oversizedHead = Buffer.from(head);
+      this.#oversizedTail = Buffer.from(part.subarray(-EDGE_BYTES));
       this.#skipping = true;
       this.#chunks = [];
       this.#bytes = 0;
@@ -123,11 +134,22 @@ export class ServerStdioTransport implements Transport {
     this.#chunks = [];
     this.#bytes = 0;
     this.#skipping = false;
-    if (skipped || line.length === 0) return;
-    const parsed = parseLine(line.toString('utf8'));
+    const parsed: ParsedLine = skipped
+      ? {
+          ...oversizedId(this.#oversizedHead, this.#oversizedTail),
+          problem: `a reply over the ${MAX_MESSAGE_BYTES / (1024 * 1024)} MiB bound`,
+        }
+      : line.length === 0
+        ? {}
+        : parseLine(line.toString('utf8'));
+    if (skipped || line.length === 0) {
+      this.#oversizedHead = EMPTY;
+      this.#oversizedTail = EMPTY;
+      if (parsed.id === undefined) return;
+    }
     let message = parsed.message;
     if (message === undefined) {
-      this.dropped.garbageLines += 1;
+      if (!skipped) this.dropped.garbageLines += 1;
       // A reply to a request in flight that is no JSON-RPC message: its request is answered now
       // with why, rather than waiting for its timeout.
       if (parsed.id === undefined || !this.#inFlight.has(parsed.id)) return;
@@ -183,6 +205,19 @@ export class ServerStdioTransport implements Transport {
     void this.send({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: why } }).catch(() => {});
     return true;
   }
+}
+
+const EMPTY = Buffer.alloc(0);
+/** How much of each end of a line over the bound is kept to find its id. */
+const EDGE_BYTES = 256;
+const ID_AT_START = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")/;
+const ID_AT_END = /"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")\s*\}\s*$/;
+
+/** The id a line over the bound names at its start or its end, if it names one there. */
+function oversizedId(head: Buffer, tail: Buffer): { id?: string | number } {
+  const found = ID_AT_START.exec(head.toString('utf8'))?.[1] ?? ID_AT_END.exec(tail.toString('utf8'))?.[1];
+  if (found === undefined) return {};
+  return { id: found.startsWith('"') ? found.slice(1, -1) : Number(found) };
 }
 
 /** A line read: the message it is, or why not and the request id it names (if it names one). */
