@@ -1,16 +1,16 @@
 /**
  * Hostile MCP servers that break the protocol while calls run, loaded from one config beside an
  * honest server on one host: forged, duplicate and malformed replies, a result over the output
- * budget, a flood of log messages, garbage and an endless line on stdout, a stderr flood, exits
- * mid-call, silence, and requests to the client it must refuse. Each attack gets an error result (or
- * is contained), the host lives, the attacked server answers its next call, and the honest server
- * answers without ever having been restarted.
+ * budget or over the bound on one message, floods of log and progress messages, garbage and an
+ * endless line on stdout, a stderr flood, exits mid-call, silence, and requests to the client it
+ * must refuse. Each attack gets an error result (or is contained), the host lives, the attacked
+ * server answers its next call, and the honest server answers without ever having been restarted.
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { ToolOutputEvent } from '../dist/src/index.js';
+import type { ToolOutputEvent, ToolProgressEvent } from '../dist/src/index.js';
 import { answered, failed } from './support/host-harness.js';
 import {
   FLOOD_MARKER,
@@ -109,6 +109,47 @@ describe('hostile MCP servers that break the protocol during calls, beside an ho
     expect(keptChars).toBeGreaterThan(0);
     expect(keptChars).toBeLessThanOrEqual(65_536);
     expect(heard.at(-1)?.droppedChars).toBeGreaterThan(0);
+    await servers.honestFine();
+  });
+
+  it('a flood of 20,000 progress notifications reaches the host as its first 1000, in order', async () => {
+    const heard: ToolProgressEvent[] = [];
+    const listen = (event: ToolProgressEvent) => heard.push(event);
+    servers.host.on('progress', listen);
+    try {
+      expect(await servers.call('flood_notifications', { kind: 'progress', count: 20_000 })).toStrictEqual(
+        answered('flooded'),
+      );
+    } finally {
+      servers.host.off('progress', listen);
+    }
+    expect(heard.map((event) => event.data)).toEqual(
+      Array.from({ length: 1000 }, (_, index) => ({ progress: index + 1, message: `step ${index + 1}` })),
+    );
+    await servers.honestFine();
+  });
+
+  it('a progress notification of 2 MB never reaches the host whole', async () => {
+    const heard: ToolProgressEvent[] = [];
+    const listen = (event: ToolProgressEvent) => heard.push(event);
+    servers.host.on('progress', listen);
+    try {
+      expect(
+        await servers.call('flood_notifications', { kind: 'huge-progress', kilobytes: 2048 }),
+      ).toStrictEqual(answered('flooded'));
+    } finally {
+      servers.host.off('progress', listen);
+    }
+    for (const event of heard) expect(JSON.stringify(event.data).length).toBeLessThanOrEqual(64 * 1024);
+    await servers.honestFine();
+  });
+
+  it('a result over the 8 MiB bound on one message is TOOL_BAD_RESULT at once, saying so', async () => {
+    // At once: the entry's timeout is the default 30 s.
+    expect(await servers.call('huge_result', { kilobytes: 9000 })).toStrictEqual(
+      failed('TOOL_BAD_RESULT', 'the MCP server sent a malformed reply: a reply over the 8 MiB bound'),
+    );
+    expect(await servers.call('huge_result', { kilobytes: 1 })).toMatchObject({ isError: false });
     await servers.honestFine();
   });
 
