@@ -25,6 +25,7 @@ const POSITIONALS: Record<(typeof COMMANDS)[number], string[]> = {
   'mcp-config': ['pkg'],
   init: [],
   pin: ['pkg'],
+  doctor: [],
 };
 
 /** A value of the flag's kind that its reader accepts. */

@@ -65,6 +65,8 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   hostProcessEnded: ['SIGKILL'],
   hostWarning: ['/srv/Tools: a worker failed outside any call'],
   hostError: ['Something broke'],
+  doctorExtraArguments: [['Pkg', '/srv/tools']],
+  isolationDefault: ['process', 'a process per package, in a bubblewrap sandbox'],
   isolationNotice: [
     'Process isolation here runs without an OS sandbox (bubblewrap (bwrap) is not installed)',
   ],

@@ -185,14 +185,14 @@ describe('without --isolation', () => {
     const { code, verdict } = await selftest([other]);
     expect(code).toBe(0);
     expect(verdict.isolation.chosen).toBe(false);
-    expect(verdict.isolation.tier).toBe(verdict.isolation.sandboxed ? 'process' : 'strict');
+    expect(verdict.isolation.tier).toBe('process');
 
     const text = await runCli(['selftest', other], { tmpDir: tmp.path, cwd: work.path });
     expect(text.code).toBe(0);
     expect(text.stdout.split('\n')[0]).toBe(
       verdict.isolation.sandboxed
         ? 'isolation: process (the strongest here): a bubblewrap sandbox per package refuses writes outside the tmpDir and ends every process a selftest starts'
-        : "isolation: strict (the strongest here): Node's permission model refuses writes outside the tmpDir and child processes",
+        : "isolation: process (the strongest here): a process per package under Node's permission model refuses writes outside the tmpDir and child processes",
     );
   });
 });

@@ -76,21 +76,21 @@ describe('a user mistake is one line on stderr and exit code 2', () => {
   it('no command at all', async () => {
     expectUsageError(
       await run(),
-      'expected a command: list, call, selftest, chat, serve, init or pin (see toolhost --help)',
+      'expected a command: list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
     );
   });
 
   it('an unknown command', async () => {
     expectUsageError(
       await run('frobnicate'),
-      'unknown command "frobnicate": expected list, call, selftest, chat, serve, init or pin (see toolhost --help)',
+      'unknown command "frobnicate": expected list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
     );
   });
 
   it('an option before the command', async () => {
     expectUsageError(
       await run('--json', 'list'),
-      'expected a command before --json: list, call, selftest, chat, serve, init or pin (see toolhost --help)',
+      'expected a command before --json: list, call, selftest, chat, serve, init, pin or doctor (see toolhost --help)',
     );
   });
 

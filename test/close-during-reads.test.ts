@@ -64,6 +64,7 @@ describe('close() during a slow declaration read', () => {
     const marker = join(root, 'reading');
     const pkg = await endlessRead(marker);
     const host = new ToolHost({
+      isolation: 'worker',
       dataDir: join(root, 'data'),
       readTimeoutMs: READ_BOUND_MS,
       logger: recordingLogger(),
@@ -103,7 +104,7 @@ describe('close() during a slow declaration read', () => {
       script,
       `import { existsSync, watch } from 'node:fs';
 import { ToolHost } from ${JSON.stringify(index)};
-const host = new ToolHost({ dataDir: ${JSON.stringify(join(root, 'data'))}, readTimeoutMs: ${READ_BOUND_MS}, logger: { info() {}, warn() {}, error() {} } });
+const host = new ToolHost({ isolation: 'worker', dataDir: ${JSON.stringify(join(root, 'data'))}, readTimeoutMs: ${READ_BOUND_MS}, logger: { info() {}, warn() {}, error() {} } });
 const reading = new Promise((resolve) => {
   const watcher = watch(${JSON.stringify(root)}, () => existsSync(${JSON.stringify(marker)}) && (watcher.close(), resolve()));
 });

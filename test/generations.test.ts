@@ -18,7 +18,12 @@ let source: ToolSourceHandle | undefined;
 
 beforeEach(async () => {
   root = await tempDir('toolhost-generations-');
-  host = new ToolHost({ dataDir: join(root, '.data'), logger: recordingLogger(), maxThreadsPerPool: 2 });
+  host = new ToolHost({
+    isolation: 'worker',
+    dataDir: join(root, '.data'),
+    logger: recordingLogger(),
+    maxThreadsPerPool: 2,
+  });
 });
 
 afterEach(async () => {

@@ -17,7 +17,11 @@ function fixture(file: string): string {
 
 beforeEach(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'toolhost-loop-'));
-  host = new ToolHost({ dataDir, logger: { info: () => {}, warn: () => {}, error: () => {} } });
+  host = new ToolHost({
+    isolation: 'worker',
+    dataDir,
+    logger: { info: () => {}, warn: () => {}, error: () => {} },
+  });
   for (const file of ['weather.js', 'sensor.js', 'context-report.js', 'stall.js'])
     await host.load(fixture(file));
 });

@@ -41,7 +41,11 @@ describe('runTools with a ToolHost', () => {
   let dataDir: string;
   beforeEach(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'toolhost-loop-media-'));
-    host = new ToolHost({ dataDir, logger: { info: () => {}, warn: () => {}, error: () => {} } });
+    host = new ToolHost({
+      isolation: 'worker',
+      dataDir,
+      logger: { info: () => {}, warn: () => {}, error: () => {} },
+    });
     await host.load(media('hostile-image.js'));
     await host.load(media('good-media.js'));
   });

@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, freshDir, REPO } from './support/cli-run.js';
+import { CLI, freshDir, REPO, withTier } from './support/cli-run.js';
 import { exited, GOOD, type HttpServe, StderrLog, serveEnv, startHttp } from './support/mcp-serve.js';
 
 const INITIALIZE = {
@@ -186,11 +186,15 @@ describe('binding beyond loopback', () => {
 
   /** serve on every address; resolves with its stderr once it listens, then stops it. */
   async function stderrOf(extra: string[], env: Record<string, string> = {}): Promise<string> {
-    const child = spawn(process.execPath, [CLI, 'serve', '--http', '0.0.0.0:0', ...extra, GOOD], {
-      cwd: REPO,
-      env: serveEnv(tmp.path, env),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [CLI, ...withTier(['serve', '--http', '0.0.0.0:0', ...extra, GOOD])],
+      {
+        cwd: REPO,
+        env: serveEnv(tmp.path, env),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     const stderr = new StderrLog(child.stderr as Readable);
     await stderr.waitFor(/over MCP at /);
     child.kill('SIGTERM');

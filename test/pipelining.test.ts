@@ -65,6 +65,7 @@ afterEach(async () => {
 
 async function hostWith(maxThreadsPerPool: number): Promise<ToolHost> {
   host = new ToolHost({
+    isolation: 'worker',
     dataDir: join(root, 'data'),
     maxThreadsPerPool,
     timeoutGraceMs: 20,

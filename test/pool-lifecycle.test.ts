@@ -60,6 +60,7 @@ afterEach(async () => {
 
 function makeHost(maxThreadsPerPool: number): ToolHost {
   host = new ToolHost({
+    isolation: 'worker',
     dataDir: join(root, 'data'),
     maxThreadsPerPool,
     timeoutGraceMs: 20,

@@ -31,6 +31,7 @@ beforeEach(async () => {
   tmp = join(root, 'tmp');
   await mkdir(tmp);
   host = new ToolHost({
+    isolation: 'worker',
     dataDir: join(root, 'data'),
     tempRoot: tmp,
     cacheDir: join(root, 'cache'),
@@ -117,10 +118,15 @@ describe('a load report', () => {
     expect((await host.load(folder)).network).toBe(false);
 
     const granting = new ToolHost({
+      isolation: 'worker',
       ...hostPlaces('granting'),
       allowNetwork: { weather: ['api.weather.gov'] },
     });
-    const everything = new ToolHost({ ...hostPlaces('everything'), allowNetwork: { weather: true } });
+    const everything = new ToolHost({
+      isolation: 'worker',
+      ...hostPlaces('everything'),
+      allowNetwork: { weather: true },
+    });
     try {
       expect((await granting.load(folder)).network).toEqual(['api.weather.gov']);
       expect((await everything.load(folder)).network).toEqual(['api.weather.gov', 'tiles.example.com']);

@@ -33,6 +33,7 @@ afterEach(async () => {
 
 function makeHost(options: ToolHostOptions = {}): ToolHost {
   const host = new ToolHost({
+    isolation: 'worker',
     tempRoot: join(root, 'tmp'),
     dataDir: join(root, 'data'),
     cacheDir: cache,

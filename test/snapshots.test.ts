@@ -19,6 +19,7 @@ let host: ToolHost;
 beforeEach(async () => {
   root = await tempDir('toolhost-snapshots-');
   host = new ToolHost({
+    isolation: 'worker',
     dataDir: join(root, 'data'),
     tempRoot: join(root, 'tmp'),
     cacheDir: join(root, 'cache'),

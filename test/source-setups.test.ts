@@ -16,7 +16,7 @@ let handle: ToolSourceHandle | undefined;
 
 beforeEach(async () => {
   root = await tempDir('toolhost-source-setups-');
-  host = new ToolHost({ dataDir: join(root, '.data'), logger: recordingLogger() });
+  host = new ToolHost({ isolation: 'worker', dataDir: join(root, '.data'), logger: recordingLogger() });
 });
 
 afterEach(async () => {

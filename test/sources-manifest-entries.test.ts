@@ -17,7 +17,7 @@ let host: ToolHost;
 
 beforeEach(async () => {
   root = await tempDir('toolhost-manifest-entries-');
-  host = new ToolHost({ dataDir: join(root, '.data'), logger: recordingLogger() });
+  host = new ToolHost({ isolation: 'worker', dataDir: join(root, '.data'), logger: recordingLogger() });
 });
 
 afterEach(async () => {

@@ -23,7 +23,7 @@ let handle: ToolSourceHandle | undefined;
 
 beforeEach(async () => {
   root = await tempDir('toolhost-sources-');
-  host = new ToolHost({ dataDir: join(root, '.data'), logger: recordingLogger() });
+  host = new ToolHost({ isolation: 'worker', dataDir: join(root, '.data'), logger: recordingLogger() });
 });
 
 afterEach(async () => {
@@ -236,6 +236,7 @@ export function run() { return 'ran'; }
   it('is visible in status, and a module that changes cancels it and is read again', async () => {
     const clock = new FakeClock();
     const local = new ToolHost({
+      isolation: 'worker',
       dataDir: join(root, '.data2'),
       clock,
       readTimeoutMs: READ_TIMEOUT_MS,
@@ -263,6 +264,7 @@ export function run() { return 'ran'; }
     // Re-reads enough that one running over now and then (a busy machine) still ends in a result.
     const rereadDelaysMs = Array.from({ length: 5 }, () => 60_000);
     const local = new ToolHost({
+      isolation: 'worker',
       dataDir: join(root, '.data5'),
       clock,
       readTimeoutMs: READ_TIMEOUT_MS,
@@ -319,6 +321,7 @@ export function run() { return 'worth the wait'; }
   it('is cancelled when the host closes', async () => {
     const clock = new FakeClock();
     const local = new ToolHost({
+      isolation: 'worker',
       dataDir: join(root, '.data3'),
       clock,
       readTimeoutMs: READ_TIMEOUT_MS,
@@ -338,7 +341,7 @@ describe('closing', () => {
     const index = fileURLToPath(new URL('../dist/src/index.js', import.meta.url));
     const script = `
       import { ToolHost } from ${JSON.stringify(index)};
-      const host = new ToolHost({ dataDir: ${JSON.stringify(join(root, '.data4'))} });
+      const host = new ToolHost({ isolation: 'worker', dataDir: ${JSON.stringify(join(root, '.data4'))} });
       await host.watch(${JSON.stringify(dir)}, { debounceMs: 30 });
       const outcome = await host.call('p', {});
       await host.close();

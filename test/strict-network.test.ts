@@ -164,7 +164,7 @@ describe('what strict cannot contain on this Node', () => {
   });
 
   it('a host that uses only the worker tier says nothing about strict', async () => {
-    host = new ToolHost({ dataDir: join(root, 'data'), logger });
+    host = new ToolHost({ isolation: 'worker', dataDir: join(root, 'data'), logger });
     await host.load(HOSTILE);
     await host.call('strict_tmp_roundtrip', {});
     expect(logger.matching('warn', 'strict isolation')).toEqual([]);

@@ -60,8 +60,8 @@ describe('the isolation option', () => {
     );
   });
 
-  it('a package loaded with isolation: strict is strict while the host default stays the worker tier', async () => {
-    host = new ToolHost({ dataDir: join(root, 'data'), logger: recordingLogger() });
+  it("a package loaded with isolation: strict is strict while the host's own tier stays worker", async () => {
+    host = new ToolHost({ isolation: 'worker', dataDir: join(root, 'data'), logger: recordingLogger() });
     const plain = await writePackage(join(root, 'plain'), {
       'writes.js': toolSource(
         'plain_write',
@@ -85,7 +85,7 @@ describe('the isolation option', () => {
   });
 
   it('loading a package again with isolation: strict replaces the workers it had in the worker tier', async () => {
-    host = new ToolHost({ dataDir: join(root, 'data'), logger: recordingLogger() });
+    host = new ToolHost({ isolation: 'worker', dataDir: join(root, 'data'), logger: recordingLogger() });
     const outside = join(root, 'outside.txt');
     await host.load(HOSTILE);
     expect(outcomeText(await host.call('strict_write_file', { path: outside, text: 'worker tier' }))).toBe(

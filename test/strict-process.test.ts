@@ -79,7 +79,11 @@ describe("isolation: 'strict'", () => {
   it('a tool that loads a native addon gets an error result before the file is opened', async () => {
     await hostWith('strict');
     const outcome = await host.call('strict_load_addon', {});
-    expect(outcome.error).toMatchObject(refused('process.dlopen'));
+    expect(outcome.error).toMatchObject({
+      code: 'TOOL_THREW',
+      message:
+        "process.dlopen is not available: native addons are off for this package; allow them with --allow-addons PACKAGE (the allowAddons: ['PACKAGE'] option), or run it in the process tier in bubblewrap, where they are on",
+    });
     await expectNextCallWorks();
   });
 

@@ -40,7 +40,7 @@ async function hostScript(ending: string): Promise<string> {
     script,
     `import { readdirSync } from 'node:fs';
 import { ToolHost } from ${JSON.stringify(INDEX)};
-const host = new ToolHost({ tempRoot: ${JSON.stringify(parent)}, dataDir: ${JSON.stringify(join(root, 'data'))}, logger: { info() {}, warn() {}, error() {} } });
+const host = new ToolHost({ isolation: 'worker', tempRoot: ${JSON.stringify(parent)}, dataDir: ${JSON.stringify(join(root, 'data'))}, logger: { info() {}, warn() {}, error() {} } });
 await host.load(${JSON.stringify(PACKAGE)});
 const outcome = await host.call('strict_tmp_roundtrip', {});
 console.log(JSON.stringify({ pid: process.pid, text: outcome.content[0].text, held: readdirSync(${JSON.stringify(parent)}) }));
@@ -98,7 +98,12 @@ describe('a host that is never closed', () => {
     const live = `toolhost-${process.ppid}-0123abcd`;
     await mkdir(join(parent, live));
 
-    const host = new ToolHost({ tempRoot: parent, dataDir: join(root, 'data'), logger: recordingLogger() });
+    const host = new ToolHost({
+      isolation: 'worker',
+      tempRoot: parent,
+      dataDir: join(root, 'data'),
+      logger: recordingLogger(),
+    });
     await host.close();
 
     expect(await readdir(parent)).toEqual([live]);

@@ -28,7 +28,9 @@ import { toolSource } from './tool-exports.js';
 const channel = takePrivateChannel();
 channel.post({ tag: WORKER_MESSAGE_TAG, type: 'hello', threadId, osThreadId: channel.osThreadId });
 const request = { moduleUrl: String((workerData as ReadRequest).moduleUrl) };
-hardenWorker({ allowAddons: false });
+// Addons as the package's calls have them: its tier's flags say (`--no-addons` where they are off),
+// read before any of its code runs. A module that loads an addon at its top level needs them here.
+hardenWorker({ allowAddons: !process.execArgv.includes('--no-addons') });
 lockdown();
 
 // A module whose top-level await never settles would otherwise let this worker's event loop run

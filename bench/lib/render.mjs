@@ -647,6 +647,34 @@ function egressSection(result) {
   ].join('\n');
 }
 
+function defaultTierSection(result) {
+  const { strongest, firstCall, memory, ratios } = result;
+  const where = strongest.sandboxed ? 'in bubblewrap' : "without a sandbox (Node's permission model)";
+  return [
+    '## 17. What the default tier costs',
+    '',
+    `A host that names no tier runs \`${strongest.tier}\` here, ${where}; against one that names \`worker\`, in one run. Finding the strongest tier (a trial sandbox) takes ${formatMs(result.probeMs)}, once per process. First call: a fresh host and package to its first answer, ${result.rounds} rounds, variants in turns. Memory: ${memory.default.packages} active packages per variant (each loaded and called, its worker or process up); the host's RSS after a full GC, plus its package processes' PSS (the host's ready spare apart).`,
+    '',
+    table(
+      ['Measure', '`worker`', 'default', 'default vs worker'],
+      [
+        [
+          'first call of a fresh host (median)',
+          `${formatMs(firstCall.worker.median)} (p99 ${formatMs(firstCall.worker.p99)})`,
+          `${formatMs(firstCall.default.median)} (p99 ${formatMs(firstCall.default.p99)})`,
+          formatRatio(ratios.firstCall),
+        ],
+        [
+          'memory per active package',
+          formatMb(memory.worker.totalPerPackage),
+          `${formatMb(memory.default.totalPerPackage)} (host ${formatMb(memory.default.hostRssPerPackage)} + process PSS ${formatMb(memory.default.childPssPerPackage)})`,
+          formatRatio(ratios.memoryPerActivePackage),
+        ],
+      ],
+    ),
+  ].join('\n');
+}
+
 const sections = {
   'round-trip': roundTripSection,
   throughput: throughputSection,
@@ -664,6 +692,7 @@ const sections = {
   'many-packages': manyPackagesSection,
   'start-up': startUpSection,
   'repeat-runs': repeatRunsSection,
+  'default-tier': defaultTierSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -11,6 +11,7 @@ import { CLOSED_OUTCOME } from '../declaration/read-worker.js';
 import type { NetworkEvent } from '../process/network/egress.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
+import { addonsAllowed } from './addons.js';
 import type { WorkerBudgetEvent } from './budget-member.js';
 import type { DomainPaths, IsolationTier } from './isolation.js';
 import type { PoolLimits } from './pool-workers.js';
@@ -139,7 +140,12 @@ export class DomainPools {
       timeoutGraceMs: this.#settings.timeoutGraceMs,
       env: this.#settings.env,
       execArgv: this.execArgvFor(version),
-      allowAddons: this.#settings.allowAddons,
+      // The process tier's pool limits hold inside bubblewrap; without it, process-domains.ts decides.
+      allowAddons: addonsAllowed(this.#settings.allowAddons, {
+        tier: version.isolation,
+        sandboxed: version.isolation === 'process',
+        packageName: version.packageName,
+      }),
       call: this.#callSettings(version.root),
     };
   }

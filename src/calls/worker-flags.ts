@@ -7,6 +7,7 @@
 import { askedText, describeGrant, type NetworkAllowance, networkGrant } from '../process/network/grant.js';
 import type { Logger } from '../shared/logger.js';
 import { NO_PERMISSIONS, type PackagePermissions } from '../sources/resolve-path.js';
+import { type AddonAllowance, addonsAllowed } from './addons.js';
 import {
   type DomainPaths,
   grantsNetwork,
@@ -28,7 +29,7 @@ export const NO_MANIFEST: DomainManifest = Object.freeze({
 });
 
 export interface WorkerFlagsSettings {
-  allowAddons: boolean;
+  allowAddons: AddonAllowance | undefined;
   allowNetwork: NetworkAllowance;
   logger: Logger;
 }
@@ -54,7 +55,13 @@ export class WorkerFlags {
   /** The `execArgv` of a domain's call workers and declaration readers. */
   execArgv(tier: IsolationTier, paths: DomainPaths, manifest: DomainManifest): string[] {
     const allowNetwork = tier === 'strict' && this.#grantsNetwork(manifest);
-    const flags = workerExecArgv(tier, paths, { allowAddons: this.#settings.allowAddons, allowNetwork });
+    // The process tier's workers get these flags inside bubblewrap only (process-domains.ts).
+    const allowAddons = addonsAllowed(this.#settings.allowAddons, {
+      tier,
+      sandboxed: tier === 'process',
+      packageName: manifest.packageName,
+    });
+    const flags = workerExecArgv(tier, paths, { allowAddons, allowNetwork });
     if (tier === 'strict') this.#tell(paths.domain, manifest, allowNetwork);
     if (tier !== 'process') this.#tellHosts(tier, paths.domain, manifest);
     return flags;

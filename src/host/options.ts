@@ -51,11 +51,26 @@ export interface ToolHostOptions {
   maxResultBytes?: number;
   /** How many characters (UTF-16 code units) of a call's stdout/stderr are kept. @default 65536 */
   maxLogChars?: number;
-  /** Let tools load native addons. @default false */
-  allowAddons?: boolean;
+  /**
+   * Which packages' tools may load native addons: `true` every package, `false` none, or a list of
+   * package names (`package.json` `name`) that may, in every tier. By default they may only in the
+   * process tier inside bubblewrap, where the operating system holds whatever code runs (a native
+   * crash ends that package's process only); in the thread tiers, and in the process tier without a
+   * sandbox, native code would run past every guard, so there they are off unless named here.
+   * @default on in the process tier in bubblewrap, off elsewhere
+   * @example new ToolHost({ allowAddons: ['sqlite-tools'] })
+   */
+  allowAddons?: boolean | readonly string[];
   /** How many selftests run at once. @default os.availableParallelism() */
   maxConcurrentSelftests?: number;
-  /** How tool workers are isolated; `load(path, { isolation })` overrides it per package. @default 'worker' */
+  /**
+   * How tool workers are isolated; `load(path, { isolation })` overrides it per package. The
+   * default is the strongest tier this machine has, found at the first load: `'process'` (a process
+   * per package), in a bubblewrap sandbox where bubblewrap works, else under Node's permission model
+   * with strict's grants. `host.status()` says which tier each package got. Name `'worker'` or
+   * `'strict'` for code the host trusts more (they start faster and use less memory).
+   * @default the strongest this machine has: 'process'
+   */
   isolation?: IsolationTier;
   /**
    * Send an error's stack (the tool's own frames, paths relative to its package) to the model with
@@ -131,7 +146,7 @@ export interface PinOptions {
 }
 
 export interface LoadOptions {
-  /** This package's isolation tier. @default the host's `isolation` */
+  /** This package's isolation tier. @default the host's `isolation`, else the strongest this machine has */
   isolation?: IsolationTier;
 }
 

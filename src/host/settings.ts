@@ -6,6 +6,7 @@
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ToolHostError } from '../boundary/errors.js';
+import type { AddonAllowance } from '../calls/addons.js';
 import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
@@ -26,7 +27,8 @@ export interface Settings extends PoolSettings, InvokeSettings {
   rereadDelaysMs: readonly number[];
   clock: Clock;
   maxConcurrentSelftests: number;
-  isolation: IsolationTier;
+  /** The tier chosen by name, or undefined for the strongest this machine has (found at the first load). */
+  isolation: IsolationTier | undefined;
   cores: number;
   schemaLimits: SchemaLimits;
   /** The declaration reader's slice. */
@@ -73,7 +75,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     tmpRoot: join(options.tempRoot ?? tmpdir(), tempRootName()),
     // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
     logger,
-    allowAddons: options.allowAddons ?? false,
+    allowAddons: options.allowAddons === undefined ? undefined : copyAllowance(options.allowAddons),
   };
   return {
     ...shared,
@@ -83,7 +85,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     rereadDelaysMs: options.rereadDelaysMs ?? DEFAULT_REREAD_DELAYS_MS,
     clock: options.clock ?? systemClock,
     maxConcurrentSelftests: options.maxConcurrentSelftests ?? cores,
-    isolation: options.isolation ?? 'worker',
+    isolation: options.isolation,
     cores,
     schemaLimits: readLimits.schema,
     readLimits,
@@ -96,7 +98,7 @@ export function resolveSettings(options: ToolHostOptions): Settings {
 function checkOptions(options: ToolHostOptions): void {
   for (const key of POSITIVE_INTEGERS) expectPositiveInteger(key, options[key]);
   expectNonNegativeInteger('timeoutGraceMs', options.timeoutGraceMs);
-  expectBoolean('allowAddons', options.allowAddons);
+  expectAddonAllowance(options.allowAddons);
   expectBoolean('errorStacksToModel', options.errorStacksToModel);
   if (options.isolation !== undefined) expectTier('isolation', options.isolation);
   expectRereadDelays(options.rereadDelaysMs);
@@ -169,6 +171,21 @@ function allowedEnv(allowList: unknown = []): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
+}
+
+/** `allowAddons`: a boolean, or a list of package names. */
+function expectAddonAllowance(value: unknown): void {
+  if (value === undefined || typeof value === 'boolean') return;
+  if (Array.isArray(value) && value.every((name) => typeof name === 'string' && name !== '')) return;
+  throw new ToolHostError(
+    'INVALID_OPTION',
+    `Expected \`allowAddons\` to be a boolean or an array of package names, got ${show(value)}`,
+  );
+}
+
+/** A list is copied (and frozen): a caller's later change to its array changes nothing here. */
+function copyAllowance(allowance: AddonAllowance): AddonAllowance {
+  return typeof allowance === 'boolean' ? allowance : Object.freeze([...allowance]);
 }
 
 function expectRereadDelays(delays: unknown): void {

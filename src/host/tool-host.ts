@@ -18,6 +18,7 @@ import { escapeControl, truncate } from '../boundary/sanitize.js';
 import type { WorkerBudgetEvent } from '../calls/budget-member.js';
 import { DomainPools } from '../calls/domain-pools.js';
 import { invokeTool } from '../calls/invoke.js';
+import type { IsolationTier } from '../calls/isolation.js';
 import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
@@ -67,6 +68,8 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #closing = new AbortController();
   /** Stops watching the lock file. */
   readonly #unwatchLock: () => void;
+  /** The tier of a load that names none and a host that named none: found once, at the first such load. */
+  #strongest: Promise<IsolationTier> | undefined;
 
   constructor(options: ToolHostOptions = {}) {
     super();
@@ -140,7 +143,16 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async load(path: string, options: LoadOptions = {}): Promise<LoadReport> {
     this.#assertOpen();
     if (options.isolation !== undefined) expectTier('isolation', options.isolation);
-    return loadSource(this.#loading, path, options.isolation ?? this.#settings.isolation);
+    const tier = options.isolation ?? this.#settings.isolation ?? (await this.#strongestTier());
+    return loadSource(this.#loading, path, tier);
+  }
+
+  #strongestTier(): Promise<IsolationTier> {
+    // Imported when first needed: the process tier's code loads Node's socket stack.
+    this.#strongest ??= import('../process/process-tier.js')
+      .then(({ strongestTier }) => strongestTier())
+      .then((found) => found.tier);
+    return this.#strongest;
   }
 
   /**
@@ -214,7 +226,10 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     return [...this.#registry.generation.tools.values()].map((tool) => ({ ...tool.info }));
   }
 
-  /** Every known module: offered, left out (and why), or waiting for a re-read (and when). */
+  /**
+   * Every known module: offered, left out (and why), or waiting for a re-read (and when), and the
+   * isolation tier its package runs in.
+   */
   status(): ModuleStatus[] {
     return this.#registry.generation.statuses.map((status) => this.#networkCounts.withCounts(status));
   }

@@ -6,6 +6,7 @@
  * proxy, for its calls; declaration reads of a package held to hosts get no network.
  */
 
+import { type AddonAllowance, addonsAllowed } from '../calls/addons.js';
 import { PERMISSION_MODEL_USABLE, workerExecArgv } from '../calls/isolation.js';
 import type { PoolLimits } from '../calls/pool-workers.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
@@ -38,7 +39,8 @@ export interface ProcessSettings {
   processMemoryMb: number;
   readHeapMb: number;
   readTimeoutMs: number;
-  allowAddons: boolean;
+  /** Which packages may load native addons (undefined: only inside bubblewrap; see calls/addons.ts). */
+  allowAddons: AddonAllowance | undefined;
   tmpRoot: string;
 }
 
@@ -80,10 +82,13 @@ export class ProcessDomains {
     const grant = this.#grant(version);
     const egress = grant.kind === 'hosts' ? this.#egress(version, grant) : undefined;
     const paths = this.#paths(version, limits.call.tmpDir, grant);
-    const confined = this.#unsandboxedExecArgv(version, paths);
     return new ProcessDomainPool({
       limits,
-      unsandboxedLimits: confined === undefined ? limits : { ...limits, execArgv: confined },
+      unsandboxedLimits: {
+        ...limits,
+        execArgv: this.#unsandboxedExecArgv(version, paths),
+        allowAddons: this.#addons(version, false),
+      },
       paths,
       memoryMb: this.#settings.processMemoryMb,
       environment: async () => {
@@ -114,8 +119,8 @@ export class ProcessDomains {
       heapMb: this.#settings.readHeapMb,
       timeoutMs: this.#settings.readTimeoutMs,
       execArgv,
-      unsandboxedExecArgv: this.#unsandboxedExecArgv(version, paths) ?? execArgv,
-      allowAddons: this.#settings.allowAddons,
+      unsandboxedExecArgv: this.#unsandboxedExecArgv(version, paths),
+      allowAddons: { sandboxed: this.#addons(version, true), unsandboxed: this.#addons(version, false) },
       environment: () => this.#tier.environment(),
     });
     this.#reads.add(reads);
@@ -141,6 +146,15 @@ export class ProcessDomains {
     for (const reads of this.#reads) reads.close();
     this.#reads.clear();
     return this.#spares.close();
+  }
+
+  /** Whether the version's tools may load native addons, in bubblewrap (`sandboxed`) or without it. */
+  #addons(version: ProcessVersion, sandboxed: boolean): boolean {
+    return addonsAllowed(this.#settings.allowAddons, {
+      tier: 'process',
+      sandboxed,
+      packageName: version.packageName,
+    });
   }
 
   #manifest(version: ProcessVersion) {
@@ -180,18 +194,17 @@ export class ProcessDomains {
    * writes of its tmp folder; no child processes, workers or addons; the network, on Node 25 and
    * later, only as granted). The process is then only a boundary for memory and crashes; Node's
    * permission model keeps its files confined. One read more than strict's: the process's own
-   * descriptors' flags, to close those it inherited (child-fds.ts). Undefined where this Node's
-   * permission model is not usable (before 20.16): worker-tier flags.
+   * descriptors' flags, to close those it inherited (child-fds.ts). Where this Node's permission
+   * model is not usable (before 20.16): the worker tier's flags. Addons only where named: nothing
+   * holds native code there.
    */
-  #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] | undefined {
-    if (!PERMISSION_MODEL_USABLE) return undefined;
+  #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] {
+    const allowAddons = this.#addons(version, false);
     const snapshot = version.snapshot === undefined ? {} : { snapshot: version.snapshot.grant };
+    const domain = { domain: version.root, ...snapshot, tmpDir: paths.tmpDir };
+    if (!PERMISSION_MODEL_USABLE) return workerExecArgv('worker', domain, { allowAddons });
     return [
-      ...workerExecArgv(
-        'strict',
-        { domain: version.root, ...snapshot, tmpDir: paths.tmpDir },
-        { allowAddons: this.#settings.allowAddons, allowNetwork: paths.network },
-      ),
+      ...workerExecArgv('strict', domain, { allowAddons, allowNetwork: paths.network }),
       `--allow-fs-read=${DESCRIPTOR_INFO}`,
     ];
   }

@@ -20,7 +20,8 @@ export interface ProcessReadsOptions {
   execArgv: string[];
   /** Their flags where there is no sandbox (strict's: see process-domains.ts; default: `execArgv`). */
   unsandboxedExecArgv?: string[];
-  allowAddons: boolean;
+  /** Whether its tools may load native addons, in bubblewrap and without it. */
+  allowAddons: { sandboxed: boolean; unsandboxed: boolean };
   environment: () => Promise<ChildEnvironment>;
 }
 
@@ -89,7 +90,8 @@ export class ProcessReads {
     const child: DomainChild = new DomainChild({
       init: { type: 'init', mode: 'reads', heapMb, timeoutMs },
       // Its readers are workers, with their own flags (`execArgv`) and heap bound.
-      nodeFlags: allowAddons ? [] : ['--no-addons'],
+      nodeFlags: ({ sandbox }) =>
+        (sandbox.available ? allowAddons.sandboxed : allowAddons.unsandboxed) ? [] : ['--no-addons'],
       paths,
       memoryMb,
       replyLimits: READ_REPLY_LIMITS,

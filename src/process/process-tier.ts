@@ -41,13 +41,28 @@ export async function processTierSandboxed(): Promise<boolean> {
   return (await processEnvironment()).sandbox.available;
 }
 
+/** The strongest isolation tier this machine runs, and whether bubblewrap sandboxes it. */
+export interface StrongestTier {
+  tier: IsolationTier;
+  /** Whether the process tier runs in a bubblewrap sandbox here. */
+  sandboxed: boolean;
+  /**
+   * Whether, without a sandbox, the package processes run under Node's permission model with
+   * strict's grants (a Node whose permission model covers WASI, 20.16 and later).
+   */
+  permissionModel: boolean;
+}
+
 /**
- * The strongest isolation tier this machine runs: the process tier where bubblewrap sandboxes it,
- * else strict where Node's permission model covers what strict needs, else the worker tier.
+ * The strongest isolation tier this machine runs, the default of every host and command: always
+ * the process tier (a process per package is the boundary against a hostile tool; the thread tiers
+ * share the host's process), in a bubblewrap sandbox where bubblewrap works here, else under
+ * Node's permission model with strict's grants (see process-domains.ts). Found once per process:
+ * the first ask starts a trial sandbox.
  */
-export async function strongestTier(): Promise<{ tier: IsolationTier; sandboxed: boolean }> {
-  if (await processTierSandboxed()) return { tier: 'process', sandboxed: true };
-  return { tier: PERMISSION_MODEL_USABLE ? 'strict' : 'worker', sandboxed: false };
+export async function strongestTier(): Promise<StrongestTier> {
+  const sandboxed = await processTierSandboxed();
+  return { tier: 'process', sandboxed, permissionModel: !sandboxed && PERMISSION_MODEL_USABLE };
 }
 
 let environment: Promise<ChildEnvironment> | undefined;

@@ -122,6 +122,11 @@ export interface ModuleStatus {
    * node_modules by identity). Any change in the package is a new version of all its modules.
    */
   version?: string;
+  /**
+   * The isolation tier its package got: the one `load` or the host's `isolation` named, else the
+   * strongest this machine has (absent for a path that could not be loaded at all).
+   */
+  isolation?: IsolationTier;
   /** A module under its first read is not shown: it is known once it has been read. */
   state: ModuleState;
   code?: LeftOutCode;
@@ -189,7 +194,12 @@ function moduleStatus(
   tools: Map<string, OfferedTool>,
   pinCheck?: PinCheck,
 ): ModuleStatus {
-  const status: ModuleStatus = { path: record.path, source: record.source.root, state: 'left-out' };
+  const status: ModuleStatus = {
+    path: record.path,
+    source: record.source.root,
+    isolation: record.source.isolation,
+    state: 'left-out',
+  };
   const { snapshot, packageName } = record.source;
   if (snapshot !== undefined) status.version = snapshot.id;
   if (packageName !== undefined) status.packageName = packageName;

@@ -69,6 +69,7 @@ function sameStatus(a: ModuleStatus, b: ModuleStatus): boolean {
     a.nextRereadAt === b.nextRereadAt &&
     a.name === b.name &&
     a.version === b.version &&
+    a.isolation === b.isolation &&
     // Under a lock: the same fields may differ from another pinned version in other values.
     JSON.stringify(a.difference) === JSON.stringify(b.difference)
   );

@@ -177,7 +177,11 @@ export async function readModule(
 ): Promise<ModuleRead> {
   const { url } = record;
   const module = snapshot.kind === 'module' ? basename(record.path) : relative(snapshot.root, record.path);
-  const key = { tier: record.source.isolation, content: snapshot.digest, module, folder: snapshot.grant };
+  // A module read where addons may load (one that opens its database at its top level) is not the
+  // same read where they may not: the tier's key says which.
+  const addons = execArgv.includes('--no-addons') ? '' : '+addons';
+  const tier = `${record.source.isolation}${addons}`;
+  const key = { tier, content: snapshot.digest, module, folder: snapshot.grant };
   const outcome = await reader.read(url, execArgv, via, key);
   if (outcome.state === 'timed-out')
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };

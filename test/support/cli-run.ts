@@ -23,6 +23,13 @@ export interface CliResult {
 
 export interface RunOptions {
   cwd?: string;
+  /**
+   * The tier a hosting command runs in: `worker` (added as `--isolation worker` unless the command
+   * line names a tier) for the suites that don't test the tier, so they stay as fast as they were;
+   * `default` for the suites of the default itself. `selftest` always keeps its own default.
+   * @default 'worker'
+   */
+  isolation?: 'worker' | 'default';
   /** Added to the child's minimal environment (PATH, TMPDIR, NO_COLOR, the suite's TOOLHOST_CACHE_DIR). */
   env?: Record<string, string>;
   /** The child's TMPDIR. */
@@ -42,11 +49,24 @@ export function childEnv(options: RunOptions): Record<string, string> {
   };
 }
 
+/** The commands whose tier {@link RunOptions.isolation} sets (selftest's default is its suites' concern). */
+const TIER_COMMANDS = new Set(['list', 'call', 'chat', 'serve', 'pin']);
+
+/** `args` with `--isolation worker` after the command, unless it names a tier or the default is wanted. */
+export function withTier(args: readonly string[], isolation: RunOptions['isolation'] = 'worker'): string[] {
+  const [command, ...rest] = args;
+  const namesTier = args.some((arg) => arg === '--isolation' || arg.startsWith('--isolation='));
+  if (command === undefined || !TIER_COMMANDS.has(command) || namesTier || isolation === 'default') {
+    return [...args];
+  }
+  return [command, '--isolation', 'worker', ...rest];
+}
+
 export function runCli(args: readonly string[], options: RunOptions): Promise<CliResult> {
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      [CLI, ...args],
+      [CLI, ...withTier(args, options.isolation)],
       { cwd: options.cwd ?? REPO, env: childEnv(options), timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
@@ -59,7 +79,7 @@ export function runCli(args: readonly string[], options: RunOptions): Promise<Cl
 
 /** Starts the command and hands back the child, for tests that talk to it while it runs. */
 export function startCli(args: readonly string[], options: RunOptions): ChildProcess {
-  return spawn(process.execPath, [CLI, ...args], {
+  return spawn(process.execPath, [CLI, ...withTier(args, options.isolation)], {
     cwd: options.cwd ?? REPO,
     env: childEnv(options),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -84,26 +84,30 @@ export function useHosts(): HostMaker {
   return async (options = {}) => {
     const dataDir = await realpath(await mkdtemp(join(tmpdir(), 'toolhost-test-')));
     const logger = recordingLogger();
-    const host = new ToolHost({ ...options, dataDir, logger });
+    // The worker tier unless a suite names another: the default (the process tier) is its own suite's.
+    const host = new ToolHost({ isolation: 'worker', ...options, dataDir, logger });
     const testHost = { host, logger, dataDir };
     made.push(testHost);
     return testHost;
   };
 }
 
+/** A module status less the fields other suites check: its `version` and its `isolation`. */
+type ComparedStatus = Omit<ModuleStatus, 'version' | 'isolation'>;
+
 /**
- * A module status without its `version` (a content hash, another suite's concern), so these suites
- * can compare every other field exactly.
+ * A module status without its `version` (a content hash) and its `isolation` (the tier its package
+ * got), other suites' concerns, so these suites can compare every other field exactly.
  */
-export function statusOf(status: ModuleStatus | undefined): Omit<ModuleStatus, 'version'> | undefined {
+export function statusOf(status: ModuleStatus | undefined): ComparedStatus | undefined {
   if (status === undefined) return undefined;
-  const { version: _version, ...rest } = status as ModuleStatus & { version?: string };
+  const { version: _version, isolation: _isolation, ...rest } = status;
   return rest;
 }
 
 /** {@link statusOf} for a list, e.g. a load report's modules. */
-export function statusesOf(statuses: readonly ModuleStatus[]): Array<Omit<ModuleStatus, 'version'>> {
-  return statuses.map((status) => statusOf(status) as Omit<ModuleStatus, 'version'>);
+export function statusesOf(statuses: readonly ModuleStatus[]): ComparedStatus[] {
+  return statuses.map((status) => statusOf(status) as ComparedStatus);
 }
 
 /**

@@ -11,7 +11,7 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as StdioV1 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, REPO } from './cli-run.js';
+import { CLI, REPO, withTier } from './cli-run.js';
 import { StderrLog, serveEnv } from './mcp-serve.js';
 
 /** One `notifications/message`'s params. */
@@ -78,7 +78,7 @@ export interface McpClient {
 export async function connectStdio(revision: Revision, args: readonly string[], tmpDir: string) {
   const params = {
     command: process.execPath,
-    args: [CLI, 'serve', ...args],
+    args: [CLI, ...withTier(['serve', ...args])],
     env: serveEnv(tmpDir),
     cwd: REPO,
     stderr: 'pipe' as const,

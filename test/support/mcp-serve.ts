@@ -15,7 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, REPO } from './cli-run.js';
+import { CLI, REPO, withTier } from './cli-run.js';
 
 export const MCP_FIXTURES = join(REPO, 'fixtures/mcp');
 export const GOOD = join(MCP_FIXTURES, 'good');
@@ -67,7 +67,7 @@ export interface StdioServe {
 export async function startStdio(args: readonly string[], tmpDir: string): Promise<StdioServe> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [CLI, 'serve', ...args],
+    args: [CLI, ...withTier(['serve', ...args])],
     env: serveEnv(tmpDir),
     cwd: REPO,
     stderr: 'pipe',
@@ -104,7 +104,11 @@ export class RecordingStdioTransport implements Transport {
 
   readonly #stdout: Readable;
 
-  constructor(args: readonly string[], tmpDir: string, options: { stdout?: 'socket' | 'fifo' } = {}) {
+  constructor(
+    args: readonly string[],
+    tmpDir: string,
+    options: { stdout?: 'socket' | 'fifo'; isolation?: 'worker' | 'default' } = {},
+  ) {
     let stdout: 'pipe' | number = 'pipe';
     let fifoEnd: Socket | undefined;
     if (options.stdout === 'fifo') {
@@ -115,7 +119,7 @@ export class RecordingStdioTransport implements Transport {
       fifoEnd = new Socket({ fd: stdout, readable: true, writable: false });
       unlinkSync(fifo);
     }
-    this.child = spawn(process.execPath, [CLI, 'serve', ...args], {
+    this.child = spawn(process.execPath, [CLI, ...withTier(['serve', ...args], options.isolation)], {
       cwd: REPO,
       env: serveEnv(tmpDir),
       stdio: ['pipe', stdout, 'pipe'],
@@ -228,7 +232,7 @@ export async function startHttp(
   tmpDir: string,
   env: Record<string, string> = {},
 ): Promise<HttpServe> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--http', '127.0.0.1:0', ...args], {
+  const child = spawn(process.execPath, [CLI, ...withTier(['serve', '--http', '127.0.0.1:0', ...args])], {
     cwd: REPO,
     env: serveEnv(tmpDir, env),
     stdio: ['ignore', 'ignore', 'pipe'],

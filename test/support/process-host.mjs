@@ -9,7 +9,7 @@ import { ToolHost } from '../../dist/src/index.js';
 
 const plan = JSON.parse(process.argv[2] ?? '{}');
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const host = new ToolHost({ ...plan.options, logger: quiet });
+const host = new ToolHost({ isolation: 'worker', ...plan.options, logger: quiet });
 for (const path of plan.packages ?? []) await host.load(path);
 if (plan.statusAfterLoad === true) process.stdout.write(`STATUS ${JSON.stringify(host.status())}\n`);
 for (const call of plan.calls ?? []) {

@@ -43,7 +43,7 @@ export function useSharedHost(options: Omit<ToolHostOptions, 'dataDir' | 'logger
 
   beforeAll(async () => {
     const dataDir = await realpath(await mkdtemp(join(tmpdir(), 'toolhost-test-')));
-    made = { host: new ToolHost({ ...options, dataDir, logger }), dataDir };
+    made = { host: new ToolHost({ isolation: 'worker', ...options, dataDir, logger }), dataDir };
     const report = await made.host.load(fixtureModule('echo.js'));
     expect(report.modules.map((module) => module.state)).toEqual(['offered']);
   });

@@ -42,6 +42,10 @@ export interface HardenOptions {
 
 const require = createRequire(import.meta.url);
 
+/** What a tool reads when it loads a native addon where they are off: the flag and option that allow them. */
+const ADDONS_OFF =
+  "process.dlopen is not available: native addons are off for this package; allow them with --allow-addons PACKAGE (the allowAddons: ['PACKAGE'] option), or run it in the process tier in bubblewrap, where they are on";
+
 function refuse(what: string) {
   return () => {
     throw new Error(`${what} is not available to tools in toolhost`);
@@ -61,9 +65,13 @@ export function hardenWorker(options: HardenOptions): void {
     '_getActiveHandles',
     '_getActiveRequests',
   ];
-  if (!options.allowAddons) removed.push('dlopen');
   for (const key of removed) {
     if (key in target) lock(target, key, refuse(`process.${key}`));
+  }
+  if (!options.allowAddons && 'dlopen' in target) {
+    lock(target, 'dlopen', () => {
+      throw new Error(ADDONS_OFF);
+    });
   }
 
   hardenFatalException(target);

@@ -12,6 +12,7 @@ import { asksForVersion } from './asks-for-version.js';
 import type {
   CallArgs,
   ChatArgs,
+  DoctorArgs,
   InitArgs,
   ListArgs,
   McpConfigArgs,
@@ -63,7 +64,17 @@ function checkPositionals(command: CommandName, positionals: string[]): void {
   if (command === 'init' && positionals.length > 1)
     throw new UsageError(messages.initExtraArguments(positionals.slice(1)));
   if (command === 'chat' && positionals.join(' ').trim() === '') throw new UsageError(messages.chatPrompt());
-  if (!(command === 'serve' || command === 'call' || command === 'init' || command === 'chat'))
+  if (command === 'doctor' && positionals.length > 0)
+    throw new UsageError(messages.doctorExtraArguments(positionals));
+  if (
+    !(
+      command === 'serve' ||
+      command === 'call' ||
+      command === 'init' ||
+      command === 'chat' ||
+      command === 'doctor'
+    )
+  )
     atLeastOnePath(command, positionals);
 }
 
@@ -102,6 +113,8 @@ function commandArgs(
       return { command, ...(fields as Omit<ListArgs, 'command' | 'paths'>), paths: positionals };
     case 'mcp-config':
       return { command, ...(fields as Omit<McpConfigArgs, 'command' | 'paths'>), paths: positionals };
+    case 'doctor':
+      return { command, ...(fields as Omit<DoctorArgs, 'command'>) };
     case 'pin': {
       // Its --lock is the file it writes: there is always one.
       const lock = (fields['lock'] as string | undefined) ?? resolve(DEFAULT_LOCK_FILE_NAME);

@@ -10,6 +10,8 @@ export interface HostArgs {
   json: boolean;
   /** `--allow-env NAME`: environment variables passed to tools. */
   allowEnv: string[];
+  /** `--allow-addons PACKAGE`: packages whose tools may load native addons in every tier. */
+  allowAddons: string[];
   /** `--heap-mb`: heap limit of each tool worker. */
   heapMb: number | undefined;
   /** `--isolation`: the isolation tier (checked here, so a mistake names the flag). */
@@ -113,6 +115,11 @@ export interface InitArgs {
   dir: string;
 }
 
+export interface DoctorArgs {
+  command: 'doctor';
+  json: boolean;
+}
+
 export type ParsedCommandLine =
   | ListArgs
   | CallArgs
@@ -122,6 +129,7 @@ export type ParsedCommandLine =
   | McpConfigArgs
   | InitArgs
   | PinArgs
+  | DoctorArgs
   | { command: 'help'; topic: CommandName | undefined }
   | { command: 'version' };
 

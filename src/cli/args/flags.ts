@@ -194,6 +194,16 @@ export const FLAGS: readonly Flag[] = [
     hostOption: 'lockFile',
   },
   {
+    name: 'allow-addons',
+    kind: 'texts',
+    value: 'PKG',
+    field: 'allowAddons',
+    commands: HOSTING,
+    help: 'let package PKG load native addons in every tier (repeatable; by default only the process tier in bubblewrap allows them)',
+    manual: '(`allowAddons` as a list of package names)',
+    hostOption: 'allowAddons',
+  },
+  {
     name: 'allow-env',
     kind: 'texts',
     value: 'NAME',
@@ -218,12 +228,9 @@ export const FLAGS: readonly Flag[] = [
     value: 'TIER',
     field: 'isolation',
     commands: HOSTING,
-    help: 'isolation tier: worker (default), strict or process',
-    helpIn: {
-      selftest: 'isolation tier: worker, strict or process (default: the strongest this machine has)',
-    },
+    help: 'isolation tier: worker, strict or process (default: the strongest this machine has, said on stderr)',
     manual:
-      "(`selftest`'s default is the strongest this machine has, see [below](#the-toolhost-command)); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)",
+      '(`toolhost: isolation: process, the strongest here: …`; `toolhost doctor` says what each tier can do here); what `process` lacks on this machine (no bubblewrap, no cgroup) is said once on stderr (`toolhost: note: process isolation here runs without …`)',
     hostOption: 'isolation',
   },
   {

@@ -28,6 +28,9 @@ Usage:
                                                   record the reviewed declarations in a lock file
                                                   (default toolhost.lock.json); --lock FILE on list,
                                                   call, selftest, chat and serve offers only what it pins
+  toolhost doctor                                 what each isolation tier can do on this machine, and
+                                                  the exact fix for what is missing; exit 1 when the
+                                                  default tier can't run at full strength
 
 Every command takes --help, and all but serve take --json (serve's stdout is the protocol). Exit codes: 0 ok, 1 a tool or selftest failed,
 2 usage error (bad arguments, a missing path, not a tool package, unknown tool, no API key,
@@ -37,6 +40,16 @@ Run toolhost <command> --help for a command's options.
 `;
 
 const COMMAND_HELP: Record<CommandName, string> = {
+  doctor: `Usage: toolhost doctor [options]
+
+Says what each isolation tier can do on this machine, and for anything missing the exact fix:
+bubblewrap and its trial sandbox, AppArmor's restriction on unprivileged user namespaces (Ubuntu
+24.04 and later), user namespaces (also in containers), the memory cgroup (v2 delegated, or v1),
+the Node.js release each tier needs, the snapshot store folder, and the egress proxy. Without
+--isolation every command runs the default tier, the strongest here: the process tier, in
+bubblewrap where it works, else under Node's permission model. Exit 1 when the default tier can't
+run at full strength (on Linux: no bubblewrap sandbox).
+`,
   pin: `Usage: toolhost pin <package-or-module>... [options]
 
 Reads each tool module's declaration as toolhost list does, and records every offered tool in a

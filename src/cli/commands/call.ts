@@ -30,7 +30,7 @@ export interface CallJson {
 export async function callCommand(args: CallArgs, io: CliIo, signal: AbortSignal): Promise<ExitCode> {
   const input = await readArguments(args.argsJson, io);
   const style = styleFor(io.stderr, io.env);
-  const host = createHost(args, io.stderr);
+  const host = await createHost(args, io.stderr);
   try {
     const [report] = await loadAll(host, [{ shown: args.path, path: args.path }]);
     if (!host.list().some((info) => info.name === args.tool)) return notOffered(host, args, io, report);

@@ -43,7 +43,7 @@ export async function chatCommand(args: ChatArgs, io: CliIo, signal: AbortSignal
   const baseURL = nonEmpty(io.env['ANTHROPIC_BASE_URL']);
   const style = styleFor(io.stdout, io.env);
 
-  const host = createHost(args, io.stderr);
+  const host = await createHost(args, io.stderr);
   try {
     await loadAll(
       host,

@@ -8,7 +8,7 @@ import { ToolHostError } from '../../boundary/errors.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
-import { isProcessTierNotice } from '../../process/process-tier.js';
+import { isProcessTierNotice, type StrongestTier, strongestTier } from '../../process/process-tier.js';
 import type { ModuleStatus } from '../../registry/generation.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DataDirArgs, HostArgs } from '../args/command-line.js';
@@ -58,12 +58,30 @@ export function hostOptions(
   };
 }
 
-export function createHost(
+/**
+ * The command's host. Without `--isolation` it runs the strongest tier this machine has, found
+ * before the host is built and said once on stderr (never on stdout, which may carry `--json` or
+ * the MCP channel): the user learns which boundary holds, and the flag that chooses another.
+ */
+export async function createHost(
   args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
   stderr: OutputStream,
   setup: HostSetup = {},
-): ToolHost {
-  return new ToolHost(hostOptions(args, stderr, setup));
+): Promise<ToolHost> {
+  const options = hostOptions(args, stderr, setup);
+  if (options.isolation !== undefined) return new ToolHost(options);
+  const strongest = await strongestTier();
+  writeMessage(stderr, messages.isolationDefault(strongest.tier, tierHolds(strongest)));
+  return new ToolHost({ ...options, isolation: strongest.tier });
+}
+
+/** What holds a package in the strongest tier here, as the line that names it says. */
+function tierHolds(strongest: StrongestTier): string {
+  if (strongest.sandboxed) return 'a process per package, in a bubblewrap sandbox';
+  if (strongest.permissionModel) {
+    return "a process per package, under Node's permission model (no bubblewrap sandbox here: toolhost doctor says why)";
+  }
+  return 'a process per package, without a sandbox (toolhost doctor says what is missing)';
 }
 
 /** A path as the user typed it, and the path to load (the same, or made absolute before a chdir). */

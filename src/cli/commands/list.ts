@@ -45,7 +45,7 @@ export interface ListJson {
 }
 
 export async function listCommand(args: ListArgs, io: CliIo): Promise<ExitCode> {
-  const host = createHost(args, io.stderr);
+  const host = await createHost(args, io.stderr);
   try {
     const reports = await loadAll(
       host,

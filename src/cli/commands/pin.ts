@@ -24,7 +24,7 @@ export interface PinJson {
 
 export async function pinCommand(args: PinArgs, io: CliIo): Promise<ExitCode> {
   // The lock being written is never the one enforced: pinning records what is read now.
-  const host = createHost({ ...args, lock: undefined }, io.stderr);
+  const host = await createHost({ ...args, lock: undefined }, io.stderr);
   try {
     const reports = await loadAll(
       host,

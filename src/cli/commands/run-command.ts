@@ -29,5 +29,7 @@ export async function runCommand(
       return (await import('./init.js')).initCommand(parsed, io);
     case 'pin':
       return (await import('./pin.js')).pinCommand(parsed, io);
+    case 'doctor':
+      return (await import('./doctor.js')).doctorCommand(parsed, io);
   }
 }

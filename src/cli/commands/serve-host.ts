@@ -40,7 +40,7 @@ export async function startServing(
   stderr: OutputStream,
   options: { listChanged: boolean; legacyLogScope: 'connection' | 'endpoint' },
 ): Promise<ServedTools> {
-  const host = createHost(args, stderr, { logger: serveLogger(stderr), longRunning: true });
+  const host = await createHost(args, stderr, { logger: serveLogger(stderr), longRunning: true });
   host.on('output', (event) => {
     for (const log of event.logs) {
       writeMessage(stderr, messages.toolPrinted(event.name, escapeControl(truncate(log.text.trimEnd()))));

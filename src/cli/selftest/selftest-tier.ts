@@ -1,12 +1,12 @@
 /**
  * Which isolation tier a selftest run uses, and what its verdict rests on there. Selftests are what
  * runs before a package is trusted, so without `--isolation` the run takes the strongest tier this
- * machine has: the process tier where bubblewrap sandboxes it (a write outside the tmpDir is
- * refused, and every process a selftest starts lives in the package's pid namespace, ended with
- * it); else strict (writes outside the tmpDir and child processes refused by Node's permission
- * model); else, on a Node too old for strict, the worker tier, where writes are only detected.
+ * machine has, as every command does: the process tier, where bubblewrap sandboxes it (a write
+ * outside the tmpDir is refused, and every process a selftest starts lives in the package's pid
+ * namespace, ended with it); else under Node's permission model (writes outside the tmpDir and
+ * child processes refused); else, on a Node too old for it, where writes are only detected.
  */
-import type { IsolationTier } from '../../calls/isolation.js';
+import { type IsolationTier, PERMISSION_MODEL_USABLE } from '../../calls/isolation.js';
 import { processTierSandboxed, strongestTier } from '../../process/process-tier.js';
 
 export interface SelftestTier {
@@ -36,12 +36,14 @@ export async function selftestTier(requested: IsolationTier | undefined): Promis
 const WHAT_HOLDS: Record<string, string> = {
   sandboxed:
     'a bubblewrap sandbox per package refuses writes outside the tmpDir and ends every process a selftest starts',
-  process: 'a process per package, without a sandbox: writes outside the tmpDir are looked for, not refused',
+  process: PERMISSION_MODEL_USABLE
+    ? "a process per package under Node's permission model refuses writes outside the tmpDir and child processes"
+    : 'a process per package, without a sandbox: writes outside the tmpDir are looked for, not refused',
   strict: "Node's permission model refuses writes outside the tmpDir and child processes",
   worker: 'worker threads: writes outside the tmpDir are looked for, not refused',
 };
 
-/** The run's first line: `isolation: strict (the strongest here): Node's permission model refuses …`. */
+/** The run's first line: `isolation: process (the strongest here): a bubblewrap sandbox per package …`. */
 export function describeTier(choice: SelftestTier): string {
   const how = WHAT_HOLDS[choice.sandboxed ? 'sandboxed' : choice.tier] ?? '';
   return `isolation: ${choice.tier}${choice.chosen ? '' : ' (the strongest here)'}: ${how}`;

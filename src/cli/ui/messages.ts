@@ -10,7 +10,7 @@
  */
 import type { OutputStream } from './terminal.js';
 
-const COMMAND_LIST = 'list, call, selftest, chat, serve, init or pin';
+const COMMAND_LIST = 'list, call, selftest, chat, serve, init, pin or doctor';
 
 /** `see toolhost <command> --help`, the hint a usage error ends with. */
 function seeHelp(command?: string): string {
@@ -47,6 +47,8 @@ export const messages = {
   callExtraArguments: (extra: readonly string[]) =>
     `call takes one JSON argument object, got extra arguments: ${extra.join(' ')} (quote the JSON)`,
   chatPrompt: () => `chat expects a prompt ${seeHelp('chat')}`,
+  doctorExtraArguments: (extra: readonly string[]) =>
+    `doctor takes no arguments, got: ${extra.join(' ')} ${seeHelp('doctor')}`,
   initExtraArguments: (extra: readonly string[]) =>
     `init takes one folder, got extra arguments: ${extra.join(' ')} ${seeHelp('init')}`,
 
@@ -105,6 +107,9 @@ export const messages = {
 
   // The host's own log (a fault of toolhost, not of a tool).
   hostError: (message: string) => `the host reported an error: ${message}`,
+  // Which tier runs when --isolation names none (once, before anything loads).
+  isolationDefault: (tier: string, holds: string) =>
+    `isolation: ${tier}, the strongest here: ${holds}; --isolation worker or strict runs trusted tools faster`,
   // What the chosen isolation tier lacks on this machine, as the host says it (once).
   isolationNotice: (notice: string) => `note: ${notice}`,
 } satisfies Record<string, (...args: never[]) => string>;

@@ -8,7 +8,7 @@ import { ToolHost } from '../../../dist/src/index.js';
 
 const config = JSON.parse(process.argv[2]);
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
-const host = new ToolHost({ ...config.options, logger: quiet });
+const host = new ToolHost({ isolation: 'worker', ...config.options, logger: quiet });
 const report = { loaded: [], outcomes: [], closed: false };
 for (const path of config.load) {
   const loaded = await host.load(path);

@@ -14,7 +14,7 @@ const logger = {
   warn: (message) => lines.push(`warn ${message}`),
   error: (message) => lines.push(`error ${message}`),
 };
-const host = new ToolHost({ ...config.options, logger });
+const host = new ToolHost({ isolation: 'worker', ...config.options, logger });
 const outputs = [];
 host.on('output', (event) => outputs.push(event.logs.map((log) => log.text).join('')));
 const report = { loaded: [], outcomes: [], outputs, lines, closed: false };
