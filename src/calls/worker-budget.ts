@@ -113,6 +113,23 @@ export class WorkerBudget {
     return this.#total < this.limit && !this.#contended;
   }
 
+  /**
+   * No pool waits for a turn or a place, and no pass runs: a pool with an idle unit may start its
+   * call on it at once ({@link startedOnOwnUnit}), without a pass (the host's fast path).
+   */
+  get quiet(): boolean {
+    return this.#turns.length === 0 && !this.#contended && !this.#settling;
+  }
+
+  /**
+   * A pool started a call on an idle unit of its own while the budget was quiet: what it occupies
+   * is unchanged; only its recency is (what room-making reads).
+   */
+  startedOnOwnUnit(member: BudgetMember): void {
+    this.#recent.delete(member);
+    this.#recent.set(member, this.#now());
+  }
+
   /** A pool joins (on its first call); it may be told to start calls from now on. */
   join(member: BudgetMember): void {
     this.#recent.set(member, this.#now());
@@ -128,6 +145,8 @@ export class WorkerBudget {
   /** Something changed in a pool (a call came, ended or was answered; a unit started, went idle or exited). */
   changed(member: BudgetMember): void {
     this.#count(member);
+    // Nothing waits anywhere: a pass would start nothing and end nothing.
+    if (this.quiet && member.queued === 0) return;
     if (this.#recent.has(member) && !this.#inTurns.has(member) && member.queued > 0) {
       this.#inTurns.add(member);
       this.#turns.push(member);
