@@ -1,7 +1,7 @@
 /**
  * The host-wide worker budget (`maxWorkers`): the host never runs more workers than it (threads in
- * the thread tiers, package processes in the process tier), idle packages' workers are ended least
- * recently used first to make room, calls beyond it take turns across packages, a waiting call's
+ * the thread tiers, package processes in the process tier), idle packages' workers are ended to make
+ * room, calls beyond it take turns across packages, a waiting call's
  * timeout counts from when it starts, and every way a call leaves (answered, aborted while waiting,
  * the host closing, its worker exiting) lets the next one run.
  */
@@ -48,18 +48,17 @@ describe.each(TIERS)("maxWorkers, isolation '%s'", (tier) => {
     return { host, root, calls: new Calls(host) };
   }
 
-  it('ends the least recently used idle package’s worker to make room, and never runs more than the budget', async () => {
+  it('ends one idle package’s worker to make room, the other keeps its own, and never runs more than the budget', async () => {
     const { host, root, calls } = await hostWith(2, ['a', 'b', 'c']);
-    const a = await calls.runOnce('a');
-    await calls.runOnce('b');
-    // a is used again: b is now the least recently used.
-    expect((await calls.runOnce('a')).worker).toBe(a.worker);
+    const first = { a: await calls.runOnce('a'), b: await calls.runOnce('b') };
     const endedBefore = calls.events.filter((event) => event.type === 'ended').length;
     await calls.runOnce('c');
     const ended = calls.events.filter((event) => event.type === 'ended').slice(endedBefore);
-    expect(ended.map((event) => event.source)).toEqual([join(root, 'b')]);
-    // a kept its worker.
-    expect((await calls.runOnce('a')).worker).toBe(a.worker);
+    // Which one depends on how long ago each last started a call (worker-budget-room.test.ts).
+    expect(ended).toHaveLength(1);
+    const kept = ended[0]?.source === join(root, 'a') ? 'b' : 'a';
+    expect(ended[0]?.source).toBe(join(root, kept === 'a' ? 'b' : 'a'));
+    expect((await calls.runOnce(kept)).worker).toBe(first[kept].worker);
     expect(calls.most).toBe(2);
     expect(calls.events.every((event) => event.limit === 2)).toBe(true);
     await loadEcho(host);

@@ -71,6 +71,7 @@ export function parseCallReply(
   limits: ReplyLimits,
   codes: ReadonlySet<ToolErrorCode> = REPLY_ERROR_CODES,
 ): Parsed<CallReply> {
+  if (typeof value === 'string') return parseCompactReply(value, limits.maxResultBytes);
   const reply = record(value);
   if (reply === undefined) return fail('the reply is not an object');
   const counts = parseReplyCounts(reply, limits.maxLogChars);
@@ -79,6 +80,27 @@ export function parseCallReply(
   if (ok === false) return parseFailedReply(reply, counts, codes);
   if (ok !== true) return fail('its ok flag is not a boolean');
   return parseSuccessfulReply(reply, counts, limits.maxResultBytes);
+}
+
+/**
+ * The common reply, sent as its text alone (workers/call/own-replies.ts): a success of one text
+ * block, nothing cut, no details, output or progress. Its size is checked as any reply's.
+ */
+function parseCompactReply(text: string, maxResultBytes: number): Parsed<CallReply> {
+  const content: ToolContentBlock[] = [{ type: 'text', text }];
+  const size = contentBytes(content);
+  if (size > maxResultBytes) return fail(`it is ${size} bytes, over the ${maxResultBytes}-byte cap`);
+  const reply: CallReply = {
+    ok: true,
+    content,
+    isError: false,
+    cutBytes: 0,
+    logs: [],
+    droppedLogChars: 0,
+    progressSent: 0,
+    logNotesSent: 0,
+  };
+  return { ok: true, value: reply };
 }
 
 /** The reply's logs and counts, or why they are not what a worker sends. */

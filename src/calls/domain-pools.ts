@@ -66,7 +66,7 @@ export class DomainPools {
     onNetwork?: (event: NetworkEvent) => void,
     onWorkers?: (event: WorkerBudgetEvent) => void,
   ) {
-    this.#budget = new WorkerBudget(settings.maxWorkers, onWorkers);
+    this.#budget = new WorkerBudget(settings.maxWorkers, { onEvent: onWorkers });
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;

@@ -134,8 +134,19 @@ export class PoolThreads<L extends ThreadListener = ThreadListener> {
   /** Ready workers with no call, less those a call given to piscina is about to take. */
   get idle(): number {
     let free = 0;
-    for (const thread of this.#ready.values()) if (thread.calls.size === 0 && thread.skips === 0) free += 1;
+    for (const thread of this.#ready.values()) if (this.#isFree(thread)) free += 1;
     return Math.max(0, free - this.#waiting.size);
+  }
+
+  /**
+   * A ready worker with no call that has not exited. A worker that has exited stays in the ready
+   * set until its `exited` promise's handler runs, a microtask after its `exit` event; the calls
+   * piscina rejected in that event are answered before that, and the budget then hears of a free
+   * worker that is gone: the call it started went to piscina, which started a worker the budget had
+   * not granted (a host ran 4 workers on `maxWorkers` 3, test/worker-budget-cap.test.ts).
+   */
+  #isFree(thread: { tracked: TrackedWorker; calls: Map<string, L>; skips: number }): boolean {
+    return thread.calls.size === 0 && thread.skips === 0 && !thread.tracked.hasExited();
   }
 
   /**
@@ -145,7 +156,7 @@ export class PoolThreads<L extends ThreadListener = ThreadListener> {
   endIdleWorker(): boolean {
     if (this.idle === 0) return false;
     for (const [threadId, thread] of this.#ready) {
-      if (thread.calls.size > 0 || thread.skips > 0) continue;
+      if (!this.#isFree(thread)) continue;
       this.#ready.delete(threadId);
       this.#ended(thread.tracked);
       // piscina removes it when it exits; nothing runs on it, so no call hears of it.

@@ -11,9 +11,10 @@
  * and no place can leak.
  *
  * Why it is live and fair: pools that need a new unit while the budget is full wait for places in
- * turn order, and no pool behind them gets a place before them. For each of them one unit is ended
- * (unless enough are on their way back): spares first, then idle pools' units, least recently used
- * first, then an idle unit of a pool that has had its run. A pool with calls waiting may still run
+ * turn order, and no pool behind them gets a place before them. For each of them, up to
+ * {@link SWITCHES_AT_ONCE} at once, one unit is ended (unless enough are on their way back): spares
+ * first, then idle pools' units (cold ones least recently used first, others most recently used
+ * first: see {@link COLD_MS}), then an idle unit of a pool that has had its run. A pool with calls waiting may still run
  * them on the units it has while others wait, for a run of up to {@link RUN_LENGTH} calls or
  * {@link RUN_MS} (a unit's start costs as much as a hundred trivial calls: a run much shorter than
  * that spends the machine on starting workers), and then its idle unit may be ended too. Every
@@ -22,6 +23,7 @@
  * counting as coming back). So the first place freed goes to the first pool waiting, after at most
  * one run of each pool ahead of it.
  */
+import { availableParallelism } from 'node:os';
 import type { BudgetMember, WorkerBudgetEvent } from './budget-member.js';
 
 /** Calls a pool may start on the units it has while another pool waits for a place (its run). */
@@ -37,15 +39,35 @@ export const RUN_MS = 500;
  * done holds no place a waiting pool needs.
  */
 export const RUN_GRACE_MS = 50;
+/**
+ * How long since a pool last started a call before its idle unit is *cold*. Cold units are ended
+ * least recently used first (the package that has gone quiet); units used more recently than this,
+ * most recently used first: a caller that spreads calls evenly over more packages than there are
+ * places calls the least recently used package next, so ending that one turns every call into a
+ * unit's start (the bench's 50 packages on 40 places: 940 starts for 1,000 calls), where ending
+ * the one just used keeps the rest in place and lets the few that take turns collect calls.
+ */
+export const COLD_MS = 10_000;
+/**
+ * Units ended at once to make room, at most: a unit's start is CPU-bound, so starting more at once
+ * than there are cores makes each slower, and each package switched out by a burst of room-making
+ * soon waits for a place of its own. Packages left waiting collect calls meanwhile, so that each
+ * start pays for more of them.
+ */
+export const SWITCHES_AT_ONCE = Math.max(1, Math.floor(availableParallelism() / 2));
 
 export class WorkerBudget {
   readonly limit: number;
   readonly #onEvent: ((event: WorkerBudgetEvent) => void) | undefined;
+  readonly #now: () => number;
   /** What each pool occupied when it last reported (kept after it leaves, until its units are gone). */
   readonly #occupied = new Map<BudgetMember, number>();
   #total = 0;
-  /** Pools that may start calls, least recently started first (a Map keeps insertion order). */
-  readonly #recent = new Map<BudgetMember, true>();
+  /**
+   * Pools that may start calls, least recently started first (a Map keeps insertion order), with
+   * when each last started one (or joined).
+   */
+  readonly #recent = new Map<BudgetMember, number>();
   /** Pools with calls waiting, in turn order. */
   readonly #turns: BudgetMember[] = [];
   readonly #inTurns = new Set<BudgetMember>();
@@ -66,11 +88,16 @@ export class WorkerBudget {
 
   /**
    * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
-   * @param onEvent told every change in the count; it must not throw
+   * @param options `onEvent`: told every change in the count, it must not throw; `now`: the clock
+   *   runs and recency are read from (milliseconds, `performance.now` unless a test drives it)
    */
-  constructor(limit: number, onEvent?: (event: WorkerBudgetEvent) => void) {
+  constructor(
+    limit: number,
+    options: { onEvent?: ((event: WorkerBudgetEvent) => void) | undefined; now?: () => number } = {},
+  ) {
     this.limit = limit;
-    this.#onEvent = onEvent;
+    this.#onEvent = options.onEvent;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** Units the host runs now. */
@@ -86,9 +113,26 @@ export class WorkerBudget {
     return this.#total < this.limit && !this.#contended;
   }
 
+  /**
+   * No pool waits for a turn or a place, and no pass runs: a pool with an idle unit may start its
+   * call on it at once ({@link startedOnOwnUnit}), without a pass (the host's fast path).
+   */
+  get quiet(): boolean {
+    return this.#turns.length === 0 && !this.#contended && !this.#settling;
+  }
+
+  /**
+   * A pool started a call on an idle unit of its own while the budget was quiet: what it occupies
+   * is unchanged; only its recency is (what room-making reads).
+   */
+  startedOnOwnUnit(member: BudgetMember): void {
+    this.#recent.delete(member);
+    this.#recent.set(member, this.#now());
+  }
+
   /** A pool joins (on its first call); it may be told to start calls from now on. */
   join(member: BudgetMember): void {
-    this.#recent.set(member, true);
+    this.#recent.set(member, this.#now());
     if (!this.#occupied.has(member)) this.#occupied.set(member, 0);
   }
 
@@ -101,6 +145,8 @@ export class WorkerBudget {
   /** Something changed in a pool (a call came, ended or was answered; a unit started, went idle or exited). */
   changed(member: BudgetMember): void {
     this.#count(member);
+    // Nothing waits anywhere: a pass would start nothing and end nothing.
+    if (this.quiet && member.queued === 0) return;
     if (this.#recent.has(member) && !this.#inTurns.has(member) && member.queued > 0) {
       this.#inTurns.add(member);
       this.#turns.push(member);
@@ -175,7 +221,7 @@ export class WorkerBudget {
       if (!member.startNext()) continue;
       if (contended) {
         const run = this.#runs.get(member);
-        const now = performance.now();
+        const now = this.#now();
         if (run === undefined) this.#runs.set(member, { calls: 1, since: now, last: now });
         else {
           run.calls += 1;
@@ -183,7 +229,7 @@ export class WorkerBudget {
         }
       }
       this.#recent.delete(member);
-      this.#recent.set(member, true);
+      this.#recent.set(member, this.#now());
       this.#count(member);
       untried = this.#turns.length;
     }
@@ -204,7 +250,7 @@ export class WorkerBudget {
   /** Whether a pool has started a whole run of calls while others waited (RUN_LENGTH, or RUN_MS). */
   #hadRun(member: BudgetMember): boolean {
     const run = this.#runs.get(member);
-    return run !== undefined && (run.calls >= RUN_LENGTH || performance.now() - run.since >= RUN_MS);
+    return run !== undefined && (run.calls >= RUN_LENGTH || this.#now() - run.since >= RUN_MS);
   }
 
   /**
@@ -213,34 +259,43 @@ export class WorkerBudget {
    */
   #keptUntil(member: BudgetMember): number {
     const run = this.#runs.get(member);
-    if (run === undefined || this.#hadRun(member)) return 0;
+    // Outside a run too: a pool that has just started a call is seldom done (see RUN_GRACE_MS).
+    if (run === undefined) return (this.#recent.get(member) ?? Number.NEGATIVE_INFINITY) + RUN_GRACE_MS;
+    if (this.#hadRun(member)) return 0;
     const end = run.since + RUN_MS;
     return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
   }
 
   #inRun(member: BudgetMember): boolean {
-    return this.#keptUntil(member) > performance.now();
+    return this.#keptUntil(member) > this.#now();
   }
 
   /**
-   * Ends one unit for each pool waiting for a place, less the places already on their way back:
-   * spares first, then idle pools' units (least recently used first), then idle units of pools
-   * that have had their run. A pool in its run keeps its idle unit though it has no call waiting
-   * this moment, for RUN_GRACE_MS (in a busy host its next call is seldom far behind): if that
-   * leaves a pool waiting, this runs again when the earliest such hold ends.
+   * Ends one unit for each pool waiting for a place (up to SWITCHES_AT_ONCE), less the places
+   * already on their way back: spares first, then idle pools' cold units (least recently used
+   * first), then idle pools' other units (most recently used first, see COLD_MS), then idle units
+   * of pools that have had their run. A pool in its run keeps its idle unit though it has no call
+   * waiting this moment, for RUN_GRACE_MS (in a busy host its next call is seldom far behind): if
+   * that leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
     let coming = 0;
     for (const member of this.#occupied.keys()) coming += member.ending;
-    let needed = waiting.length - coming;
-    const candidates = [...this.#recent.keys()].filter((member) => !waiting.includes(member));
-    const passes: Array<(member: BudgetMember) => boolean> = [
-      (member) => member.standby === true,
-      (member) => member.resting && !this.#inRun(member),
-      (member) => !this.#inRun(member),
+    let needed = Math.min(waiting.length, SWITCHES_AT_ONCE) - coming;
+    if (needed <= 0) return;
+    const now = this.#now();
+    const leastRecent = [...this.#recent].filter(([member]) => !waiting.includes(member));
+    const candidates = leastRecent.map(([member]) => member);
+    const mostRecent = [...candidates].reverse();
+    const cold = new Set(leastRecent.filter(([, last]) => now - last >= COLD_MS).map(([member]) => member));
+    const passes: Array<[BudgetMember[], (member: BudgetMember) => boolean]> = [
+      [candidates, (member) => member.standby === true],
+      [candidates, (member) => member.resting && cold.has(member) && !this.#inRun(member)],
+      [mostRecent, (member) => member.resting && !this.#inRun(member)],
+      [candidates, (member) => !this.#inRun(member)],
     ];
-    for (const eligible of passes) {
-      for (const member of candidates) {
+    for (const [order, eligible] of passes) {
+      for (const member of order) {
         while (needed > 0 && member.idle > 0 && eligible(member) && member.endIdle()) {
           this.#runs.delete(member);
           needed -= 1;
@@ -255,7 +310,7 @@ export class WorkerBudget {
     // Otherwise every place runs a call, or will: the first to end reports, and this runs again.
     if (needed <= 0 || soonest === Number.POSITIVE_INFINITY) return;
     // Held (not unref'd): a call waits on it, and nothing else may hold the host's event loop.
-    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest - performance.now()));
+    this.#runEnds = setTimeout(() => this.#settle(), Math.max(1, soonest - this.#now()));
   }
 
   #holdLoop(hold: boolean): void {

@@ -131,6 +131,14 @@ export class TrustDomainPool implements CallPool, BudgetMember {
         return;
       }
       hooks.signal?.addEventListener('abort', onCallerAbort, { once: true });
+      // The fast path: an idle worker of its own and nothing waiting, here or for the budget. The
+      // call takes that worker (what the pool occupies doesn't change), without the budget's pass.
+      if (this.queued === 0 && this.#budget.quiet && this.#threads.idle > 0) {
+        this.#budget.startedOnOwnUnit(this);
+        this.#dispatched += 1;
+        this.#dispatch(call);
+        return;
+      }
       this.#waiting.push(call);
       this.#budget.changed(this);
     });

@@ -87,11 +87,12 @@ export async function prepareForTools(
   return settings;
 }
 
-export interface RunnerOptions {
+export interface RunnerOptions<R> {
   settings: RunnerSettings;
   post: (message: WorkerMessage) => void;
   /** Marks a reply this code built of nothing but what it checked (see own-replies.ts). */
-  seal: (reply: CallReply) => CallReply;
+  /** What a reply crosses as: the thread tiers' seal (own-replies.ts), or the reply as it is. */
+  seal: (reply: CallReply) => R;
 }
 
 type Entry = (...args: unknown[]) => unknown;
@@ -100,7 +101,7 @@ type Entry = (...args: unknown[]) => unknown;
 const entryKind = (task: CallTask) => (task.kind === 'selftest' ? 'selftest' : 'run');
 
 /** Runs tasks one at a time: the caller never starts a task while another runs. */
-export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<CallReply> {
+export function callRunner<R>(options: RunnerOptions<R>): (task: CallTask) => Promise<R> {
   const { settings, post, seal } = options;
 
   /**
@@ -142,7 +143,7 @@ export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<
    * An error reply. The message is cut as the host would cut it: a message of any length from an
    * honest throw stays that call's `TOOL_THREW`, instead of a reply over the line's bound.
    */
-  function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: unknown): CallReply {
+  function failure(call: ActiveCall, code: ToolErrorCode, full: string, thrown?: unknown): R {
     const message = truncate(full);
     const stack = thrown === undefined ? undefined : toolStack(thrown);
     return seal({
@@ -155,7 +156,7 @@ export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<
     });
   }
 
-  async function runCall(call: ActiveCall): Promise<CallReply> {
+  async function runCall(call: ActiveCall): Promise<R> {
     const { task } = call;
     // Known entries are taken at once: an async lookup would cost every call a promise and a turn.
     const entry = entries[entryKind(task)].get(task.moduleUrl) ?? (await loadEntry(task));
@@ -195,7 +196,7 @@ export function callRunner(options: RunnerOptions): (task: CallTask) => Promise<
     return seal(reply);
   }
 
-  return async function runTask(task: CallTask): Promise<CallReply> {
+  return async function runTask(task: CallTask): Promise<R> {
     const call = newCall(task);
     setActiveCall(call);
     try {

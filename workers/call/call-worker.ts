@@ -40,7 +40,7 @@ const seal = replySeal({ maxLogChars: settings.maxLogChars, maxReplyBytes });
 const lockdownOptions = Object.freeze({ maxReplyBytes, vouchesFor: seal.vouchesFor });
 const runTask = callRunner({ settings, post, seal: seal.seal });
 
-export default async function callTool(task: CallTask): Promise<CallReply | null> {
+export default async function callTool(task: CallTask): Promise<CallReply | string | null> {
   // piscina's start-up is over by the first task; from here on no tool may reach the ports.
   lockdown(lockdownOptions);
   if (task.kind === 'wake') return null;
