@@ -16,6 +16,7 @@ import { DESCRIPTOR_INFO } from './child-fds.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
 import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
 import type { NetworkSettings } from './network/network-settings.js';
+import { certificatesFor } from './network/secrets/certificate-authority.js';
 import { type GrantedSecret, grantedSecrets } from './network/secrets/granted-secrets.js';
 import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
@@ -122,6 +123,10 @@ export class ProcessDomains {
       const held = withNetworkOff(limits);
       void this.#spares.replenish(held, held.call);
     }
+    // The certificates its proxy will present, made while it is read rather than on its first call.
+    const secrets = this.#secrets(version, grant);
+    if (secrets.length > 0)
+      certificatesFor(secrets.flatMap((secret) => secret.hosts.map(({ rule }) => rule.host))).catch(() => {});
     const reads = new ProcessReads({
       paths,
       memoryMb: this.#settings.processMemoryMb,

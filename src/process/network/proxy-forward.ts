@@ -60,7 +60,7 @@ export async function forward(
       res.end(message);
       return;
     }
-    plainAgents ??= boundAgents();
+    plainAgents ??= boundAgents(options.secrets?.upstreamCa);
     sendBound(
       options,
       { req, res, used },

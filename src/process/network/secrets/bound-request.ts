@@ -16,6 +16,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
 import { Relay } from '../relay.js';
 import { hostPort } from '../rules.js';
@@ -38,10 +39,19 @@ export interface BoundTarget {
 export interface BoundAgents {
   http: HttpAgent;
   https: HttpsAgent;
+  /**
+   * The upstream trust store as one TLS context, made once: a `ca` list on each request would be
+   * part of the agent's key for its connections, some hundred kilobytes built and hashed per request.
+   */
+  upstreamContext?: SecureContext | undefined;
 }
 
-export function boundAgents(): BoundAgents {
-  return { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
+export function boundAgents(upstreamCa?: string[]): BoundAgents {
+  return {
+    http: new HttpAgent({ keepAlive: true }),
+    https: new HttpsAgent({ keepAlive: true }),
+    upstreamContext: upstreamCa === undefined ? undefined : createSecureContext({ ca: upstreamCa }),
+  };
 }
 
 const HOP_BY_HOP = new Set([
@@ -116,7 +126,7 @@ export function sendBound(
         ...common,
         agent: agents.https,
         ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
-        ...(proxySecrets?.upstreamCa === undefined ? {} : { ca: proxySecrets.upstreamCa }),
+        ...(agents.upstreamContext === undefined ? {} : { secureContext: agents.upstreamContext }),
       })
     : httpRequest({ ...common, agent: agents.http });
   upstream.on('timeout', () => upstream.destroy());

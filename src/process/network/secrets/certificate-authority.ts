@@ -2,7 +2,8 @@
  * The CA the egress proxies present certificates from, made once per host process, and a key and
  * certificate per bound host name, made at most once per host process and name and kept (in this
  * process's memory only: nothing of it is written but the CA's certificate, for the sandbox to
- * trust). Made in a thread of their own (certificate-worker.ts), one batch at a time.
+ * trust). Made in a thread of their own (certificate-worker.ts), kept for later batches, one batch
+ * at a time.
  */
 import { Worker } from 'node:worker_threads';
 import { srcFile } from '../../../own-files.js';
@@ -39,20 +40,39 @@ export function certificatesFor(
   return next;
 }
 
+/** The thread, kept for later batches (unreferenced: it never keeps the host process alive). */
+let worker: Worker | undefined;
+
 function make(request: CertificateRequest): Promise<CertificateAnswer> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(CERTIFICATE_WORKER, { workerData: request, env: {} });
-    worker.once('message', (message: { ok: boolean; answer?: CertificateAnswer; message?: string }) => {
+    if (worker === undefined) {
+      worker = new Worker(CERTIFICATE_WORKER, { env: {} });
+      worker.unref();
+    }
+    const thread = worker;
+    const settle = () => {
+      thread.off('message', onMessage);
+      thread.off('error', onError);
+      thread.off('exit', onExit);
+    };
+    const onMessage = (message: { ok: boolean; answer?: CertificateAnswer; message?: string }) => {
+      settle();
       if (message.ok && message.answer !== undefined) resolve(message.answer);
       else
         reject(new Error(`the secrets CA could not make a certificate (${message.message ?? 'no answer'})`));
-      void worker.terminate();
-    });
-    worker.once('error', (error) =>
-      reject(new Error(`the secrets CA could not make a certificate (${error.message})`)),
-    );
-    worker.once('exit', () =>
-      reject(new Error('the secrets CA could not make a certificate (its thread ended)')),
-    );
+    };
+    const onError = (error: Error) => {
+      settle();
+      reject(new Error(`the secrets CA could not make a certificate (${error.message})`));
+    };
+    const onExit = () => {
+      settle();
+      if (worker === thread) worker = undefined;
+      reject(new Error('the secrets CA could not make a certificate (its thread ended)'));
+    };
+    thread.on('message', onMessage);
+    thread.once('error', onError);
+    thread.once('exit', onExit);
+    thread.postMessage(request);
   });
 }

@@ -3,7 +3,8 @@
  * (ECDSA P-256: a key in well under a millisecond, a certificate in a few). It runs apart from the
  * host's own thread because the library needs `reflect-metadata`, which adds to the global
  * `Reflect`: that change stays in this thread. Given the CA (or none yet) and host names, it posts
- * the CA and a key and certificate per name, all PEM.
+ * the CA and a key and certificate per name, all PEM. It stays (unreferenced) for the next batch:
+ * loading the library is most of a batch's time.
  */
 import 'reflect-metadata';
 import { webcrypto } from 'node:crypto';
@@ -12,7 +13,7 @@ type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
 
 import { isIP } from 'node:net';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import * as x509 from '@peculiar/x509';
 
 /** What the host hands the thread. */
@@ -111,7 +112,10 @@ function pemBody(pem: string): Buffer {
   return Buffer.from(pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
 }
 
-make(workerData as CertificateRequest).then(
-  (answer) => parentPort?.postMessage({ ok: true, answer }),
-  (error: unknown) => parentPort?.postMessage({ ok: false, message: String(error) }),
-);
+// One batch at a time, as the host sends them (it waits for each answer before the next).
+parentPort?.on('message', (request: CertificateRequest) => {
+  make(request).then(
+    (answer) => parentPort?.postMessage({ ok: true, answer }),
+    (error: unknown) => parentPort?.postMessage({ ok: false, message: String(error) }),
+  );
+});

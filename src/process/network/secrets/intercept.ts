@@ -30,12 +30,13 @@ const TLS_HANDSHAKE = 0x16;
 export class Interceptor {
   readonly #options: ProxyOptions;
   readonly #server: Server;
-  readonly #agents: BoundAgents = boundAgents();
+  readonly #agents: BoundAgents;
   readonly #contexts = new Map<string, SecureContext>();
   readonly #connections = new WeakMap<object, Intercepted>();
 
   constructor(options: ProxyOptions) {
     this.#options = options;
+    this.#agents = boundAgents(options.secrets?.upstreamCa);
     this.#server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 });
     this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#request(req, res));
     this.#server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
