@@ -5,7 +5,7 @@
  * granted value redacted from what leaves the host, and the lock recording bindings (names and
  * hosts, never values) and naming a changed one.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, ToolHostError, type ToolOutcome } from '../dist/src/index.js';
@@ -100,7 +100,7 @@ describe('a manifest whose bindings are wrong is not a tool package, said clearl
     expect(error?.message).not.toContain('\n');
     // Nothing else broke: the same host loads a good package.
     const good = await host.load(await secretTools(`good-${hosts.length}`));
-    expect(good.modules.length).toBe(3);
+    expect(good.modules.length).toBe(4);
   });
 });
 
@@ -122,7 +122,7 @@ describe('the thread tiers', () => {
     async (isolation) => {
       const host = makeHost({ isolation, secrets: { API_TOKEN: VALUE } });
       const report = await host.load(await secretTools(`thread-${isolation}`));
-      expect(report.modules.map((module) => module.code)).toEqual(Array(3).fill('SECRETS_REFUSED'));
+      expect(report.modules.map((module) => module.code)).toEqual(Array(4).fill('SECRETS_REFUSED'));
       expect(report.modules[0]?.reason).toBe(
         "package secret-tools binds secrets (API_TOKEN), which only the process isolation tier keeps from its tools: load it with isolation 'process' (--isolation process), or set `exposeSecretValuesToThreadTiers` to hand its tools the values themselves",
       );
@@ -162,6 +162,29 @@ describe('the thread tiers', () => {
     });
     expect(JSON.stringify(output)).toContain('the secret is [secret API_TOKEN]');
     for (const seen of [outcome, output, logger.lines]) expect(JSON.stringify(seen)).not.toContain(VALUE);
+  });
+
+  it('redacts the full output written under dataDir too', async () => {
+    const dataDir = join(root, 'redacted-data');
+    const host = makeHost({
+      isolation: 'worker',
+      secrets: { API_TOKEN: VALUE },
+      exposeSecretValuesToThreadTiers: true,
+      outputBudgetBytes: 1024,
+      dataDir,
+    });
+    await host.load(await secretTools('exposed-big'));
+    const outcome = (await host.call('secret_leak', { name: 'API_TOKEN', repeat: 500 })) as ToolOutcome;
+    expect(JSON.stringify(outcome)).not.toContain(VALUE);
+    const files = await readdir(dataDir, { recursive: true });
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const path = join(dataDir, String(file));
+      if (!(await stat(path)).isFile()) continue;
+      const text = await readFile(path, 'utf8');
+      expect(text).not.toContain(VALUE);
+      expect(text).toContain('seen: [secret API_TOKEN]');
+    }
   });
 });
 

@@ -38,7 +38,7 @@ beforeAll(async () => {
   host.on('network', (event) => events.push(event));
   const report = await host.load(await writeSecretTools(join(root, 'secret-tools'), ports));
   expect(report.modules.map((module) => [module.state, module.reason])).toEqual(
-    Array(3).fill(['offered', undefined]),
+    Array(4).fill(['offered', undefined]),
   );
 });
 
@@ -52,6 +52,23 @@ beforeEach(({ skip }) => {
   received.length = 0;
   events.length = 0;
 });
+
+/**
+ * The `network` events matching `predicate`, once there are `count` of them: the proxy's thread
+ * reports on its own line to the host, which may come after the call's answer.
+ */
+function reported(predicate: (event: NetworkEvent) => boolean, count = 1): Promise<NetworkEvent[]> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const found = events.filter(predicate);
+      if (found.length < count) return;
+      host.off('network', check);
+      resolve(found);
+    };
+    host.on('network', check);
+    check();
+  });
+}
 
 type Answer = { status?: number; body?: string; headers?: Record<string, string>; error?: string };
 
@@ -141,12 +158,15 @@ describe('where the value does not go', () => {
     expect(received[0]?.url).toBe(`/steal/${mark}`);
     expect(received[0]?.body).toBe(mark);
     expectNoValue(received);
-    const reported = events.filter((event) => event.secret === 'API_TOKEN');
-    // Node's agents send plain HTTP in a tunnel too: the proxy watches what passes, changing nothing.
-    expect(reported.map((event) => event.reason)).toEqual([
-      `the placeholder of secret API_TOKEN was sent to other.test:${ports.http} in a tunnel, where it is not bound: it went unreplaced`,
-    ]);
-    expect(reported.every((event) => event.host === 'other.test')).toBe(true);
+    // Node's agents send plain HTTP in a tunnel too: the proxy watches what passes, changing
+    // nothing, and reports each of the three.
+    const seen = await reported((event) => event.secret === 'API_TOKEN', 3);
+    expect(seen.map((event) => event.reason)).toEqual(
+      Array(3).fill(
+        `the placeholder of secret API_TOKEN was sent to other.test:${ports.http} in a tunnel, where it is not bound: it went unreplaced`,
+      ),
+    );
+    expect(seen.every((event) => event.host === 'other.test')).toBe(true);
   });
 
   it('a placeholder sent over TLS to a host bound to another secret arrives unreplaced, and is reported', async () => {
@@ -160,7 +180,13 @@ describe('where the value does not go', () => {
     expect(received[0]?.url).toBe(`/echo?q=${mark}`);
     // The secret bound there is swapped in.
     expect(received[0]?.headers['x-other']).toBe(OTHER_TOKEN);
-    expect(events.filter((event) => event.secret === 'API_TOKEN').length).toBeGreaterThanOrEqual(2);
+    const seen = await reported((event) => event.secret === 'API_TOKEN', 2);
+    expect(seen.map((event) => event.reason)).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('in the query'),
+        expect.stringContaining('in header authorization'),
+      ]),
+    );
   });
 
   it('plain HTTP to the bound host is refused; a binding written http:// lets it through, swapped', async () => {
@@ -189,7 +215,7 @@ describe('where the value does not go', () => {
     });
     expect(answers[0]?.error).toBeDefined();
     expect(received).toEqual([]);
-    expect(events.some((event) => event.reason?.includes('named "other.test"'))).toBe(true);
+    await reported((event) => event.reason?.includes('named "other.test"') === true);
     // The next request is fine.
     await request({ client: 'node', url: api('/echo'), headers: { authorization: '{{API_TOKEN}}' } });
     expect(received[0]?.headers.authorization).toBe(API_TOKEN);
@@ -213,6 +239,31 @@ describe('where the value does not go', () => {
     });
     expect(outcomeText(right as ToolOutcome)).toBe('HTTP/1.1 200 OK');
     expect(received[0]?.headers.authorization).toBe(API_TOKEN);
+  });
+});
+
+describe('a WebSocket upgrade', () => {
+  it('carrying a placeholder to another granted host arrives unreplaced, and is reported', async () => {
+    const mark = await placeholder('API_TOKEN');
+    const answer = await host.call('secret_upgrade', {
+      url: `http://other.test:${ports.http}/socket`,
+      headers: { authorization: 'Bearer {{API_TOKEN}}' },
+    });
+    expect(outcomeText(answer as ToolOutcome)).toBe('upgraded');
+    expect(received[0]?.headers.authorization).toBe(`Bearer ${mark}`);
+    const seen = await reported((event) => event.secret === 'API_TOKEN');
+    expect(seen[0]?.host).toBe('other.test');
+  });
+
+  it('to the bound host is refused (501): nothing is swapped past a protocol switch', async () => {
+    const answer = await host.call('secret_upgrade', {
+      url: api('/socket'),
+      headers: { authorization: 'Bearer {{API_TOKEN}}' },
+    });
+    expect(outcomeText(answer as ToolOutcome)).toMatch(
+      /^501 the process isolation tier does not relay a protocol upgrade/,
+    );
+    expect(received).toEqual([]);
   });
 });
 

@@ -15,7 +15,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -126,6 +126,22 @@ export function useSecretServers(): SecretServers {
         state.tlsConnections += 1;
       });
       const http = createHttpServer(answer('http'));
+      // A WebSocket endpoint: records the upgrade request, switches, and closes.
+      for (const [server, name] of [
+        [https, 'https'],
+        [http, 'http'],
+      ] as const) {
+        server.on('upgrade', (request: IncomingMessage, socket: Socket) => {
+          received.push({
+            server: name,
+            host: request.headers.host ?? '',
+            url: request.url ?? '',
+            headers: request.headers,
+            body: '',
+          });
+          socket.end('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: websocket\r\n\r\n');
+        });
+      }
       servers.push(https, http);
       const listen = (server: Server) =>
         new Promise<number>((resolve) =>
@@ -167,7 +183,7 @@ export async function writeSecretTools(
     type: 'module',
     dependencies: { undici: '*' },
     toolhost: {
-      tools: ['./tools/request.js', './tools/leak.js', './tools/raw-tls.js'],
+      tools: ['./tools/request.js', './tools/leak.js', './tools/raw-tls.js', './tools/upgrade.js'],
       permissions: {
         net: [
           `api.secret.test:${ports.https}`,

@@ -164,14 +164,20 @@ function splice(
   }
 }
 
-/** A stream that reports each secret whose placeholder passes through it, or undefined without secrets. */
+/** The most placeholders one tunnel reports: a tool repeating one can't flood the host's events. */
+const MAX_STRAY_REPORTS = 64;
+
+/**
+ * A stream that reports each placeholder that passes through it (a kept-alive tunnel carries many
+ * requests: each is reported), or undefined without secrets.
+ */
 function strayWatch(options: ProxyOptions, target: { host: string; port: number }): Duplex | undefined {
   const needles = noticeNeedles(options.secrets);
   if (needles.length === 0) return undefined;
-  const told = new Set<string>();
+  let reports = 0;
   return new ReplacingStream(needles, (name) => {
-    if (told.has(name)) return;
-    told.add(name);
+    reports += 1;
+    if (reports > MAX_STRAY_REPORTS) return;
     options.onNote({
       host: target.host,
       port: target.port,
