@@ -9,6 +9,7 @@ import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, ToolHostError, type ToolOutcome } from '../dist/src/index.js';
+import { runCli } from './support/cli-run.js';
 import { recordingLogger } from './support/host-harness.js';
 import { writeSecretTools } from './support/secret-servers.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
@@ -236,5 +237,30 @@ describe('the lock', () => {
     expect(report.modules[0]?.code).toBe('CODE_CHANGED');
     expect(report.modules[0]?.reason).toContain("the package's secret bindings changed since it was pinned");
     expect(report.modules[0]?.reason).toContain('(secrets.OTHER_TOKEN)');
+  });
+});
+
+describe('toolhost --secret', () => {
+  it('takes the value of the variable it names, which reaches the host (here: refused in the worker tier) and never the output', async () => {
+    const folder = await secretTools('cli');
+    const result = await runCli(['list', '--isolation', 'worker', '--secret', 'API_TOKEN=MY_TOKEN', folder], {
+      tmpDir: root,
+      env: { MY_TOKEN: VALUE },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('SECRETS_REFUSED: package secret-tools binds secrets (API_TOKEN)');
+    expect(result.stdout + result.stderr).not.toContain(VALUE);
+  });
+
+  it('is a usage error, one line naming the flag, when the variable is unset or empty', async () => {
+    const folder = await secretTools('cli-missing');
+    for (const env of [{}, { API_TOKEN: '' }]) {
+      const result = await runCli(['list', '--secret', 'API_TOKEN', folder], { tmpDir: root, env });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([
+        `toolhost: expected --secret to be NAME or NAME=VAR, got "API_TOKEN": the environment variable API_TOKEN is ${'API_TOKEN' in env ? 'empty' : 'not set'}; set it, or name another with --secret API_TOKEN=VAR`,
+      ]);
+    }
   });
 });
