@@ -122,8 +122,9 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
       confinedByPermissions: (isolation) => this.#pools.confinedByPermissions(isolation),
-      secretsRefusal: (version) =>
+      secretsRefusal: (version, where) =>
         secretsRefusal(version, {
+          ...where,
           secretValues: settings.secretValues,
           exposeSecretValuesToThreadTiers: settings.exposeSecretValuesToThreadTiers,
           grant: networkGrant(settings.allowNetwork, version),

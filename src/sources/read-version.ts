@@ -37,7 +37,7 @@ export interface SourceReaderParts {
   /** Whether a tier confines a package with Node's permission model (strict; process, unsandboxed). */
   confinedByPermissions(isolation: IsolationTier): Promise<boolean>;
   /** Why a version can't be offered for the secrets it binds (see secrets/granted-secrets.ts), if so. */
-  secretsRefusal?(version: VersionFlags): string | undefined;
+  secretsRefusal?(version: VersionFlags, where: { confinedByPermissions: boolean }): string | undefined;
 }
 
 export interface SourceReadPlan {
@@ -97,7 +97,7 @@ export async function readSource(
     snapshot,
     listed.modules,
   );
-  const refusal = parts.secretsRefusal?.(version);
+  const refusal = parts.secretsRefusal?.(version, { confinedByPermissions: confine });
   if (refusal !== undefined) {
     return versionOf(
       { ...plan, packageName: listed.packageName, permissions: listed.permissions },

@@ -21,6 +21,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 
+/** The PATH when this file was imported: a test may empty it to hide bubblewrap, not openssl. */
+const PATH_AT_IMPORT = process.env['PATH'] ?? '';
+
 export interface ReceivedRequest {
   server: 'https' | 'http';
   host: string;
@@ -71,7 +74,8 @@ export function useSecretServers(): SecretServers {
     const folder = await mkdtemp(join(tmpdir(), 'toolhost-secret-ca-'));
     try {
       const file = (name: string) => join(folder, name);
-      const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: 'ignore' });
+      const openssl = (args: string[]) =>
+        execFileSync('openssl', args, { stdio: 'ignore', env: { ...process.env, PATH: PATH_AT_IMPORT } });
       openssl([
         'req',
         '-x509',

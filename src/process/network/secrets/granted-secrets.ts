@@ -104,8 +104,9 @@ export function grantedSecrets(options: {
 
 /**
  * Why a package's version can't be offered for its secrets, or undefined: in a thread tier unless
- * the host hands values there (`exposeSecretValuesToThreadTiers`), or in the process tier a granted
- * secret bound to a host its grant does not reach.
+ * the host hands values there (`exposeSecretValuesToThreadTiers`), in the process tier without an OS
+ * sandbox (its processes under Node's permission model), or a granted secret bound to a host its
+ * grant does not reach.
  */
 export function secretsRefusal(
   version: {
@@ -118,6 +119,8 @@ export function secretsRefusal(
     secretValues: Readonly<Record<string, string>>;
     exposeSecretValuesToThreadTiers: boolean;
     grant: NetworkGrant;
+    /** The process tier runs without an OS sandbox here, under Node's permission model. */
+    confinedByPermissions: boolean;
   },
 ): string | undefined {
   const granted = grantedBindings(version.permissions.secrets ?? [], settings.secretValues);
@@ -127,6 +130,10 @@ export function secretsRefusal(
     if (settings.exposeSecretValuesToThreadTiers) return undefined;
     const names = granted.map(({ binding }) => binding.name).join(', ');
     return `package ${packageName} binds secrets (${names}), which only the process isolation tier keeps from its tools: load it with isolation 'process' (--isolation process), or set \`exposeSecretValuesToThreadTiers\` to hand its tools the values themselves`;
+  }
+  if (settings.confinedByPermissions) {
+    // Its processes run under Node's permission model there, which refuses them the proxy's socket.
+    return `package ${packageName} binds secrets, which the process isolation tier swaps in through its egress proxy only inside an OS sandbox (bubblewrap), and there is none here; see docs/isolation.md`;
   }
   const result = grantedSecrets({
     packageName,
