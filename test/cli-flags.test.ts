@@ -38,6 +38,7 @@ const SAMPLE: Record<Flag['kind'], string | undefined> = {
   file: 'some.lock.json',
   grants: 'weather',
   address: '8080',
+  secrets: 'TOKEN',
 };
 
 function typed(flag: Flag): string[] {
@@ -102,7 +103,9 @@ describe('the declaration', () => {
     for (const flag of hosted) {
       const command = flag.commands[0];
       if (command === undefined) throw new Error(`${flag.name} is taken by no command`);
-      const parsed = parseCommandLine([command, ...typed(flag), ...POSITIONALS[command]], {});
+      const parsed = parseCommandLine([command, ...typed(flag), ...POSITIONALS[command]], {
+        TOKEN: 'value',
+      });
       if (parsed.command === 'help' || parsed.command === 'version' || !('allowEnv' in parsed)) {
         throw new Error(`${command} takes no host options`);
       }

@@ -25,6 +25,7 @@ const SAMPLES: Record<keyof typeof messages, unknown[]> = {
   renamedOption: ['--concurrency', '--jobs'],
   unexpectedValue: ['--json', 'Yes'],
   badNetworkGrant: ['Weather=Evil host', '"Evil host" is not a host name'],
+  badSecret: ['GH=MISSING', 'the environment variable MISSING is not set'],
   notPositiveInteger: ['--jobs', '0'],
   unknownTier: ['--isolation', ['worker', 'strict', 'process'], 'Iron'],
   tierUnsupported: ['--isolation', 'v20.10.0'],

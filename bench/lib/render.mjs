@@ -3,6 +3,7 @@ import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
 import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
+import { secretsSection, secretsTargets } from './render-secrets.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
@@ -105,6 +106,7 @@ export function evaluateTargets(results) {
   targets.push(...processTierTargets(results['process-tier']));
   targets.push(...startUpTargets(results['start-up']));
   targets.push(...repeatRunsTargets(results['repeat-runs']));
+  targets.push(...secretsTargets(results.secrets));
   return targets;
 }
 
@@ -693,6 +695,7 @@ const sections = {
   'start-up': startUpSection,
   'repeat-runs': repeatRunsSection,
   'default-tier': defaultTierSection,
+  secrets: secretsSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

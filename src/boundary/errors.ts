@@ -38,6 +38,11 @@ export type LeftOutCode =
   | 'DECLARATION_EXITED'
   | 'DECLARATION_CRASHED'
   | 'NAME_TAKEN'
+  /**
+   * The package binds secrets this host can't keep from it: a thread tier (without
+   * `exposeSecretValuesToThreadTiers`), or a bound host its network grant does not reach.
+   */
+  | 'SECRETS_REFUSED'
   /** Under a lock: the module has no entry in it. */
   | 'NOT_PINNED'
   /** Under a lock: what the model reads differs from what was pinned. */

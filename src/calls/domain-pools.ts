@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { CallSettings } from '../boundary/protocol.js';
 import { CLOSED_OUTCOME } from '../declaration/read-worker.js';
 import type { NetworkEvent } from '../process/network/egress.js';
+import { exposedSecretValues } from '../process/network/secrets/granted-secrets.js';
 import type { ProcessDomains, ProcessSettings, VersionReads } from '../process/process-domains.js';
 import type { SourceVersion } from '../registry/generation.js';
 import { addonsAllowed } from './addons.js';
@@ -29,6 +30,8 @@ export interface PoolSettings extends ProcessSettings {
   callStackMb: number;
   timeoutGraceMs: number;
   env: Record<string, string>;
+  /** `exposeSecretValuesToThreadTiers`: thread-tier packages that bind secrets get their values. */
+  exposeSecretValuesToThreadTiers: boolean;
   dataDir: string;
   tmpRoot: string;
   maxResultBytes: number;
@@ -138,7 +141,13 @@ export class DomainPools {
       heapMb: this.#settings.callHeapMb,
       stackMb: this.#settings.callStackMb,
       timeoutGraceMs: this.#settings.timeoutGraceMs,
-      env: this.#settings.env,
+      env:
+        version.isolation !== 'process' && this.#settings.exposeSecretValuesToThreadTiers
+          ? {
+              ...this.#settings.env,
+              ...exposedSecretValues(version.permissions.secrets, this.#settings.secretValues),
+            }
+          : this.#settings.env,
       execArgv: this.execArgvFor(version),
       // The process tier's pool limits hold inside bubblewrap; without it, process-domains.ts decides.
       allowAddons: addonsAllowed(this.#settings.allowAddons, {

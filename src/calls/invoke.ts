@@ -8,6 +8,7 @@ import type { CallSettings, CallTask, CapturedLog } from '../boundary/protocol.j
 import { relativeTo } from '../boundary/stack-frames.js';
 import type { CallOptions } from '../host/call-options.js';
 import type { ToolHostEvents, ToolOutputEvent } from '../host/events.js';
+import type { SecretRedactor } from '../process/network/secrets/redact.js';
 import type { OfferedTool } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
 import { toOriginalPaths } from '../snapshot/layout.js';
@@ -22,6 +23,8 @@ export interface InvokeSettings {
   errorStacksToModel: boolean;
   outputBudgetBytes: number;
   dataDir: string;
+  /** Takes every granted secret value out of what a call sends the host. */
+  redactor: SecretRedactor;
 }
 
 export interface Invocation {
@@ -44,18 +47,22 @@ export async function invokeTool(tool: OfferedTool, invocation: Invocation): Pro
   const { options, sequence, settings, emit } = invocation;
   const callId = options.callId ?? `call_${sequence}`;
   const task = callTask(tool, invocation, callId);
-  const onProgress = (data: JsonValue) => emit.emit('progress', { name: tool.info.name, callId, data });
+  const { redactor } = settings;
+  const onProgress = (data: JsonValue) =>
+    emit.emit('progress', { name: tool.info.name, callId, data: redactor.data(data) });
   const { onOutput } = options;
   let onLogs: ((logs: CapturedLog[]) => void) | undefined;
   if (onOutput !== undefined && tool.origin.kind === 'module') {
     task.forwardLogs = true;
     const output = outputDelivery(onOutput, emit);
-    onLogs = (logs) => output.deliver({ name: tool.info.name, callId, logs, droppedChars: 0 });
+    onLogs = (logs) =>
+      output.deliver({ name: tool.info.name, callId, logs: redactor.data(logs), droppedChars: 0 });
   }
 
   const running = startRun(tool, invocation, task, { onProgress, onLogs });
   if (running === undefined) return errorOutcome('HOST_CLOSED', 'the tool host is closed');
-  const reply = await running;
+  // Before anything of it is logged, delivered, written under dataDir or returned.
+  const reply = redactor.data(await running);
 
   if (reply.logs.length > 0 || reply.droppedLogChars > 0)
     reportLogs(tool, callId, reply, outputDelivery(onOutput, emit), settings.logger);

@@ -110,6 +110,25 @@ export interface ToolHostOptions {
    * @default 268435456
    */
   maxNetworkBytesPerCall?: number;
+  /**
+   * Secret values the host grants, by name (`{ GITHUB_TOKEN: process.env.GITHUB_TOKEN }`). A package
+   * gets one only if its manifest binds it to hosts (`"permissions": { "secrets": { "GITHUB_TOKEN":
+   * ["api.github.com"] } }`), and then only in the process tier: its tools see a placeholder in
+   * `process.env`, and its egress proxy swaps the value in on requests to the bound hosts (headers
+   * and query) and back out of their answers. Every granted value is redacted (`[secret NAME]`) from
+   * results, logs, events and files under `dataDir`. A secret not granted is absent.
+   * @default {}
+   * @example new ToolHost({ isolation: 'process', allowNetwork: ['github-tools'], secrets: { GITHUB_TOKEN: token } })
+   */
+  secrets?: Readonly<Record<string, string>>;
+  /**
+   * Hands the values themselves to packages that bind secrets in the `worker` and `strict` tiers,
+   * which share the host's process and so can't keep a secret from a tool: there the tool reads the
+   * value in `process.env` and can send it anywhere it reaches. Without it such a package is left
+   * out (`SECRETS_REFUSED`), naming the process tier. Values are still redacted from what leaves
+   * the host. @default false
+   */
+  exposeSecretValuesToThreadTiers?: boolean;
   /** For tests only: names the egress proxy resolves from a table, certificates its agents trust. */
   networkTesting?: NetworkTestingOptions;
   /**

@@ -11,6 +11,8 @@ import type { PoolSettings } from '../calls/domain-pools.js';
 import type { InvokeSettings } from '../calls/invoke.js';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../calls/isolation.js';
 import type { ReadLimits } from '../declaration/reader.js';
+import { checkedSecretValues } from '../process/network/secrets/granted-secrets.js';
+import { SecretRedactor } from '../process/network/secrets/redact.js';
 import type { ProcessSettings } from '../process/process-domains.js';
 import { type Clock, DEFAULT_REREAD_DELAYS_MS, systemClock } from '../registry/reread-schedule.js';
 import { DEFAULT_SCHEMA_LIMITS, type SchemaLimits } from '../schema/json-schema.js';
@@ -36,6 +38,8 @@ export interface Settings extends PoolSettings, InvokeSettings {
   /** An absolute path, or undefined for no lock. */
   lockFile: string | undefined;
   store: StoreSettings;
+  /** `exposeSecretValuesToThreadTiers`. */
+  exposeSecretValuesToThreadTiers: boolean;
 }
 
 /**
@@ -68,7 +72,10 @@ const POSITIVE_INTEGERS = [
 export function resolveSettings(options: ToolHostOptions): Settings {
   checkOptions(options);
   const cores = availableParallelism();
-  const logger = sanitizingLogger(options.logger ?? stderrLogger);
+  const secretValues = checkedSecretValues(options.secrets);
+  const redactor = new SecretRedactor(secretValues);
+  // A granted value never reaches the host's log, whoever wrote the message.
+  const logger = redactor.logger(sanitizingLogger(options.logger ?? stderrLogger));
   const readLimits = readLimitsOf(options);
   const shared = {
     dataDir: options.dataDir ?? join(tmpdir(), 'toolhost-data'),
@@ -76,6 +83,9 @@ export function resolveSettings(options: ToolHostOptions): Settings {
     // Worker-provided text (fault messages, left-out reasons, tool printing) reaches the logger as data.
     logger,
     allowAddons: options.allowAddons === undefined ? undefined : copyAllowance(options.allowAddons),
+    secretValues,
+    redactor,
+    exposeSecretValuesToThreadTiers: options.exposeSecretValuesToThreadTiers === true,
   };
   return {
     ...shared,
@@ -100,6 +110,7 @@ function checkOptions(options: ToolHostOptions): void {
   expectNonNegativeInteger('timeoutGraceMs', options.timeoutGraceMs);
   expectAddonAllowance(options.allowAddons);
   expectBoolean('errorStacksToModel', options.errorStacksToModel);
+  expectBoolean('exposeSecretValuesToThreadTiers', options.exposeSecretValuesToThreadTiers);
   if (options.isolation !== undefined) expectTier('isolation', options.isolation);
   expectRereadDelays(options.rereadDelaysMs);
   expectClock(options.clock);

@@ -31,6 +31,7 @@ import { Pins } from '../lock/pins.js';
 import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
 import { grantedNetwork, networkGrant } from '../process/network/grant.js';
+import { secretsRefusal } from '../process/network/secrets/granted-secrets.js';
 import type { HostTool, ModuleStatus, OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
@@ -75,7 +76,10 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
     super();
     const settings = resolveSettings(options);
     this.#settings = settings;
-    this.#networkCounts = new NetworkCounts((event) => this.emit('network', event), settings.logger);
+    this.#networkCounts = new NetworkCounts(
+      (event) => this.emit('network', settings.redactor.data(event)),
+      settings.logger,
+    );
     // First: a lock that can't be used throws before the host holds anything.
     const pins =
       settings.lockFile === undefined
@@ -118,6 +122,13 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       execArgvFor: (version) => this.#pools.execArgvFor(version),
       readsFor: (version) => this.#pools.readsFor(version),
       confinedByPermissions: (isolation) => this.#pools.confinedByPermissions(isolation),
+      secretsRefusal: (version, where) =>
+        secretsRefusal(version, {
+          ...where,
+          secretValues: settings.secretValues,
+          exposeSecretValuesToThreadTiers: settings.exposeSecretValuesToThreadTiers,
+          grant: networkGrant(settings.allowNetwork, version),
+        }),
       networkOf: ({ packageName, permissions }) =>
         grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
       serverSettings: serverSettings(settings),
@@ -325,7 +336,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   }
 
   #fault(source: string, message: string): void {
-    const safe = escapeControl(truncate(message));
+    const safe = escapeControl(truncate(this.#settings.redactor.text(message)));
     this.#settings.logger.warn(`${source}: ${safe}`);
     this.emit('fault', { source, message: safe });
   }

@@ -17,6 +17,7 @@ import { ToolHostError } from '../boundary/errors.js';
 import type { ToolInfo } from '../declaration/check.js';
 import { findHiddenInDeclaration, showHidden } from '../declaration/visible-text.js';
 import { digestOf, sortedCopy } from './canonical.js';
+import { checkLockedBindings, type LockedBindings } from './secret-bindings.js';
 
 /** The lock file's name when none is given (`toolhost pin`, `--lock`). */
 export const DEFAULT_LOCK_FILE_NAME = 'toolhost.lock.json';
@@ -44,6 +45,8 @@ export interface LockEntry {
    * kept them, and for a package of more files than a lock keeps.
    */
   files?: Record<string, string>;
+  /** The package's secret bindings (names and hosts, never values); absent when it binds none. */
+  secrets?: LockedBindings;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -109,7 +112,9 @@ export function parseLock(text: string, file: string): LockEntry[] {
 
 function checkEntry(item: unknown): LockEntry | string {
   if (!isRecord(item)) return 'is not an object';
-  const { package: name, module, tool, declaration, declarationDigest, content, files } = item;
+  const { package: name, module, tool, declaration, declarationDigest, content, files, secrets } = item;
+  const badSecrets = checkLockedBindings(secrets);
+  if (badSecrets !== undefined) return badSecrets;
   if (name !== null && (typeof name !== 'string' || name === '')) return 'has no "package" name or null';
   if (typeof module !== 'string' || module === '') return 'has no "module" path';
   if (typeof tool !== 'string') return 'has no "tool" name';
@@ -135,6 +140,7 @@ function checkEntry(item: unknown): LockEntry | string {
     declarationDigest,
     content,
     ...(files === undefined ? {} : { files: files as Record<string, string> }),
+    ...(secrets === undefined ? {} : { secrets: secrets as LockedBindings }),
   };
 }
 

@@ -15,6 +15,7 @@ import {
   writeLockFile,
 } from './lock-file.js';
 import { declarationDigest, lockFolderOf, lockKeyOf, type ModuleIdentity } from './pins.js';
+import { bindingsDifference, type LockedBindings } from './secret-bindings.js';
 
 /** A module whose declaration was read and checked, to be pinned as it is now. */
 export interface PinnableModule extends ModuleIdentity {
@@ -23,6 +24,8 @@ export interface PinnableModule extends ModuleIdentity {
   content: string;
   /** Its files' digests (see Snapshot.files), when the snapshot has them. */
   files?: Readonly<Record<string, string>> | undefined;
+  /** Its package's secret bindings (names and hosts), if it binds any. */
+  secrets?: LockedBindings | undefined;
 }
 
 /** A module read and offered that a lock can't pin (see registry/pinning.ts), and why. */
@@ -73,6 +76,7 @@ export function pinModules(
       declarationDigest: declarationDigest(module.info),
       content: module.content,
       ...(module.files === undefined ? {} : { files: { ...module.files } }),
+      ...(module.secrets === undefined ? {} : { secrets: module.secrets }),
     };
     const id = entryKey(entry);
     fresh.add(id);
@@ -84,6 +88,9 @@ export function pinModules(
       if (old.declarationDigest !== entry.declarationDigest) {
         change.change = 'updated';
         change.difference = declarationDifference(old.declaration, entry.declaration);
+      } else if (bindingsDifference(old.secrets, entry.secrets).length > 0) {
+        change.change = 'updated';
+        change.difference = bindingsDifference(old.secrets, entry.secrets);
       } else if (old.content !== entry.content) {
         change.change = 'updated';
         change.difference = contentDifference(old, entry);

@@ -16,6 +16,7 @@ import { showHidden } from '../declaration/visible-text.js';
 import { digestOf } from './canonical.js';
 import { changedFiles, contentDifference, declarationDifference, type LockDifference } from './difference.js';
 import { entryKey, type LockEntry, readLockFile } from './lock-file.js';
+import { bindingsDifference, type LockedBindings } from './secret-bindings.js';
 
 /** Why a module is withheld under a lock. */
 export type PinCode = 'NOT_PINNED' | 'DECLARATION_CHANGED' | 'CODE_CHANGED';
@@ -115,12 +116,14 @@ export class Pins {
     info: ToolInfo,
     content: string | undefined,
     files?: Readonly<Record<string, string>>,
+    secrets?: LockedBindings,
   ): PinVerdict | undefined {
     const key = entryKey(lockKeyOf(module, this.folder));
     const known = this.#verdicts.get(info);
+    // The bindings are the package's manifest: its content digest covers them.
     if (known?.version === this.#version && known.key === key && known.content === content)
       return known.verdict;
-    const verdict = this.#judge(key, info, content, files);
+    const verdict = this.#judge(key, info, content, files, secrets);
     this.#verdicts.set(info, { version: this.#version, key, content, verdict });
     return verdict;
   }
@@ -130,6 +133,7 @@ export class Pins {
     info: ToolInfo,
     content: string | undefined,
     files: Readonly<Record<string, string>> | undefined,
+    secrets: LockedBindings | undefined,
   ): PinVerdict | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) {
@@ -145,6 +149,14 @@ export class Pins {
         code: 'DECLARATION_CHANGED',
         reason: `what the model reads changed since it was pinned in ${this.file} (${difference.map((change) => change.field).join(', ')}): review it, then pin it again`,
         difference,
+      };
+    }
+    const bindings = bindingsDifference(entry.secrets, secrets);
+    if (bindings.length > 0) {
+      return {
+        code: 'CODE_CHANGED',
+        reason: `the package's secret bindings changed since it was pinned in ${this.file} (${bindings.map((change) => change.field).join(', ')}): review them, then pin it again`,
+        difference: bindings,
       };
     }
     if (content !== entry.content) {

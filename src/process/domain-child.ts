@@ -51,7 +51,7 @@ export interface ChildOptions {
   /** What this machine gives it (found once; every process waits for that). */
   environment: () => Promise<ChildEnvironment>;
   /** A package held to a list of hosts: its proxy, opened before a sandboxed process starts. */
-  egress?: { open(): Promise<EgressDoor> } | undefined;
+  egress?: { open(): Promise<EgressDoor>; hasSecrets: boolean } | undefined;
   onReady(): void;
   onNote(note: ChildNote): void;
   onEnd(end: ChildEnd): void;
@@ -139,10 +139,11 @@ export class DomainChild {
     this.#init = typeof options.init === 'function' ? options.init(environment) : options.init;
     let paths = options.paths;
     // Only a sandbox holds a package to its proxy: without one, its network is the tier's (docs/isolation.md).
-    if (sandbox.available && options.egress !== undefined) {
+    // A package with secrets uses its proxy everywhere: the value is only ever there.
+    if (options.egress !== undefined && (sandbox.available || options.egress.hasSecrets)) {
       const door = await options.egress.open();
       paths = { ...paths, egress: door.folder };
-      this.#init = routedInit(this.#init, door.route);
+      this.#init = routedInit(this.#init, door);
       if (this.#killed !== undefined) return;
     }
     try {

@@ -16,6 +16,8 @@ import { DESCRIPTOR_INFO } from './child-fds.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
 import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
 import type { NetworkSettings } from './network/network-settings.js';
+import { certificatesFor } from './network/secrets/certificate-authority.js';
+import { type GrantedSecret, grantedSecrets } from './network/secrets/granted-secrets.js';
 import { ProcessDomainPool } from './process-pool.js';
 import { ProcessReads } from './process-reads.js';
 import { ProcessTier } from './process-tier.js';
@@ -42,6 +44,8 @@ export interface ProcessSettings {
   /** Which packages may load native addons (undefined: only inside bubblewrap; see calls/addons.ts). */
   allowAddons: AddonAllowance | undefined;
   tmpRoot: string;
+  /** The secret values the host grants (`secrets`), by name. */
+  secretValues: Readonly<Record<string, string>>;
 }
 
 /**
@@ -119,6 +123,10 @@ export class ProcessDomains {
       const held = withNetworkOff(limits);
       void this.#spares.replenish(held, held.call);
     }
+    // The certificates its proxy will present, made while it is read rather than on its first call.
+    const secrets = this.#secrets(version, grant);
+    if (secrets.length > 0)
+      certificatesFor(secrets.flatMap((secret) => secret.hosts.map(({ rule }) => rule.host))).catch(() => {});
     const reads = new ProcessReads({
       paths,
       memoryMb: this.#settings.processMemoryMb,
@@ -168,7 +176,22 @@ export class ProcessDomains {
   }
 
   #grant(version: ProcessVersion): NetworkGrant {
-    return this.#tier.grant(version.root, this.#manifest(version));
+    const grant = this.#tier.grant(version.root, this.#manifest(version));
+    // The whole network, with a secret granted, still goes through the proxy: it holds the value.
+    return grant.kind === 'all' && this.#secrets(version, grant).length > 0
+      ? { kind: 'hosts', asked: undefined, granted: undefined }
+      : grant;
+  }
+
+  /** The package's granted secrets (a version left out for its bindings never gets here). */
+  #secrets(version: ProcessVersion, grant: NetworkGrant): GrantedSecret[] {
+    const granted = grantedSecrets({
+      packageName: version.packageName ?? version.root,
+      bindings: version.permissions.secrets ?? [],
+      values: this.#settings.secretValues,
+      grant,
+    });
+    return granted.ok ? granted.secrets : [];
   }
 
   #egress(version: ProcessVersion, grant: NetworkGrant): PackageEgress {
@@ -179,6 +202,7 @@ export class ProcessDomains {
         source: version.root,
         grant,
         tmpRoot: this.#settings.tmpRoot,
+        secrets: this.#secrets(version, grant),
       },
       {
         limits: {

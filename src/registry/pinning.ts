@@ -4,6 +4,7 @@
  */
 import type { PinnableModule, UnpinnableModule } from '../lock/pin.js';
 import type { Pins } from '../lock/pins.js';
+import { lockedBindings } from '../lock/secret-bindings.js';
 import type { ModuleStatus, PinCheck, SourceVersion } from './generation.js';
 
 /** The check a generation holds every module read to under `pins`; none without a lock. */
@@ -22,6 +23,7 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
       info,
       record.source.snapshot?.digest,
       record.source.snapshot?.files,
+      lockedBindings(record.source.permissions.secrets),
     );
   };
 }
@@ -88,6 +90,7 @@ export function pinnableModules(
         info: record.read.info,
         content,
         files: version.snapshot?.files,
+        secrets: lockedBindings(version.permissions.secrets),
       });
     }
   }

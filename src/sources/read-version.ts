@@ -36,6 +36,8 @@ export interface SourceReaderParts {
   readsFor(version: VersionFlags): Promise<VersionReads | undefined>;
   /** Whether a tier confines a package with Node's permission model (strict; process, unsandboxed). */
   confinedByPermissions(isolation: IsolationTier): Promise<boolean>;
+  /** Why a version can't be offered for the secrets it binds (see secrets/granted-secrets.ts), if so. */
+  secretsRefusal?(version: VersionFlags, where: { confinedByPermissions: boolean }): string | undefined;
 }
 
 export interface SourceReadPlan {
@@ -95,6 +97,19 @@ export async function readSource(
     snapshot,
     listed.modules,
   );
+  const refusal = parts.secretsRefusal?.(version, { confinedByPermissions: confine });
+  if (refusal !== undefined) {
+    return versionOf(
+      { ...plan, packageName: listed.packageName, permissions: listed.permissions },
+      snapshot,
+      listed.modules,
+      () => ({
+        kind: 'failed',
+        code: 'SECRETS_REFUSED',
+        reason: refusal,
+      }),
+    );
+  }
   const execArgv = parts.execArgvFor(version);
   const reads = await parts.readsFor(version);
   try {

@@ -8,6 +8,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'nod
 import { ToolHostError } from '../boundary/errors.js';
 import type { NetworkAsk } from '../process/network/grant.js';
 import { parseNetRules } from '../process/network/rules.js';
+import { parseSecretBindings, type SecretBinding } from '../process/network/secrets/bindings.js';
 
 /** One module a source lists: where it is, or why it can't be used. */
 export type ListedModule =
@@ -24,6 +25,11 @@ export interface PackagePermissions {
    * "*.example.com:443"]`: a name or address, an optional port, a leading `*.`).
    */
   net: NetworkAsk;
+  /**
+   * Secrets it asks for, each with the hosts it is for (`"secrets": { "GITHUB_TOKEN":
+   * ["api.github.com"] }`); absent when it asks for none. Its tools hold only a placeholder.
+   */
+  secrets?: readonly SecretBinding[];
 }
 
 /**
@@ -154,7 +160,19 @@ function readPermissions(section: Record<string, unknown>, file: string): Packag
       `Not a tool package: ${file} has "toolhost": { "permissions": ... } that is not an object`,
     );
   }
-  const net = permissions['net'];
+  const net = readNet(permissions['net'], file);
+  const secrets = parseSecretBindings(permissions['secrets'], net.net);
+  if (!secrets.ok) {
+    throw new ToolHostError(
+      'NOT_A_PACKAGE',
+      `Not a tool package: ${file} has "toolhost": { "permissions": { "secrets": ... } } where ${secrets.reason}`,
+    );
+  }
+  return secrets.bindings.length === 0 ? net : Object.freeze({ ...net, secrets: secrets.bindings });
+}
+
+/** `toolhost.permissions.net`, checked. */
+function readNet(net: unknown, file: string): PackagePermissions {
   if (Array.isArray(net)) {
     const rules = parseNetRules(net);
     if (!rules.ok) {

@@ -141,7 +141,7 @@ function optionsOf(command: CommandName): Options {
   for (const flag of flagsOf(command)) {
     options[flag.name] = {
       type: flag.kind === 'switch' ? 'boolean' : 'string',
-      multiple: flag.kind === 'texts' || flag.kind === 'grants',
+      multiple: flag.kind === 'texts' || flag.kind === 'grants' || flag.kind === 'secrets',
       ...(flag.short === undefined ? {} : { short: flag.short }),
     };
   }

@@ -22,6 +22,8 @@ export interface HostArgs {
   lock: string | undefined;
   /** `--allow-network PACKAGE[=HOST,...]`: the host's `allowNetwork`, per package (none given: none). */
   allowNetwork: Record<string, true | string[]> | undefined;
+  /** `--secret NAME[=VAR]`: the host's `secrets`, values read from the environment (none given: none). */
+  secrets: Record<string, string> | undefined;
 }
 
 export interface ListArgs extends HostArgs {

@@ -7,9 +7,19 @@ import type { CommandName } from './command-names.js';
 /**
  * How a flag's value is read: `switch` takes none; `text` one string (`texts` repeatable); `count` a
  * positive integer; `tier` an isolation tier this Node runs; `file` a path, made absolute where it
- * was typed; `grants` `PKG[=HOST,...]`, repeatable; `address` `[HOST:]PORT`.
+ * was typed; `grants` `PKG[=HOST,...]`, repeatable; `address` `[HOST:]PORT`; `secrets` `NAME[=VAR]`,
+ * repeatable, each value read from the environment then.
  */
-export type FlagKind = 'switch' | 'text' | 'texts' | 'count' | 'tier' | 'file' | 'grants' | 'address';
+export type FlagKind =
+  | 'switch'
+  | 'text'
+  | 'texts'
+  | 'count'
+  | 'tier'
+  | 'file'
+  | 'grants'
+  | 'address'
+  | 'secrets';
 
 export interface Flag {
   /** As typed after `--`. */

@@ -254,6 +254,16 @@ export const FLAGS: readonly Flag[] = [
     hostOption: 'allowNetwork',
   },
   {
+    name: 'secret',
+    kind: 'secrets',
+    value: 'NAME[=VAR]',
+    field: 'secrets',
+    commands: HOSTING,
+    help: 'grant secret NAME the value of environment variable NAME (or VAR) for packages that bind it to hosts; their tools see only a placeholder (repeatable; --isolation process)',
+    manual: '(`secrets`; see docs/secrets.md)',
+    hostOption: 'secrets',
+  },
+  {
     name: 'help',
     short: 'h',
     kind: 'switch',

@@ -6,6 +6,7 @@
 import { resolve } from 'node:path';
 import { assertTierSupported, ISOLATION_TIERS, type IsolationTier } from '../../calls/isolation.js';
 import { parseNetRules } from '../../process/network/rules.js';
+import { isSecretName } from '../../process/network/secrets/bindings.js';
 import { UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import type { HttpAddress } from './command-line.js';
@@ -42,6 +43,8 @@ export function flagValue(
       return stringList(values, flag.name);
     case 'grants':
       return networkAllowance(stringList(values, flag.name));
+    case 'secrets':
+      return secretValues(stringList(values, flag.name), env);
     case 'text':
       return text;
     case 'count':
@@ -129,6 +132,39 @@ function networkAllowance(entries: string[]): Record<string, true | string[]> | 
     allowance[name] = hosts;
   }
   return allowance;
+}
+
+/**
+ * `--secret NAME` (the value of the environment variable NAME) or `--secret NAME=VAR` (VAR's),
+ * repeatable; read now, so a missing variable is said before anything loads.
+ */
+function secretValues(
+  entries: string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Record<string, string> | undefined {
+  if (entries.length === 0) return undefined;
+  const values: Record<string, string> = {};
+  for (const entry of entries) {
+    const equals = entry.indexOf('=');
+    const name = equals < 0 ? entry : entry.slice(0, equals);
+    const variable = equals < 0 ? entry : entry.slice(equals + 1);
+    if (!isSecretName(name) || !isSecretName(variable)) {
+      throw new UsageError(
+        messages.badSecret(entry, 'NAME and VAR are environment variable names (letters, digits and _)'),
+      );
+    }
+    const value = env[variable];
+    if (value === undefined || value === '') {
+      throw new UsageError(
+        messages.badSecret(
+          entry,
+          `the environment variable ${variable} is ${value === undefined ? 'not set' : 'empty'}; set it, or name another with --secret ${name}=VAR`,
+        ),
+      );
+    }
+    values[name] = value;
+  }
+  return values;
 }
 
 /** `8080`, `127.0.0.1:0`, `[::1]:8080`, `0.0.0.0:8080`, `localhost:3000`. */

@@ -37,6 +37,8 @@ export const messages = {
     `expected no value for ${option}, got ${JSON.stringify(value)}`,
   badNetworkGrant: (value: string, reason: string) =>
     `expected --allow-network to be PACKAGE or PACKAGE=HOST,HOST..., got ${JSON.stringify(value)}: ${reason}`,
+  badSecret: (value: string, reason: string) =>
+    `expected --secret to be NAME or NAME=VAR, got ${JSON.stringify(value)}: ${reason}`,
   notPositiveInteger: (option: string, value: string) =>
     `expected ${option} to be a positive integer, got ${JSON.stringify(value)}`,
   unknownTier: (option: string, tiers: readonly string[], value: string) =>

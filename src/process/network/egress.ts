@@ -14,6 +14,8 @@ import type { ChildInit } from '../child-messages.js';
 import type { NetworkGrant } from './grant.js';
 import type { NetworkNote, ProxyLimits } from './proxy-options.js';
 import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';
+import type { GrantedSecret } from './secrets/granted-secrets.js';
+import { type SandboxSecrets, secretsDoor } from './secrets/secrets-door.js';
 
 const PROXY_WORKER = srcFile('process/network/proxy-worker.js');
 /** The proxy thread's heap: its data is piped, never held, so this is plenty and a bound. */
@@ -45,20 +47,31 @@ export interface EgressDoor {
   folder: string;
   /** What its processes are told (see child-agents.ts). */
   route: NonNullable<CallSettings['egress']>;
+  /** Variables its processes' tools see: each secret's placeholder, and where the CA is. */
+  env: Record<string, string>;
 }
 
 const CHILD_AGENTS = srcFile('process/network/child-agents.js').href;
 
-/** A calls process's init, its tools routed through the proxy. */
-export function routedInit(init: ChildInit, route: EgressDoor['route']): ChildInit {
+/** A calls process's init, its tools routed through the proxy (and given its placeholders). */
+export function routedInit(init: ChildInit, door: Pick<EgressDoor, 'route' | 'env'>): ChildInit {
   if (init.mode !== 'calls') return init;
-  return { ...init, limits: { ...init.limits, call: { ...init.limits.call, egress: route } } };
+  const env = { ...init.limits.env, ...door.env };
+  return { ...init, limits: { ...init.limits, env, call: { ...init.limits.call, egress: door.route } } };
 }
 
 let sequence = 0;
 
 export class PackageEgress {
-  readonly #options: { packageName: string; source: string; grant: NetworkGrant; folder: string };
+  readonly #options: {
+    packageName: string;
+    source: string;
+    grant: NetworkGrant;
+    folder: string;
+    secrets: readonly GrantedSecret[];
+  };
+  /** The package's secrets as its proxy and its processes hold them (made on the first open). */
+  #secrets: SandboxSecrets | undefined;
   readonly #settings: EgressSettings;
   #opened: Promise<EgressDoor> | undefined;
   #worker: Worker | undefined;
@@ -71,12 +84,27 @@ export class PackageEgress {
   #onOver: ((taskId: string, message: string) => void) | undefined;
 
   constructor(
-    options: { packageName: string; source: string; grant: NetworkGrant; tmpRoot: string },
+    options: {
+      packageName: string;
+      source: string;
+      grant: NetworkGrant;
+      tmpRoot: string;
+      secrets?: readonly GrantedSecret[];
+    },
     settings: EgressSettings,
   ) {
     sequence += 1;
-    this.#options = { ...options, folder: join(options.tmpRoot, `egress-${sequence}`) };
+    this.#options = {
+      ...options,
+      folder: join(options.tmpRoot, `egress-${sequence}`),
+      secrets: options.secrets ?? [],
+    };
     this.#settings = settings;
+  }
+
+  /** Whether the package has secrets granted: its processes use the proxy even without a sandbox. */
+  get hasSecrets(): boolean {
+    return this.#options.secrets.length > 0;
   }
 
   /** The proxy, listening (started on the first call). */
@@ -127,6 +155,11 @@ export class PackageEgress {
     const socketPath = join(folder, 'proxy.sock');
     await rm(socketPath, { force: true });
     if (this.#closed) throw new Error('the package was closed');
+    const trust = this.#settings.trustCertificates;
+    this.#secrets ??=
+      this.#options.secrets.length === 0
+        ? undefined
+        : await secretsDoor({ folder, secrets: this.#options.secrets, trustCertificates: trust });
     const data: ProxyWorkerData = {
       socketPath,
       packageName,
@@ -134,6 +167,7 @@ export class PackageEgress {
       limits: this.#settings.limits,
       testHosts: this.#settings.testHosts,
       running: [...this.#running],
+      secrets: this.#secrets?.proxy,
     };
     const worker = new Worker(PROXY_WORKER, {
       workerData: data,
@@ -159,14 +193,15 @@ export class PackageEgress {
         this.#ended(worker);
       });
     });
-    const trust = this.#settings.trustCertificates;
+    const trusted = [trust, this.#secrets?.authority].filter((pem) => pem !== undefined).join('\n');
     return {
       folder,
       route: {
         setup: CHILD_AGENTS,
         socketPath,
-        ...(trust === undefined ? {} : { trustCertificates: trust }),
+        ...(trusted === '' ? {} : { trustCertificates: trusted }),
       },
+      env: this.#secrets?.env ?? {},
     };
   }
 
@@ -236,6 +271,7 @@ export class PackageEgress {
       allowed: message.allowed === true,
       ...(typeof message.reason === 'string' ? { reason: message.reason } : {}),
       ...(typeof message.address === 'string' ? { address: message.address } : {}),
+      ...(typeof message.secret === 'string' ? { secret: message.secret } : {}),
     });
   }
 

@@ -10,6 +10,14 @@ import { refusalMessage } from './policy.js';
 import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answers.js';
 import type { ProxyOptions } from './proxy-options.js';
 import { Relay } from './relay.js';
+import { hostPort } from './rules.js';
+import { boundAgents, sendBound } from './secrets/bound-request.js';
+import { plainRefusal } from './secrets/intercept.js';
+import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
+import { ReplacingStream, replaceInText } from './secrets/replace.js';
+
+/** Kept-alive connections to hosts a secret is bound to over plain HTTP (one set per proxy thread). */
+let plainAgents: ReturnType<typeof boundAgents> | undefined;
 
 export async function forward(
   options: ProxyOptions,
@@ -42,6 +50,32 @@ export async function forward(
     res.end(message);
     return;
   }
+  const bound = boundAt(options.secrets, decision.host, port);
+  if (bound.length > 0) {
+    const tlsOnly = bound.find((entry) => !entry.plainHttp);
+    if (tlsOnly !== undefined) {
+      const message = plainRefusal(decision.host, port, tlsOnly.secret.name);
+      options.onNote({ host: decision.host, port, allowed: false, reason: message });
+      res.writeHead(403, { 'content-type': 'text/plain', [REFUSAL_HEADER]: encodeURIComponent(message) });
+      res.end(message);
+      return;
+    }
+    plainAgents ??= boundAgents(options.secrets?.upstreamCa);
+    sendBound(
+      options,
+      { req, res, used },
+      {
+        host: decision.host,
+        port,
+        address: decision.address,
+        secure: false,
+        bound: bound.map((entry) => entry.secret),
+        path: `${url.pathname}${url.search}`,
+      },
+      plainAgents,
+    );
+    return;
+  }
   relay(options, { req, res, used }, url, decision);
 }
 
@@ -55,6 +89,14 @@ function relay(
   const headers = { ...req.headers };
   for (const name of ['proxy-authorization', 'proxy-connection', 'connection', 'keep-alive'])
     delete headers[name];
+  // No secret is bound here: a placeholder sent goes on as it is, and is reported.
+  const notice = noticing(options, decision.host, decision.port);
+  const needles = noticeNeedles(options.secrets);
+  if (needles.length > 0) {
+    replaceInText(`${url.pathname}${url.search}`, needles, notice('the URL'));
+    for (const [name, value] of Object.entries(headers))
+      replaceInText(`${name}: ${String(value)}`, needles, notice(`header ${name}`));
+  }
   // The host the decision was about, not one the tool names in a header (a CDN in front of a granted
   // host would route by it).
   headers.host = url.host;
@@ -95,5 +137,27 @@ function relay(
     res.writeHead(answer.statusCode ?? 502, answer.headers);
     bodies.pipe(answer, res);
   });
-  bodies.pipe(req, upstream);
+  if (needles.length === 0) bodies.pipe(req, upstream);
+  else {
+    const body = new ReplacingStream(needles, notice('the body'));
+    req.on('error', () => body.destroy());
+    req.pipe(body);
+    bodies.pipe(body, upstream);
+  }
+}
+
+/** Reports each secret whose placeholder a request carries to a host it is not bound to, once a place. */
+function noticing(options: ProxyOptions, host: string, port: number) {
+  const told = new Set<string>();
+  return (place: string) => (name: string) => {
+    if (told.has(`${name} ${place}`)) return;
+    told.add(`${name} ${place}`);
+    options.onNote({
+      host,
+      port,
+      allowed: true,
+      secret: name,
+      reason: strayPlaceholderReason(name, place, hostPort(host, port)),
+    });
+  };
 }

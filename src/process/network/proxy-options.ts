@@ -1,6 +1,7 @@
 /** What an egress proxy is given: its socket, the package's grant, its bounds, what it reports. */
 import type { CallBudget } from './call-budget.js';
 import type { PolicySettings } from './policy.js';
+import type { ProxySecrets } from './secrets/proxy-secrets.js';
 
 export interface ProxyLimits {
   /** Open client connections the package may hold; one more is answered 503. */
@@ -27,6 +28,11 @@ export interface NetworkNote {
    * call, or to the time between calls, when it ran over.
    */
   bytes?: number;
+  /**
+   * A secret's name: its placeholder was sent to `host` where the secret is not bound (it went on
+   * unreplaced; `reason` says where in the request it was).
+   */
+  secret?: string;
 }
 
 export interface ProxyOptions {
@@ -35,5 +41,7 @@ export interface ProxyOptions {
   limits: ProxyLimits;
   /** The calls in flight and what they may move. */
   budget: CallBudget;
+  /** The package's secrets (none: nothing is intercepted or swapped). */
+  secrets?: ProxySecrets | undefined;
   onNote(note: NetworkNote): void;
 }

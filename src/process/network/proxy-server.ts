@@ -16,12 +16,18 @@ import { decided, idleRefusal, response, unreachable } from './proxy-answers.js'
 import { forward } from './proxy-forward.js';
 import type { ProxyOptions } from './proxy-options.js';
 import { Relay } from './relay.js';
+import { hostPort, normalHost } from './rules.js';
+import { Interceptor } from './secrets/intercept.js';
+import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
+import { ReplacingStream } from './secrets/replace.js';
 
 const CONNECT_BOUND_MS = 10_000;
 export function startProxy(options: ProxyOptions): Promise<Server> {
   let open = 0;
   // What forwarded bodies have moved on each client connection, for its per-connection bound.
   const carried = new WeakMap<object, { bytes: number }>();
+  // TLS is terminated only for hosts a secret is bound to (and only with secrets granted).
+  const interceptor = options.secrets === undefined ? undefined : new Interceptor(options);
   const server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 });
   server.on('connection', (socket: Socket) => {
     open += 1;
@@ -37,7 +43,7 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
     }
   });
   server.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    void tunnel(options, req, socket as Socket, head).catch(() => socket.destroy());
+    void tunnel(options, req, socket as Socket, head, interceptor).catch(() => socket.destroy());
   });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     let used = carried.get(req.socket);
@@ -47,6 +53,7 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
     }
     void forward(options, req, res, used).catch(() => res.destroy());
   });
+  server.once('close', () => interceptor?.close());
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
       socket.destroy();
@@ -73,6 +80,7 @@ async function tunnel(
   req: IncomingMessage,
   client: Socket,
   head: Buffer,
+  interceptor: Interceptor | undefined,
 ): Promise<void> {
   const target = parseAuthority(req.url ?? '');
   if (!options.budget.running) {
@@ -84,6 +92,11 @@ async function tunnel(
   const decision = await decided(options, target?.host ?? String(req.url).slice(0, 256), target?.port ?? 0);
   if (!decision.allowed) {
     client.end(response(403, refusalMessage(decision)));
+    return;
+  }
+  const bound = boundAt(options.secrets, normalHost(decision.host) ?? decision.host, decision.port);
+  if (interceptor !== undefined && bound.length > 0) {
+    interceptor.intercept(client, head, decision, bound);
     return;
   }
   const upstream = connect({ host: decision.address, port: decision.port });
@@ -102,7 +115,7 @@ async function tunnel(
       return;
     }
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
-    splice(options, client, upstream, head);
+    splice(options, { client, upstream, head }, decision);
   });
 }
 
@@ -110,7 +123,11 @@ async function tunnel(
  * Both ways, with backpressure, counting bytes for the connection and for the call; either side's
  * end or error ends both.
  */
-function splice(options: ProxyOptions, client: Socket, upstream: Socket, head: Buffer): void {
+function splice(
+  options: ProxyOptions,
+  { client, upstream, head }: { client: Socket; upstream: Socket; head: Buffer },
+  target: { host: string; port: number },
+): void {
   let bytes = 0;
   const end = () => {
     client.destroy();
@@ -126,8 +143,16 @@ function splice(options: ProxyOptions, client: Socket, upstream: Socket, head: B
   };
   const relay = new Relay({ charge, destroy: end });
   const remove = options.budget.add(relay);
-  if (head.length > 0 && charge(head.length)) upstream.write(head);
-  relay.pipe(client, upstream);
+  // With secrets, what the tool sends is watched for their placeholders (never changed): TLS hides
+  // them, plain HTTP or another protocol shows them.
+  const outgoing = strayWatch(options, target) ?? client;
+  if (outgoing !== client) {
+    client.on('error', () => outgoing.destroy());
+    client.pipe(outgoing);
+  }
+  if (head.length > 0 && charge(head.length))
+    outgoing === client ? upstream.write(head) : outgoing.write(head);
+  relay.pipe(outgoing, upstream);
   relay.pipe(upstream, client);
   for (const socket of [client, upstream]) {
     socket.setTimeout(options.limits.idleTimeoutMs, end);
@@ -137,6 +162,30 @@ function splice(options: ProxyOptions, client: Socket, upstream: Socket, head: B
     });
     socket.on('error', end);
   }
+}
+
+/** The most placeholders one tunnel reports: a tool repeating one can't flood the host's events. */
+const MAX_STRAY_REPORTS = 64;
+
+/**
+ * A stream that reports each placeholder that passes through it (a kept-alive tunnel carries many
+ * requests: each is reported), or undefined without secrets.
+ */
+function strayWatch(options: ProxyOptions, target: { host: string; port: number }): Duplex | undefined {
+  const needles = noticeNeedles(options.secrets);
+  if (needles.length === 0) return undefined;
+  let reports = 0;
+  return new ReplacingStream(needles, (name) => {
+    reports += 1;
+    if (reports > MAX_STRAY_REPORTS) return;
+    options.onNote({
+      host: target.host,
+      port: target.port,
+      allowed: true,
+      secret: name,
+      reason: strayPlaceholderReason(name, 'a tunnel', hostPort(target.host, target.port)),
+    });
+  });
 }
 
 /** `host:port` of a CONNECT request (`[v6]:port` for IPv6). */

@@ -10,6 +10,7 @@ import { type BudgetOver, CallBudget } from './call-budget.js';
 import type { NetworkGrant } from './grant.js';
 import type { ProxyLimits } from './proxy-options.js';
 import { startProxy } from './proxy-server.js';
+import type { ProxySecrets } from './secrets/proxy-secrets.js';
 
 /** What the host hands the proxy thread. */
 export interface ProxyWorkerData {
@@ -20,13 +21,23 @@ export interface ProxyWorkerData {
   testHosts: Record<string, string[]> | undefined;
   /** The package's calls already in flight (a proxy started again while they run). */
   running: string[];
+  /** The package's secrets (values, placeholders, certificates), when it has any granted. */
+  secrets: ProxySecrets | undefined;
 }
 
 /** What the proxy thread posts: it is listening, it decided a request, a call began, a budget ran out. */
 export type ProxyWorkerMessage =
   | { type: 'listening' }
   | { type: 'failed'; message: string }
-  | { type: 'note'; host: string; port: number; allowed: boolean; reason?: string; address?: string }
+  | {
+      type: 'note';
+      host: string;
+      port: number;
+      allowed: boolean;
+      reason?: string;
+      address?: string;
+      secret?: string;
+    }
   | { type: 'begun'; taskId: string }
   | ({ type: 'over' } & BudgetOver);
 
@@ -67,6 +78,7 @@ startProxy({
   },
   limits: data.limits,
   budget,
+  secrets: data.secrets,
   onNote: (note) => post({ type: 'note', ...note }),
 }).then(
   () => post({ type: 'listening' }),

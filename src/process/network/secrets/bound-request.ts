@@ -1,0 +1,179 @@
+/**
+ * One request to a host a secret is bound to, in plain text at the proxy (TLS terminated there, or
+ * plain HTTP the binding allows): the bound secrets' placeholders become their values in the
+ * request's headers and its URL's query, and nowhere else; any other secret's placeholder goes on
+ * unreplaced and is reported; the request asks for an uncompressed answer, whose headers and body
+ * have every value turned back into its placeholder before they enter the sandbox. The upstream is
+ * the address the proxy decided on, checked (for TLS) against the host's own trust store. Bodies
+ * count toward the connection's bytes and the call's, as the proxy's other relays do.
+ */
+import {
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  type ServerResponse,
+} from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { createSecureContext, type SecureContext } from 'node:tls';
+import type { ProxyOptions } from '../proxy-options.js';
+import { Relay } from '../relay.js';
+import { hostPort } from '../rules.js';
+import { answerNeedles, type ProxySecret, requestNeedles, strayPlaceholderReason } from './proxy-secrets.js';
+import { type Needle, ReplacingStream, replaceInText } from './replace.js';
+
+/** Where a bound request goes: the host as decided, and the secrets bound to it there. */
+export interface BoundTarget {
+  host: string;
+  port: number;
+  address: string;
+  /** Over TLS to the upstream (the tool spoke TLS to the proxy). */
+  secure: boolean;
+  bound: readonly ProxySecret[];
+  /** The request's path and query, as the tool sent them. */
+  path: string;
+}
+
+/** Kept-alive connections to bound upstreams, one set per proxy. */
+export interface BoundAgents {
+  http: HttpAgent;
+  https: HttpsAgent;
+  /**
+   * The upstream trust store as one TLS context, made once: a `ca` list on each request would be
+   * part of the agent's key for its connections, some hundred kilobytes built and hashed per request.
+   */
+  upstreamContext?: SecureContext | undefined;
+}
+
+export function boundAgents(upstreamCa?: string[]): BoundAgents {
+  return {
+    http: new HttpAgent({ keepAlive: true }),
+    https: new HttpsAgent({ keepAlive: true }),
+    upstreamContext: upstreamCa === undefined ? undefined : createSecureContext({ ca: upstreamCa }),
+  };
+}
+
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+]);
+
+/** Sends a request to a bound host with its secrets swapped in, and the answer back with them out. */
+export function sendBound(
+  options: ProxyOptions,
+  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  target: BoundTarget,
+  agents: BoundAgents,
+): void {
+  const { req, res, used } = exchange;
+  const proxySecrets = options.secrets;
+  const where = hostPort(target.host, target.port);
+  const told = new Set<string>();
+  const notice = (place: string) => (name: string) => {
+    // A bound secret's placeholder is swapped (headers, query) or, elsewhere, harmless on its own host.
+    if (target.bound.some((secret) => secret.name === name)) return;
+    if (told.has(`${name} ${place}`)) return;
+    told.add(`${name} ${place}`);
+    options.onNote({
+      host: target.host,
+      port: target.port,
+      allowed: true,
+      secret: name,
+      reason: strayPlaceholderReason(name, place, where),
+    });
+  };
+  const swapped = requestNeedles(proxySecrets, target.bound);
+  // Outside headers and the query, even a bound placeholder goes on as it is.
+  const noticed: Needle[] = swapped.map((needle) => ({ ...needle, replace: undefined }));
+  const query = target.path.indexOf('?');
+  const path =
+    query < 0
+      ? replaceInText(target.path, noticed, notice('the path'))
+      : replaceInText(target.path.slice(0, query), noticed, notice('the path')) +
+        replaceInText(target.path.slice(query), swapped, notice('the query'));
+  const headers: OutgoingHttpHeaders = {};
+  const raw = req.rawHeaders;
+  for (let index = 0; index + 1 < raw.length; index += 2) {
+    const name = (raw[index] as string).toLowerCase();
+    if (HOP_BY_HOP.has(name) || name === 'accept-encoding') continue;
+    replaceInText(name, noticed, notice('a header name'));
+    const value = replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`));
+    const before = headers[name];
+    headers[name] =
+      before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+  }
+  if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
+  // An answer compressed upstream would hide a value echoed in it from the swap back.
+  headers['accept-encoding'] = 'identity';
+  const common = {
+    host: target.address,
+    port: target.port,
+    method: req.method,
+    path,
+    headers,
+    setHost: false,
+    timeout: options.limits.idleTimeoutMs,
+  };
+  const upstream = target.secure
+    ? httpsRequest({
+        ...common,
+        agent: agents.https,
+        ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
+        ...(agents.upstreamContext === undefined ? {} : { secureContext: agents.upstreamContext }),
+      })
+    : httpRequest({ ...common, agent: agents.http });
+  upstream.on('timeout', () => upstream.destroy());
+  const bodies = new Relay({
+    charge: (bytes) => {
+      used.bytes += bytes;
+      if (used.bytes > options.limits.maxBytesPerConnection) {
+        bodies.destroy();
+        return false;
+      }
+      return options.budget.charge(bytes);
+    },
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+  });
+  res.once('close', options.budget.add(bodies));
+  upstream.once('error', (error: NodeJS.ErrnoException) => {
+    if (!res.headersSent) {
+      const message = `the process isolation tier could not reach ${where} at ${target.address} (${error.code ?? 'connection failed'})`;
+      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.end(message);
+    } else res.destroy();
+  });
+  upstream.once('response', (answer) => {
+    const outNeedles = answerNeedles(proxySecrets);
+    const answerHeaders: OutgoingHttpHeaders = {};
+    const noBody = req.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
+    const rawAnswer = answer.rawHeaders;
+    for (let index = 0; index + 1 < rawAnswer.length; index += 2) {
+      const name = (rawAnswer[index] as string).toLowerCase();
+      if (HOP_BY_HOP.has(name) || (name === 'content-length' && !noBody)) continue;
+      const value = replaceInText(rawAnswer[index + 1] as string, outNeedles);
+      const before = answerHeaders[name];
+      answerHeaders[name] =
+        before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+    }
+    res.writeHead(answer.statusCode ?? 502, answerHeaders);
+    const swappedBack = new ReplacingStream(outNeedles);
+    answer.on('error', () => swappedBack.destroy());
+    answer.pipe(swappedBack);
+    bodies.pipe(swappedBack, res);
+  });
+  const body = new ReplacingStream(noticed, notice('the body'));
+  req.on('error', () => body.destroy());
+  req.pipe(body);
+  bodies.pipe(body, upstream);
+}
