@@ -1,7 +1,7 @@
 /**
  * The examples (`examples/`) laid out as a user would have them after `npm install`: a copy of the
  * example's folder in a temp folder, with a node_modules of its own. Its registry dependencies are
- * copied from this repository's node_modules (they are pinned devDependencies of the root package,
+ * taken from this repository's node_modules (they are pinned devDependencies of the root package,
  * so `npm ci` installs them), with everything they depend on; `toolhost` itself is a link to this
  * checkout, as `npm install /path/to/toolhost` makes it.
  */
@@ -25,7 +25,7 @@ async function readManifest(folder: string): Promise<Manifest> {
 }
 
 /**
- * Copies `names` and everything they depend on from the repository's node_modules into
+ * Installs `names` and everything they depend on from the repository's node_modules into
  * `folder/node_modules`, flat as npm hoists them (a dependency's own nested node_modules comes
  * along with it). `toolhost` is linked to this checkout instead.
  */
@@ -42,6 +42,8 @@ export async function installDependencies(folder: string, names: readonly string
       continue;
     }
     const source = join(REPO, 'node_modules', name);
+    // Copied, not hard-linked: a link changes the shared file's ctime and link count, which a
+    // selftest run in another test file (watching its package's files) would see as a write.
     await cp(source, target, { recursive: true, verbatimSymlinks: true });
     const manifest = await readManifest(source);
     for (const dependency of Object.keys(manifest.dependencies ?? {})) {
