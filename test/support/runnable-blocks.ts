@@ -35,28 +35,43 @@ export interface RunnableBlock {
 }
 
 const MARKER = /^<!-- runs(?::\s*(.*?))?\s*-->$/;
-const FENCE = /^```(\S*)/;
+/** A fence: its backticks (three or more), then its language. */
+const FENCE = /^(`{3,})(\S*)/;
 
-/** Every marked block of one Markdown file; throws naming the line of a marker that is malformed. */
+/**
+ * Every marked block of one Markdown file; throws naming the line of a marker that is malformed.
+ * A marker inside a fenced block (an example of one, as docs/development.md shows) is text.
+ */
 export function runnableBlocks(file: string, markdown: string): RunnableBlock[] {
   const lines = markdown.split('\n');
   const blocks: RunnableBlock[] = [];
-  lines.forEach((text, index) => {
+  let openFence: string | undefined;
+  for (const [index, text] of lines.entries()) {
+    const fence = FENCE.exec(text);
+    if (openFence !== undefined) {
+      if (fence !== null && fence[1] === openFence && fence[2] === '') openFence = undefined;
+      continue;
+    }
+    if (fence !== null) {
+      openFence = fence[1];
+      continue;
+    }
     const marker = MARKER.exec(text.trim());
-    if (marker === null) return;
+    if (marker === null) continue;
     const where = `${file}:${index + 1}`;
-    const fence = FENCE.exec(lines[index + 1] ?? '');
-    if (fence === null) throw new Error(`${where}: a runs marker must be followed at once by a fenced block`);
-    const end = lines.findIndex((candidate, at) => at > index + 1 && candidate.startsWith('```'));
+    const opening = FENCE.exec(lines[index + 1] ?? '');
+    if (opening === null)
+      throw new Error(`${where}: a runs marker must be followed at once by a fenced block`);
+    const end = lines.findIndex((candidate, at) => at > index + 1 && candidate.trimEnd() === opening[1]);
     if (end === -1) throw new Error(`${where}: the block after this runs marker never closes`);
     blocks.push({
       file,
       line: index + 2,
-      language: fence[1] ?? '',
+      language: opening[2] ?? '',
       code: lines.slice(index + 2, end).join('\n'),
       options: parseOptions(marker[1] ?? '', where),
     });
-  });
+  }
   return blocks;
 }
 

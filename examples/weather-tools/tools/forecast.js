@@ -1,5 +1,7 @@
 // The next days' forecast for a city, read from its station's page.
-import { format, parseISO } from 'date-fns';
+// Each date-fns function from its own path (see weather.js).
+import { format } from 'date-fns/format';
+import { parseISO } from 'date-fns/parseISO';
 import { z } from 'zod';
 import { fetchStation, parseStation, readSamplePage } from './station-page.js';
 
