@@ -159,3 +159,39 @@ describe('examples/weather-tools in the process tier, sandboxed', () => {
     },
   );
 });
+
+describe('examples/weather-tools in the process tier, against pages it must not trust', () => {
+  const call = (city: string) =>
+    toolhost([
+      'call',
+      '--isolation',
+      'process',
+      '--allow-network',
+      'weather-tools',
+      '--allow-env',
+      'WEATHER_TOOLS_BASE_URL',
+      weatherTools,
+      'weather',
+      JSON.stringify({ city }),
+    ]);
+
+  it('answers a page whose temperature is not a number with an error, never a made-up reading', async () => {
+    const result = await call('forged');
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(stderrLines(result)[0]).toMatch(
+      /^toolhost: the tool "weather" failed: TOOL_THREW: not a station page: .*temperatureC/,
+    );
+  });
+
+  it('refuses a page larger than a station page, and the next call still answers', async () => {
+    const huge = await call('huge');
+    expect(huge.code).toBe(1);
+    expect(stderrLines(huge)[0]).toBe(
+      'toolhost: the tool "weather" failed: TOOL_THREW: the page for huge is more than a station page',
+    );
+    const next = await call('Oslo');
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toMatch(/^Oslo: -3\.5 °C, light snow \(observed [^)]+\)\n$/);
+  });
+});

@@ -89,7 +89,8 @@ export async function askForNetwork(folder: string, hosts: readonly string[]): P
 
 /**
  * A weather service on 127.0.0.1 that serves weather-tools' sample station page as
- * `/stations/oslo.html` (404 for every other path) and records each path asked for.
+ * `/stations/oslo.html`, a forged one (`forged.html`) and a 2 MiB one (`huge.html`), 404 for every
+ * other path, and records each path asked for.
  */
 export interface StationServer {
   readonly baseUrl: string;
@@ -107,6 +108,14 @@ export async function startStationServer(): Promise<StationServer> {
     if (request.url === '/stations/oslo.html') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(page);
+    } else if (request.url === '/stations/forged.html') {
+      // A page in the station's shape whose temperature is not a number.
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end(page.toString('utf8').replace('>-3.5<', '>hot<'));
+    } else if (request.url === '/stations/huge.html') {
+      // 2 MiB sent without a content-length, so only the body's size can tell.
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      response.end('<p>'.padEnd(2 * 1024 * 1024, 'x'));
     } else {
       response.writeHead(404, { 'content-type': 'text/plain' });
       response.end('no such station');
