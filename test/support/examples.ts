@@ -72,6 +72,16 @@ export async function layOutExample(name: string, into: string): Promise<string>
     filter: (source) => !source.includes(`${name}/node_modules`),
   });
   const manifest = await readManifest(folder);
+  // The example pins exact versions; the root's devDependencies must install those, or the suite
+  // would test the example against versions it doesn't declare.
+  for (const [dependency, wanted] of Object.entries(manifest.dependencies ?? {})) {
+    if (!/^\d+\.\d+\.\d+$/.test(wanted)) continue;
+    const installed = (await readManifest(join(REPO, 'node_modules', dependency)))['version'];
+    if (installed !== wanted)
+      throw new Error(
+        `examples/${name} pins ${dependency}@${wanted} but the repository installs ${String(installed)}: pin the same version in both package.json files`,
+      );
+  }
   await installDependencies(folder, [
     ...Object.keys(manifest.dependencies ?? {}),
     ...Object.keys(manifest.devDependencies ?? {}),
