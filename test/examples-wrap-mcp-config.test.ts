@@ -1,17 +1,20 @@
 /**
  * examples/wrap-mcp-config: `wrap.mjs` turns an existing Claude Desktop config into a servers file
  * that toolhost runs each server of in its sandbox, and the client config that serves them through
- * `toolhost serve`. This file tests the wrapping itself (it reads the installed servers' manifests
- * to find their bins, so each "installed" server here is its package.json); running the wrapped
- * servers through toolhost (the process tier's bubblewrap sandbox, no other tier hosts MCP servers)
- * needs MCP servers as a source (issue 44), and is tested once that lands.
+ * `toolhost serve`. The wrapping itself is tested with each "installed" server as its package.json
+ * (all wrap.mjs reads of it, to find its bin); then the real server-filesystem and server-memory,
+ * installed beside the config, run wrapped through toolhost in bubblewrap (MCP servers run in the
+ * process tier's sandbox only).
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { childEnv, freshDir } from './support/cli-run.js';
-import { EXAMPLES } from './support/examples.js';
+import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { childEnv, freshDir, runCli } from './support/cli-run.js';
+import { EXAMPLES, layOutExample } from './support/examples.js';
+
+const { sandbox } = await processEnvironment();
 
 let root: { path: string; remove(): void };
 let example: string;
@@ -155,4 +158,85 @@ describe('examples/wrap-mcp-config: wrap.mjs (for the process tier, the only one
     expect(run.code).toBe(2);
     await expect(readFile(join(example, 'servers.json'))).rejects.toThrow(/ENOENT/);
   });
+});
+
+describe('examples/wrap-mcp-config: the wrapped servers, run by toolhost in the process tier', () => {
+  it.skipIf(!sandbox.available)(
+    'offers both servers tools, reads and writes inside the grants, and refuses a write outside them',
+    async () => {
+      // The servers, installed beside the config with everything they depend on, as npm would.
+      example = await layOutExample('wrap-mcp-config', join(root.path, 'installed'));
+      const wrapped = await wrap([
+        'claude_desktop_config.json',
+        '--write',
+        'filesystem=notes/inbox',
+        '--write',
+        'memory=memory',
+      ]);
+      expect(wrapped.code, wrapped.lines.join('\n')).toBe(0);
+      const toolhost = (args: readonly string[]) =>
+        runCli([args[0] ?? '', '--isolation', 'process', ...args.slice(1)], {
+          tmpDir: root.path,
+          cwd: example,
+        });
+
+      const listed = await toolhost(['list', '--json', 'servers.json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      const names = (
+        JSON.parse(listed.stdout) as { sources: Array<{ tools: Array<{ name: string }> }> }
+      ).sources.flatMap((source) => source.tools.map((tool) => tool.name));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'filesystem_read_text_file',
+          'filesystem_write_file',
+          'memory_create_entities',
+        ]),
+      );
+
+      const read = await toolhost([
+        'call',
+        'servers.json',
+        'filesystem_read_text_file',
+        JSON.stringify({ path: join(example, 'notes/todo.md') }),
+      ]);
+      expect(read.stdout).toContain('- wrap the MCP config');
+      expect(read.code).toBe(0);
+
+      const inside = join(example, 'notes/inbox/from-the-model.md');
+      const wrote = await toolhost([
+        'call',
+        'servers.json',
+        'filesystem_write_file',
+        JSON.stringify({ path: inside, content: 'hello' }),
+      ]);
+      expect(wrote.code, wrote.stderr).toBe(0);
+      expect(await readFile(inside, 'utf8')).toBe('hello');
+
+      // server-filesystem allows all of notes/; the sandbox allows only notes/inbox.
+      const outside = await toolhost([
+        'call',
+        'servers.json',
+        'filesystem_write_file',
+        JSON.stringify({ path: join(example, 'notes/todo.md'), content: 'overwritten' }),
+      ]);
+      expect(outside.code).toBe(1);
+      expect(outside.stderr).toMatch(
+        /^toolhost: the tool "filesystem_write_file" failed: \w+: EROFS: read-only file system/,
+      );
+      expect(await readFile(join(example, 'notes/todo.md'), 'utf8')).toBe(
+        '# Todo\n\n- wrap the MCP config\n',
+      );
+
+      const remembered = await toolhost([
+        'call',
+        'servers.json',
+        'memory_create_entities',
+        JSON.stringify({ entities: [{ name: 'Oslo', entityType: 'city', observations: ['cold'] }] }),
+      ]);
+      expect(remembered.code, remembered.stderr).toBe(0);
+      expect(await readFile(join(example, 'memory/graph.jsonl'), 'utf8')).toContain('"name":"Oslo"');
+    },
+    // Copying the servers' ~100 packages and five commands, each starting a sandboxed server.
+    180_000,
+  );
 });
