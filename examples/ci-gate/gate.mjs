@@ -88,13 +88,15 @@ if (refusals.length > 0) {
 if (codeOnly.length > 0) {
   const before = await readFile(lock, 'utf8');
   const pinned = await toolhost(['pin', '--json', '--lock', lock, ...tier, ...packages]);
-  const changedDeclarations = pinned.report.changes.filter(
-    (change) => change.change === 'added' || change.difference.some((entry) => entry.field !== 'content'),
+  // What the model reads is each entry's declaration digest: pinning may change the content (and
+  // the files) an entry records, never a digest the lock already held, nor add an entry.
+  const reviewed = declarationDigests(before);
+  const changedDeclarations = [...declarationDigests(await readFile(lock, 'utf8'))].filter(
+    ([entry, digest]) => reviewed.get(entry) !== digest,
   );
   if (!pinned.report.ok || changedDeclarations.length > 0) {
     await writeFile(lock, before);
-    for (const change of changedDeclarations)
-      say(`declaration changed while pinning: ${change.tool} (${change.package})`);
+    for (const [entry] of changedDeclarations) say(`declaration changed while pinning: ${entry}`);
     stop(1, `refused: toolhost pin found more than a code change; ${lock} is left as it was`);
   }
   say(`re-pinned (code changed, declarations unchanged): ${codeOnly.join(', ')}`);
@@ -119,6 +121,17 @@ async function toolhost(args) {
   } catch {
     stop(2, `toolhost ${args[0]} exited ${code} without a JSON report: ${stderr.trim()}`);
   }
+}
+
+/** `tool (package module)` → declaration digest, for every entry of a lock file's text. */
+function declarationDigests(lockText) {
+  const entries = JSON.parse(lockText).tools ?? [];
+  return new Map(
+    entries.map((entry) => [
+      `${entry.declaration?.name} (${entry.package ?? '-'} ${entry.module})`,
+      entry.declarationDigest,
+    ]),
+  );
 }
 
 function say(line) {
