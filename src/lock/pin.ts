@@ -15,14 +15,17 @@ import {
   writeLockFile,
 } from './lock-file.js';
 import { declarationDigest, lockFolderOf, lockKeyOf, type ModuleIdentity } from './pins.js';
+import { type ServerRuns, serverRunsDifference } from './server-runs.js';
 
 /** A module whose declaration was read and checked, to be pinned as it is now. */
 export interface PinnableModule extends ModuleIdentity {
   info: ToolInfo;
-  /** The content digest of the version it was read from. */
+  /** The content digest of the version it was read from (for a server's tool, of `server`). */
   content: string;
   /** Its files' digests (see Snapshot.files), when the snapshot has them. */
   files?: Readonly<Record<string, string>> | undefined;
+  /** An MCP server's tool: what its server runs and its grants. */
+  server?: ServerRuns;
 }
 
 /** A module read and offered that a lock can't pin (see registry/pinning.ts), and why. */
@@ -36,7 +39,7 @@ export interface PinChange {
   package: string | null;
   module: string;
   tool: string;
-  /** `removed`: the package no longer lists the module, so its entry went. */
+  /** `removed`: the package (or MCP server) no longer lists the module, so its entry went. */
   change: 'added' | 'updated' | 'unchanged' | 'removed';
   /** For `updated`: each changed field of the declaration, or `content` when only that changed. */
   difference: LockDifference[];
@@ -63,6 +66,8 @@ export function pinModules(
   const entries = new Map(before.map((entry) => [entryKey(entry), entry]));
   const changes: PinChange[] = [];
   const pinnedPackages = new Set<string>();
+  /** Each pinned server's entries begin with this (`servers.json#fs/`). */
+  const pinnedServers = new Set<string>();
   const fresh = new Set<string>();
   for (const module of modules) {
     const key = lockKeyOf(module, folder);
@@ -74,6 +79,12 @@ export function pinModules(
       content: module.content,
       ...(module.files === undefined ? {} : { files: { ...module.files } }),
     };
+    if (module.server !== undefined) {
+      entry.server = module.server;
+      pinnedServers.add(
+        `${lockKeyOf({ ...module, path: `${module.root}#${module.server.name}` }, folder).module}/`,
+      );
+    }
     const id = entryKey(entry);
     fresh.add(id);
     if (entry.package !== null) pinnedPackages.add(entry.package);
@@ -84,6 +95,10 @@ export function pinModules(
       if (old.declarationDigest !== entry.declarationDigest) {
         change.change = 'updated';
         change.difference = declarationDifference(old.declaration, entry.declaration);
+      } else if (old.content !== entry.content && old.server !== undefined && entry.server !== undefined) {
+        change.change = 'updated';
+        const { runs, grants } = serverRunsDifference(old.server, entry.server);
+        change.difference = [...runs, ...grants];
       } else if (old.content !== entry.content) {
         change.change = 'updated';
         change.difference = contentDifference(old, entry);
@@ -93,9 +108,14 @@ export function pinModules(
     }
     changes.push(change);
   }
-  // A pinned package's modules that it no longer lists: their entries would only pin the past.
+  // A pinned package's modules (or server's tools) that it no longer lists: their entries would
+  // only pin the past.
+  const ofPinned = (entry: LockEntry) =>
+    entry.package === null
+      ? entry.server !== undefined && [...pinnedServers].some((prefix) => entry.module.startsWith(prefix))
+      : pinnedPackages.has(entry.package);
   for (const [id, entry] of entries) {
-    if (fresh.has(id) || entry.package === null || !pinnedPackages.has(entry.package)) continue;
+    if (fresh.has(id) || !ofPinned(entry)) continue;
     entries.delete(id);
     changes.push({
       package: entry.package,

@@ -16,6 +16,7 @@ import { showHidden } from '../declaration/visible-text.js';
 import { digestOf } from './canonical.js';
 import { changedFiles, contentDifference, declarationDifference, type LockDifference } from './difference.js';
 import { entryKey, type LockEntry, readLockFile } from './lock-file.js';
+import { type ServerRuns, serverRunsDifference } from './server-runs.js';
 
 /** Why a module is withheld under a lock. */
 export type PinCode = 'NOT_PINNED' | 'DECLARATION_CHANGED' | 'CODE_CHANGED';
@@ -108,19 +109,21 @@ export class Pins {
 
   /**
    * Undefined when `info`, read from content `content` (whose files' digests are `files`), is what
-   * the lock pins for the module.
+   * the lock pins for the module. For an MCP server's tool, `content` is the digest of `server`,
+   * what the server runs now.
    */
   verdict(
     module: ModuleIdentity,
     info: ToolInfo,
     content: string | undefined,
     files?: Readonly<Record<string, string>>,
+    server?: ServerRuns,
   ): PinVerdict | undefined {
     const key = entryKey(lockKeyOf(module, this.folder));
     const known = this.#verdicts.get(info);
     if (known?.version === this.#version && known.key === key && known.content === content)
       return known.verdict;
-    const verdict = this.#judge(key, info, content, files);
+    const verdict = this.#judge(key, info, content, files, server);
     this.#verdicts.set(info, { version: this.#version, key, content, verdict });
     return verdict;
   }
@@ -130,6 +133,7 @@ export class Pins {
     info: ToolInfo,
     content: string | undefined,
     files: Readonly<Record<string, string>> | undefined,
+    server: ServerRuns | undefined,
   ): PinVerdict | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) {
@@ -146,6 +150,9 @@ export class Pins {
         reason: `what the model reads changed since it was pinned in ${this.file} (${difference.map((change) => change.field).join(', ')}): review it, then pin it again`,
         difference,
       };
+    }
+    if (content !== entry.content && entry.server !== undefined && server !== undefined) {
+      return this.#serverChanged(entry.server, server);
     }
     if (content !== entry.content) {
       if (content === undefined) {
@@ -164,6 +171,21 @@ export class Pins {
       };
     }
     return undefined;
+  }
+
+  /** An MCP server's tool whose declaration is as pinned, but not what its server runs or may do. */
+  #serverChanged(before: ServerRuns, after: ServerRuns): PinVerdict {
+    const { runs, grants } = serverRunsDifference(before, after);
+    const parts: string[] = [];
+    if (runs.length > 0)
+      parts.push(`what its server runs changed (${runs.map((change) => change.field).join(', ')})`);
+    if (grants.length > 0)
+      parts.push(`its server's grants changed (${grants.map((change) => change.field).join(', ')})`);
+    return {
+      code: 'CODE_CHANGED',
+      reason: `${parts.join(' and ')} since it was pinned in ${this.file} (its declaration did not): review it, then pin it again`,
+      difference: [...runs, ...grants],
+    };
   }
 
   #use(entries: LockEntry[]): void {
