@@ -5,7 +5,7 @@
  * DECLARATION_CHANGED and its text is never offered, a changed argument, grant or file is
  * CODE_CHANGED naming the field, and a tool never pinned is NOT_PINNED. Servers run in bubblewrap.
  */
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -235,5 +235,25 @@ describe('pinning MCP servers', () => {
         .map((tool) => tool.name)
         .sort(),
     ).toEqual(['o_relist', 'o_weather', 'relist', 'weather']);
+  });
+
+  it('pinning a server again removes the entries of the tools it no longer lists', async () => {
+    const copy = join(work.path, 'copy.lock.json');
+    copyFileSync(lock, copy);
+    config({ env: { RUG_FILE: join(work.path, 'data/rug.txt'), ONLY: 'weather' } });
+    const host = new ToolHost({ logger: quiet });
+    hosts.push(host);
+    await host.load(join(work.path, 'servers.json'));
+    const report = await host.pin({ lockFile: copy });
+    const changes = Object.fromEntries(report.changes.map((change) => [change.module, change.change]));
+    expect(changes).toEqual({
+      'servers.json#weather/weather': 'updated',
+      'servers.json#weather/relist': 'removed',
+      'servers.json#other/weather': 'unchanged',
+      'servers.json#other/relist': 'unchanged',
+    });
+    const modules = parseLock(readFileSync(copy, 'utf8'), copy).map((entry) => entry.module);
+    expect(modules).not.toContain('servers.json#weather/relist');
+    expect(modules).toContain('servers.json#other/relist');
   });
 });
