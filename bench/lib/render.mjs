@@ -2,6 +2,7 @@
 import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
+import { mcpServersSection, mcpServersTargets } from './render-mcp-servers.mjs';
 import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
@@ -105,6 +106,7 @@ export function evaluateTargets(results) {
   targets.push(...processTierTargets(results['process-tier']));
   targets.push(...startUpTargets(results['start-up']));
   targets.push(...repeatRunsTargets(results['repeat-runs']));
+  targets.push(...mcpServersTargets(results['mcp-servers']));
   return targets;
 }
 
@@ -693,6 +695,7 @@ const sections = {
   'start-up': startUpSection,
   'repeat-runs': repeatRunsSection,
   'default-tier': defaultTierSection,
+  'mcp-servers': mcpServersSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {
