@@ -26,7 +26,7 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
     if (runs === undefined) {
       return {
         code: 'NOT_PINNED',
-        reason: `what its MCP server runs could not be read, so the lock in ${pins.file} can't vouch for it: check that the server's files can be read`,
+        reason: `what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000), so the lock in ${pins.file} can't vouch for it: check that the server's package files can be read`,
         difference: [],
       };
     }
@@ -127,7 +127,8 @@ function pinnableServerTools(
       unpinnable.push({
         ...identity,
         tool: record.read.info.name,
-        reason: 'what its MCP server runs could not be read (is it running, are its files readable?)',
+        reason:
+          "what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000): check that the server's package files can be read",
       });
       continue;
     }

@@ -20,7 +20,7 @@ import type { ServerPlan } from './server-sandbox.js';
 /** The most files one server's package folders may hold for a digest (a real closure has a few thousand). */
 const MAX_FILES = 100_000;
 
-/** What `entry`, run by `plan`, is as a lock pins it. */
+/** What `entry`, run by `plan`, is as a lock pins it; rejects when its files can't all be counted. */
 export async function serverRunsOf(entry: ServerEntry, plan: ServerPlan): Promise<ServerRuns> {
   const shown = (path: string) => shownPath(entry.folder, path);
   const env: Record<string, string> = {};
@@ -62,10 +62,8 @@ async function filesDigest(entry: ServerEntry, plan: ServerPlan): Promise<string
     hash.update(`package ${shownPath(entry.folder, folder)}\n`);
     const tree = await listTree(folder, (_rel, name) => VCS_FOLDERS.has(name), AbortSignal.timeout(60_000));
     for (const item of tree) {
-      if (++files > MAX_FILES) {
-        hash.update('(more files)\n');
-        break;
-      }
+      // Past the bound nothing is vouched for: a file left uncounted could change unseen.
+      if (++files > MAX_FILES) throw new Error(`its package folders hold more than ${MAX_FILES} files`);
       if (item.type === 'dir') hash.update(`d ${item.rel}\n`);
       else if (item.type === 'link') hash.update(`l ${item.rel} ${item.target}\n`);
       else if (isDependency(join(folder, item.rel)))
