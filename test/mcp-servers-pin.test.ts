@@ -183,13 +183,13 @@ describe('pinning MCP servers', () => {
   });
 
   it('withholds the tools of a server whose grants changed, naming them as its grants', async () => {
-    config({ toolhost: { read: ['./data', './data-unused'] } });
+    config({ toolhost: { read: ['./data', './data-unused', '.'] } });
     const host = await hostWithLock();
     const status = statusOf(host, 'relist');
     expect(status).toMatchObject({ state: 'left-out', code: 'CODE_CHANGED' });
     expect(status?.reason).toContain("its server's grants changed (server.grants.read)");
     expect(status?.difference).toEqual([
-      { field: 'server.grants.read', before: ['./data'], after: ['./data', './data-unused'] },
+      { field: 'server.grants.read', before: ['./data'], after: ['./data', './data-unused', '.'] },
     ]);
   });
 

@@ -45,8 +45,8 @@ export async function serverRunsOf(entry: ServerEntry, plan: ServerPlan): Promis
 /** A path inside the config's folder as `./…` (the same wherever the folder is), others as they are. */
 function shownPath(folder: string, path: string): string {
   const inside = relative(folder, path);
-  if (inside === '' || inside === '..' || inside.startsWith(`..${sep}`) || inside.startsWith(sep))
-    return path;
+  if (inside === '') return '.';
+  if (inside === '..' || inside.startsWith(`..${sep}`) || inside.startsWith(sep)) return path;
   return path.startsWith(folder) ? `./${inside.split(sep).join('/')}` : path;
 }
 
