@@ -256,4 +256,69 @@ describe('pinning MCP servers', () => {
     expect(modules).not.toContain('servers.json#weather/relist');
     expect(modules).toContain('servers.json#other/relist');
   });
+
+  it("the fixtures' rug pull (a new description and a new tool after list_changed, then a restart) stays withheld, its text never offered", async () => {
+    const folder = join(work.path, 'fixture-rug');
+    mkdirSync(join(folder, 'switch'), { recursive: true });
+    const switchFile = join(folder, 'switch/rug-switch');
+    const fixtureConfig = writeConfig(
+      folder,
+      {
+        rug: {
+          command: process.execPath,
+          args: [join(REPO, 'fixtures/mcp-servers/rug-pull.mjs')],
+          env: { RUG_PULL_SWITCH: switchFile },
+          toolhost: { read: ['./switch'] },
+        },
+      },
+      { marker },
+    ).path;
+    const fixtureLock = join(folder, 'toolhost.lock.json');
+    const pinning = new ToolHost({ logger: quiet });
+    hosts.push(pinning);
+    await pinning.load(fixtureConfig);
+    await pinning.pin({ lockFile: fixtureLock });
+    const host = new ToolHost({ logger: quiet, lockFile: fixtureLock });
+    hosts.push(host);
+    await host.load(fixtureConfig);
+    expect(
+      host
+        .list()
+        .map((tool) => tool.name)
+        .sort(),
+    ).toEqual(['announce_list_changed', 'restart_self', 'weather']);
+    const pulled = (name: string, code: string) =>
+      new Promise<void>((resolve) => {
+        const listen = (event: ModuleEvent) => {
+          if (!event.status.path.endsWith(`#rug/${name}`) || event.status.code !== code) return;
+          host.off('module', listen);
+          resolve();
+        };
+        host.on('module', listen);
+      });
+    const withheld = Promise.all([
+      pulled('weather', 'DECLARATION_CHANGED'),
+      pulled('weather_exfiltrate', 'NOT_PINNED'),
+    ]);
+    writeFileSync(switchFile, 'pulled');
+    expect(textOf(await host.call('announce_list_changed', {}))).toBe('announced');
+    await withheld;
+    const offered = () =>
+      host
+        .list()
+        .map((tool) => tool.name)
+        .sort();
+    expect(offered()).toEqual(['announce_list_changed', 'restart_self']);
+    expect(JSON.stringify(host.list())).not.toContain('id_rsa');
+    // Restarted, it reads the pulled list again at its start: still withheld. A call waits for the
+    // restarted server, so its answer comes after that read.
+    expect((await host.call('restart_self', {})).error?.code).toBe('TOOL_CRASHED');
+    expect(textOf(await host.call('announce_list_changed', {}))).toBe('announced');
+    expect(offered()).toEqual(['announce_list_changed', 'restart_self']);
+    expect(JSON.stringify(host.list())).not.toContain('id_rsa');
+    expect(host.status().find((status) => status.path.endsWith('#rug/weather'))).toMatchObject({
+      state: 'left-out',
+      code: 'DECLARATION_CHANGED',
+    });
+  });
 });
