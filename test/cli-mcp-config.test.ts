@@ -3,13 +3,15 @@
  * from another working directory (where `npx toolhost` would fail), over stdio and over HTTP.
  */
 import { spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { McpConfigJson } from '../src/cli/commands/mcp-config.js';
-import { freshDir, runCli, stderrLines } from './support/cli-run.js';
+import { freshDir, REPO, runCli, stderrLines } from './support/cli-run.js';
 import { exited, GOOD, StderrLog, serveEnv } from './support/mcp-serve.js';
 
 /** A port free a moment ago (the config must name a real one). */
@@ -89,5 +91,126 @@ describe('toolhost mcp-config', () => {
     expect(result.code).toBe(2);
     expect(result.stdout).toBe('');
     expect(stderrLines(result)).toEqual([`toolhost: no such file or directory: ${tmp.path}/nowhere`]);
+  });
+});
+
+describe('toolhost mcp-config of an MCP client config (servers.json)', () => {
+  const tmp = freshDir('toolhost-mcp-config-servers');
+  const elsewhere = freshDir('toolhost-mcp-config-elsewhere');
+  afterAll(() => {
+    tmp.remove();
+    elsewhere.remove();
+  });
+  const RUG_PULL = join(REPO, 'fixtures/mcp-servers/rug-pull/server.mjs');
+  const config = join(tmp.path, 'servers.json');
+  const lock = join(tmp.path, 'toolhost.lock.json');
+  mkdirSync(join(tmp.path, 'data'));
+  mkdirSync(join(tmp.path, 'out'));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      mcpServers: {
+        weather: {
+          command: process.execPath,
+          args: [RUG_PULL],
+          env: { LOG_LEVEL: 'warn' },
+          toolhost: { read: ['./data'], write: ['./out'], allowEnv: ['HOME'], prefix: 'w', timeoutMs: 5000 },
+        },
+        remote: { url: 'https://example.com/mcp' },
+      },
+    }),
+  );
+
+  it('prints a config that serves the pinned servers through toolhost, which the official client drives from another folder', async () => {
+    const pinned = await runCli(['pin', config, '--lock', lock], { tmpDir: tmp.path, cwd: tmp.path });
+    expect(pinned.stdout).toContain('servers.json#weather/weather');
+    const result = await runCli(['mcp-config', '--json', '--lock', lock, config], { tmpDir: tmp.path });
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as McpConfigJson;
+    expect(printed.servers).toEqual([
+      {
+        config,
+        name: 'weather',
+        command: process.execPath,
+        args: [RUG_PULL],
+        grants: {
+          read: [join(tmp.path, 'data')],
+          write: [join(tmp.path, 'out')],
+          net: false,
+          allowEnv: ['HOME'],
+          prefix: 'w',
+          timeoutMs: 5000,
+        },
+        env: ['LOG_LEVEL'],
+      },
+      {
+        config,
+        name: 'remote',
+        leftOut: 'remote is a remote server (url): toolhost hosts stdio servers only',
+      },
+    ]);
+    const entry = printed.stdio.claudeDesktop.mcpServers['toolhost'];
+    expect(entry?.args.slice(1)).toEqual(['serve', '--lock', lock, config]);
+    const transport = new StdioClientTransport({
+      command: entry?.command ?? '',
+      args: entry?.args ?? [],
+      cwd: elsewhere.path,
+      env: serveEnv(elsewhere.path),
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'toolhost-tests', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name).sort()).toEqual(['w_relist', 'w_weather']);
+      const answer = await client.callTool({ name: 'w_weather', arguments: { city: 'Lima' } });
+      expect(answer.content).toEqual([{ type: 'text', text: 'sunny in Lima' }]);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("says on stderr which grants each server gets, keeping stdout's configurations JSON", async () => {
+    const result = await runCli(['mcp-config', config], { tmpDir: tmp.path });
+    expect(result.code).toBe(0);
+    const desktop = /## Claude Desktop \(claude_desktop_config.json\)\n([\s\S]*?)\n\n/.exec(
+      result.stdout,
+    )?.[1];
+    expect(JSON.parse(desktop ?? '')).toHaveProperty('mcpServers.toolhost');
+    expect(result.stdout).not.toContain('grants');
+    expect(stderrLines(result)).toEqual([
+      `toolhost: the MCP servers of ${config} will run in bubblewrap, each with only these grants:`,
+      `  weather: ${process.execPath} ${RUG_PULL}`,
+      `    reads: its program, its package and dependencies; ${join(tmp.path, 'data')}`,
+      `    writes: a tmp folder of its own; ${join(tmp.path, 'out')}`,
+      '    network: none',
+      '    host environment: HOME; set by the config: LOG_LEVEL',
+      '    tools named: w_<name>; timeout: 5000 ms',
+      '  remote: left out: remote is a remote server (url): toolhost hosts stdio servers only',
+      'toolhost: not pinned: review the tools (toolhost list), pin them (toolhost pin), and pass --lock so a changed server is withheld',
+    ]);
+  });
+
+  it("warns that a client's own config file, wrapped in place, would start its servers twice", async () => {
+    const own = join(tmp.path, '.mcp.json');
+    writeFileSync(
+      own,
+      JSON.stringify({ mcpServers: { weather: { command: process.execPath, args: [RUG_PULL] } } }),
+    );
+    const result = await runCli(['mcp-config', own], { tmpDir: tmp.path });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(
+      `toolhost: warning: ${own} is a file MCP clients read themselves: a client given both it and this config starts its servers twice, once without a sandbox.`,
+    );
+  });
+
+  it('refuses a --lock that is not a lock, with exit 2 and one line', async () => {
+    const result = await runCli(['mcp-config', '--lock', config, config], { tmpDir: tmp.path });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(stderrLines(result)).toHaveLength(1);
+    expect(stderrLines(result)).toEqual([
+      `toolhost: the lock file ${config} can't be used: its format is not named, expected "toolhost-lock/1"`,
+    ]);
   });
 });

@@ -3,7 +3,7 @@
  * installed as pinned devDependencies) and a small wire-level server of our own
  * (fixtures/mcp-servers/line-server.mjs), run through `host.load(config)` in bubblewrap.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ModuleEvent, ToolHost } from '../dist/src/index.js';
@@ -379,24 +379,32 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     await expect.poll(() => markedProcesses(marker), { timeout: 20_000 }).toEqual([]);
   });
 
-  it('withholds server tools under a lock, saying a lock cannot pin them yet, and `pin` names them not pinned', async () => {
+  it('`pin servers.json` pins each server tool with what its server runs, and `list --lock` offers them', async () => {
     const lock = join(tmp.path, 'toolhost.lock.json');
     const pinned = await runCli(['pin', 'servers.json', '--lock', lock], {
       cwd: work.path,
       tmpDir: tmp.path,
     });
-    expect(pinned.stdout).toContain(
-      "servers.json#line/echo)  not pinned: NOT_PINNED: toolhost can't pin MCP servers' tools yet",
-    );
+    expect(pinned.stdout).toMatch(/\+ echo {2}\S*servers\.json#line\/echo {2}pinned/);
+    // The remote entry was never read: it is left out, so not pinned.
+    expect(pinned.code).toBe(1);
+    const entry = (
+      JSON.parse(readFileSync(lock, 'utf8')) as { tools: Array<Record<string, unknown>> }
+    ).tools.find((tool) => tool['tool'] === 'echo');
+    expect(entry?.['package']).toBe(null);
+    expect(entry?.['server']).toMatchObject({
+      name: 'line',
+      command: realpathSync(process.execPath),
+      args: [LINE_SERVER],
+      grants: { read: [], write: [], net: false, allowEnv: [], prefix: null, timeoutMs: null },
+    });
     const listed = await runCli(['list', 'servers.json', '--lock', lock], {
       cwd: work.path,
       tmpDir: tmp.path,
     });
-    expect(listed.code).toBe(1);
-    expect(listed.stdout).toContain('0 tools offered');
-    expect(listed.stdout).toContain(
-      "NOT_PINNED: toolhost can't pin MCP servers' tools yet, so under a lock they are withheld",
-    );
+    expect(listed.stdout).toMatch(/\d+ tools offered/);
+    expect(listed.stdout).not.toContain('NOT_PINNED');
+    expect(listed.stdout).toContain('echo');
   });
 
   it('leaves a server out, naming bubblewrap and how to install it, where bwrap is not on the PATH', async () => {

@@ -2,6 +2,7 @@
 import { table } from './markdown.mjs';
 import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
+import { mcpServersSection, mcpServersTargets } from './render-mcp-servers.mjs';
 import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
 import { secretsSection, secretsTargets } from './render-secrets.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
@@ -107,6 +108,7 @@ export function evaluateTargets(results) {
   targets.push(...startUpTargets(results['start-up']));
   targets.push(...repeatRunsTargets(results['repeat-runs']));
   targets.push(...secretsTargets(results.secrets));
+  targets.push(...mcpServersTargets(results['mcp-servers']));
   return targets;
 }
 
@@ -696,6 +698,7 @@ const sections = {
   'repeat-runs': repeatRunsSection,
   'default-tier': defaultTierSection,
   secrets: secretsSection,
+  'mcp-servers': mcpServersSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

@@ -25,5 +25,7 @@ export function serverSettings(settings: Settings): ServersLoading['serverSettin
     schemaLimits: settings.schemaLimits,
     rereadDelaysMs: settings.rereadDelaysMs,
     clock: settings.clock,
+    // Under a lock a server's tools are judged with what it runs, so that is digested at every start.
+    recordRuns: settings.lockFile !== undefined,
   };
 }

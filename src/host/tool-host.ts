@@ -204,6 +204,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async pin(options: PinOptions = {}): Promise<PinReport> {
     this.#assertOpen();
     expectLockFile('lockFile', options.lockFile);
+    await this.#registry.prepareServerRuns();
     const { pinnable, unpinnable } = this.#registry.pinnable();
     const report = pinModules(
       options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,

@@ -10,6 +10,9 @@
  *               "files": { "package.json": "sha256:…", "tools/weather.js": "sha256:…" },
  *               "package": "weather-tools", "tool": "weather" }] }
  * ```
+ *
+ * An MCP server's tool is an entry too (`package` null, `module` `servers.json#fs/read_file`), with
+ * a `server` object: what its server runs and its grants (see {@link ServerRuns}).
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +21,7 @@ import type { ToolInfo } from '../declaration/check.js';
 import { findHiddenInDeclaration, showHidden } from '../declaration/visible-text.js';
 import { digestOf, sortedCopy } from './canonical.js';
 import { checkLockedBindings, type LockedBindings } from './secret-bindings.js';
+import { type ServerRuns, serverRunsDigest, serverRunsProblem } from './server-runs.js';
 
 /** The lock file's name when none is given (`toolhost pin`, `--lock`). */
 export const DEFAULT_LOCK_FILE_NAME = 'toolhost.lock.json';
@@ -37,7 +41,10 @@ export interface LockEntry {
   declaration: ToolInfo;
   /** `sha256:` of the declaration's canonical JSON: what is compared. */
   declarationDigest: string;
-  /** `sha256:` of the package version's content: what runs. */
+  /**
+   * `sha256:` of the package version's content: what runs. For an MCP server's tool, the digest
+   * of `server`.
+   */
   content: string;
   /**
    * What `content` is made of, by path (each own file, and `node_modules` as one): only to name the
@@ -47,6 +54,8 @@ export interface LockEntry {
   files?: Record<string, string>;
   /** The package's secret bindings (names and hosts, never values); absent when it binds none. */
   secrets?: LockedBindings;
+  /** An MCP server's tool only: what its server runs and its grants (absent for a module). */
+  server?: ServerRuns;
 }
 
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
@@ -112,7 +121,17 @@ export function parseLock(text: string, file: string): LockEntry[] {
 
 function checkEntry(item: unknown): LockEntry | string {
   if (!isRecord(item)) return 'is not an object';
-  const { package: name, module, tool, declaration, declarationDigest, content, files, secrets } = item;
+  const {
+    package: name,
+    module,
+    tool,
+    declaration,
+    declarationDigest,
+    content,
+    files,
+    secrets,
+    server,
+  } = item;
   const badSecrets = checkLockedBindings(secrets);
   if (badSecrets !== undefined) return badSecrets;
   if (name !== null && (typeof name !== 'string' || name === '')) return 'has no "package" name or null';
@@ -132,7 +151,7 @@ function checkEntry(item: unknown): LockEntry | string {
   // Pinning never writes one (the declaration was checked), and a reviewer's diff would not show it.
   const hidden = findHiddenInDeclaration(declaration);
   if (hidden !== undefined) return `(${showHidden(module)}): its declaration's ${hidden.reason}`;
-  return {
+  const entry: LockEntry = {
     package: name as string | null,
     module,
     tool,
@@ -142,6 +161,14 @@ function checkEntry(item: unknown): LockEntry | string {
     ...(files === undefined ? {} : { files: files as Record<string, string> }),
     ...(secrets === undefined ? {} : { secrets: secrets as LockedBindings }),
   };
+  if (server === undefined) return entry;
+  const problem = serverRunsProblem(server);
+  if (problem !== undefined) return `(${showHidden(module)}): ${problem}`;
+  // As for the declaration: what is enforced is the digest, what a reviewer reads is the object.
+  if (name !== null || serverRunsDigest(server as ServerRuns) !== content)
+    return `(${showHidden(module)}): its "server" does not match its "content" (or it names a package)`;
+  entry.server = server as ServerRuns;
+  return entry;
 }
 
 function isDigest(value: unknown): boolean {

@@ -16,16 +16,19 @@ import {
 } from './lock-file.js';
 import { declarationDigest, lockFolderOf, lockKeyOf, type ModuleIdentity } from './pins.js';
 import { bindingsDifference, type LockedBindings } from './secret-bindings.js';
+import { type ServerRuns, serverRunsDifference } from './server-runs.js';
 
 /** A module whose declaration was read and checked, to be pinned as it is now. */
 export interface PinnableModule extends ModuleIdentity {
   info: ToolInfo;
-  /** The content digest of the version it was read from. */
+  /** The content digest of the version it was read from (for a server's tool, of `server`). */
   content: string;
   /** Its files' digests (see Snapshot.files), when the snapshot has them. */
   files?: Readonly<Record<string, string>> | undefined;
   /** Its package's secret bindings (names and hosts), if it binds any. */
   secrets?: LockedBindings | undefined;
+  /** An MCP server's tool: what its server runs and its grants. */
+  server?: ServerRuns;
 }
 
 /** A module read and offered that a lock can't pin (see registry/pinning.ts), and why. */
@@ -39,7 +42,7 @@ export interface PinChange {
   package: string | null;
   module: string;
   tool: string;
-  /** `removed`: the package no longer lists the module, so its entry went. */
+  /** `removed`: the package (or MCP server) no longer lists the module, so its entry went. */
   change: 'added' | 'updated' | 'unchanged' | 'removed';
   /** For `updated`: each changed field of the declaration, or `content` when only that changed. */
   difference: LockDifference[];
@@ -66,6 +69,8 @@ export function pinModules(
   const entries = new Map(before.map((entry) => [entryKey(entry), entry]));
   const changes: PinChange[] = [];
   const pinnedPackages = new Set<string>();
+  /** Each pinned server's entries begin with this (`servers.json#fs/`). */
+  const pinnedServers = new Set<string>();
   const fresh = new Set<string>();
   for (const module of modules) {
     const key = lockKeyOf(module, folder);
@@ -78,6 +83,12 @@ export function pinModules(
       ...(module.files === undefined ? {} : { files: { ...module.files } }),
       ...(module.secrets === undefined ? {} : { secrets: module.secrets }),
     };
+    if (module.server !== undefined) {
+      entry.server = module.server;
+      pinnedServers.add(
+        `${lockKeyOf({ ...module, path: `${module.root}#${module.server.name}` }, folder).module}/`,
+      );
+    }
     const id = entryKey(entry);
     fresh.add(id);
     if (entry.package !== null) pinnedPackages.add(entry.package);
@@ -91,6 +102,10 @@ export function pinModules(
       } else if (bindingsDifference(old.secrets, entry.secrets).length > 0) {
         change.change = 'updated';
         change.difference = bindingsDifference(old.secrets, entry.secrets);
+      } else if (old.content !== entry.content && old.server !== undefined && entry.server !== undefined) {
+        change.change = 'updated';
+        const { runs, grants } = serverRunsDifference(old.server, entry.server);
+        change.difference = [...runs, ...grants];
       } else if (old.content !== entry.content) {
         change.change = 'updated';
         change.difference = contentDifference(old, entry);
@@ -100,9 +115,14 @@ export function pinModules(
     }
     changes.push(change);
   }
-  // A pinned package's modules that it no longer lists: their entries would only pin the past.
+  // A pinned package's modules (or server's tools) that it no longer lists: their entries would
+  // only pin the past.
+  const ofPinned = (entry: LockEntry) =>
+    entry.package === null
+      ? entry.server !== undefined && [...pinnedServers].some((prefix) => entry.module.startsWith(prefix))
+      : pinnedPackages.has(entry.package);
   for (const [id, entry] of entries) {
-    if (fresh.has(id) || entry.package === null || !pinnedPackages.has(entry.package)) continue;
+    if (fresh.has(id) || !ofPinned(entry)) continue;
     entries.delete(id);
     changes.push({
       package: entry.package,

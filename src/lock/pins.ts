@@ -17,6 +17,7 @@ import { digestOf } from './canonical.js';
 import { changedFiles, contentDifference, declarationDifference, type LockDifference } from './difference.js';
 import { entryKey, type LockEntry, readLockFile } from './lock-file.js';
 import { bindingsDifference, type LockedBindings } from './secret-bindings.js';
+import { type ServerRuns, serverRunsDifference } from './server-runs.js';
 
 /** Why a module is withheld under a lock. */
 export type PinCode = 'NOT_PINNED' | 'DECLARATION_CHANGED' | 'CODE_CHANGED';
@@ -109,7 +110,8 @@ export class Pins {
 
   /**
    * Undefined when `info`, read from content `content` (whose files' digests are `files`), is what
-   * the lock pins for the module.
+   * the lock pins for the module. For an MCP server's tool, `content` is the digest of `server`,
+   * what the server runs now.
    */
   verdict(
     module: ModuleIdentity,
@@ -117,13 +119,14 @@ export class Pins {
     content: string | undefined,
     files?: Readonly<Record<string, string>>,
     secrets?: LockedBindings,
+    server?: ServerRuns,
   ): PinVerdict | undefined {
     const key = entryKey(lockKeyOf(module, this.folder));
     const known = this.#verdicts.get(info);
     // The bindings are the package's manifest: its content digest covers them.
     if (known?.version === this.#version && known.key === key && known.content === content)
       return known.verdict;
-    const verdict = this.#judge(key, info, content, files, secrets);
+    const verdict = this.#judge(key, info, content, files, secrets, server);
     this.#verdicts.set(info, { version: this.#version, key, content, verdict });
     return verdict;
   }
@@ -134,6 +137,7 @@ export class Pins {
     content: string | undefined,
     files: Readonly<Record<string, string>> | undefined,
     secrets: LockedBindings | undefined,
+    server: ServerRuns | undefined,
   ): PinVerdict | undefined {
     const entry = this.#entries.get(key);
     if (entry === undefined) {
@@ -159,6 +163,9 @@ export class Pins {
         difference: bindings,
       };
     }
+    if (content !== entry.content && entry.server !== undefined && server !== undefined) {
+      return this.#serverChanged(entry.server, server);
+    }
     if (content !== entry.content) {
       if (content === undefined) {
         return {
@@ -176,6 +183,21 @@ export class Pins {
       };
     }
     return undefined;
+  }
+
+  /** An MCP server's tool whose declaration is as pinned, but not what its server runs or may do. */
+  #serverChanged(before: ServerRuns, after: ServerRuns): PinVerdict {
+    const { runs, grants } = serverRunsDifference(before, after);
+    const parts: string[] = [];
+    if (runs.length > 0)
+      parts.push(`what its server runs changed (${runs.map((change) => change.field).join(', ')})`);
+    if (grants.length > 0)
+      parts.push(`its server's grants changed (${grants.map((change) => change.field).join(', ')})`);
+    return {
+      code: 'CODE_CHANGED',
+      reason: `${parts.join(' and ')} since it was pinned in ${this.file} (its declaration did not): review it, then pin it again`,
+      difference: [...runs, ...grants],
+    };
   }
 
   #use(entries: LockEntry[]): void {

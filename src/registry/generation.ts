@@ -11,6 +11,7 @@ import type { CallPool } from '../calls/worker-pool.js';
 import type { ToolInfo } from '../declaration/check.js';
 import type { LockDifference } from '../lock/difference.js';
 import type { PinVerdict } from '../lock/pins.js';
+import type { ServerRuns } from '../lock/server-runs.js';
 import type { InputValidator } from '../schema/json-schema.js';
 import type { Snapshot } from '../snapshot/layout.js';
 import type { PackagePermissions } from '../sources/resolve-path.js';
@@ -78,7 +79,15 @@ export interface SourceVersion {
    * `list_changed` publishes a new version of the same servers) and end once no current version
    * holds them.
    */
-  readonly servers?: CallPool;
+  readonly servers?: ServerPool;
+}
+
+/** An MCP client config's running servers, as calls, the registry and the lock see them. */
+export interface ServerPool extends CallPool {
+  /** What the server of a tool (by its record's `url`) runs, as a lock pins it, when digested. */
+  runsOf(url: string): ServerRuns | undefined;
+  /** Digests what each running server runs, where its start did not (pinning with no lock in force). */
+  prepareRuns(): Promise<void>;
 }
 
 export interface ModuleRecord {

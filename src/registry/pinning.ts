@@ -5,7 +5,8 @@
 import type { PinnableModule, UnpinnableModule } from '../lock/pin.js';
 import type { Pins } from '../lock/pins.js';
 import { lockedBindings } from '../lock/secret-bindings.js';
-import type { ModuleStatus, PinCheck, SourceVersion } from './generation.js';
+import { serverRunsDigest } from '../lock/server-runs.js';
+import type { ModuleRecord, ModuleStatus, PinCheck, SourceVersion } from './generation.js';
 
 /** The check a generation holds every module read to under `pins`; none without a lock. */
 export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
@@ -13,31 +14,38 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
   return (record, info) => {
     const unpinnable = unpinnableReason(record.source);
     if (unpinnable !== undefined) return { code: 'NOT_PINNED', reason: unpinnable, difference: [] };
-    return pins.verdict(
-      {
-        kind: record.source.kind,
-        packageName: record.source.packageName,
-        root: record.source.root,
-        path: record.path,
-      },
-      info,
-      record.source.snapshot?.digest,
-      record.source.snapshot?.files,
-      lockedBindings(record.source.permissions.secrets),
-    );
+    const identity = {
+      kind: record.source.kind,
+      packageName: record.source.packageName,
+      root: record.source.root,
+      path: record.path,
+    };
+    if (record.source.kind !== 'servers')
+      return pins.verdict(
+        identity,
+        info,
+        record.source.snapshot?.digest,
+        record.source.snapshot?.files,
+        lockedBindings(record.source.permissions.secrets),
+      );
+    // A server's tool is pinned with what its server runs: never offered without knowing that.
+    const runs = record.source.servers?.runsOf(record.url);
+    if (runs === undefined) {
+      return {
+        code: 'NOT_PINNED',
+        reason: `what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000), so the lock in ${pins.file} can't vouch for it: check that the server's package files can be read`,
+        difference: [],
+      };
+    }
+    return pins.verdict(identity, info, serverRunsDigest(runs), undefined, undefined, runs);
   };
 }
 
 /**
  * Why a version can't be pinned, if it can't: its snapshot keeps a link to code outside the
- * package, which its content digest doesn't cover, so that code could change under the lock unseen;
- * or it is an MCP config's servers, which a lock does not record yet.
+ * package, which its content digest doesn't cover, so that code could change under the lock unseen.
  */
 export function unpinnableReason(version: Pick<SourceVersion, 'snapshot' | 'kind'>): string | undefined {
-  // A lock can't record servers yet: under one their tools are withheld, never offered unpinned.
-  if (version.kind === 'servers') {
-    return "toolhost can't pin MCP servers' tools yet, so under a lock they are withheld: load the config without a lock (no --lock, no lockFile) to use them";
-  }
   const out = version.snapshot?.linkOut;
   if (out === undefined) return undefined;
   return `it can't be pinned: ${out.link} is a symbolic link to ${out.target}, outside the package, and a lock pins only what the package holds (what the link leads to could change under the lock unseen); install that code into the package instead of linking it (npm install, not npm link), then pin it`;
@@ -54,20 +62,17 @@ export function pinnableModules(
   const found: PinnableModule[] = [];
   const unpinnable: UnpinnableModule[] = [];
   for (const version of versions) {
+    if (version.kind === 'servers') {
+      pinnableServerTools(version, statuses, found, unpinnable);
+      continue;
+    }
     const content = version.snapshot?.digest;
     const reason = unpinnableReason(version);
     // What can't be pinned is named as such (a report's notPinned); what has no content isn't read.
     if (content === undefined && reason === undefined) continue;
     for (const record of version.modules) {
       if (record.read.kind !== 'read') continue;
-      const status = statuses.find(
-        (candidate) => candidate.source === version.root && candidate.path === record.path,
-      );
-      const withheldByLock =
-        status?.code === 'NOT_PINNED' ||
-        status?.code === 'DECLARATION_CHANGED' ||
-        status?.code === 'CODE_CHANGED';
-      if (status?.state !== 'offered' && !withheldByLock) continue;
+      if (!pinnableStatus(version, record, statuses)) continue;
       const identity = {
         kind: version.kind,
         packageName: version.packageName,
@@ -97,4 +102,44 @@ export function pinnableModules(
   const byPath = (a: { path: string }, b: { path: string }) =>
     a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
   return { pinnable: found.sort(byPath), unpinnable: unpinnable.sort(byPath) };
+}
+
+/** Whether a module read is offered, or withheld only by the lock: what pinning records. */
+function pinnableStatus(
+  version: SourceVersion,
+  record: ModuleRecord,
+  statuses: readonly ModuleStatus[],
+): boolean {
+  const status = statuses.find(
+    (candidate) => candidate.source === version.root && candidate.path === record.path,
+  );
+  const withheldByLock =
+    status?.code === 'NOT_PINNED' ||
+    status?.code === 'DECLARATION_CHANGED' ||
+    status?.code === 'CODE_CHANGED';
+  return status?.state === 'offered' || withheldByLock;
+}
+
+/** An MCP config's tools, each pinned with what its server runs (see {@link ServerPool.prepareRuns}). */
+function pinnableServerTools(
+  version: SourceVersion,
+  statuses: readonly ModuleStatus[],
+  found: PinnableModule[],
+  unpinnable: UnpinnableModule[],
+): void {
+  for (const record of version.modules) {
+    if (record.read.kind !== 'read' || !pinnableStatus(version, record, statuses)) continue;
+    const identity = { kind: version.kind, packageName: undefined, root: version.root, path: record.path };
+    const runs = version.servers?.runsOf(record.url);
+    if (runs === undefined) {
+      unpinnable.push({
+        ...identity,
+        tool: record.read.info.name,
+        reason:
+          "what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000): check that the server's package files can be read",
+      });
+      continue;
+    }
+    found.push({ ...identity, info: record.read.info, content: serverRunsDigest(runs), server: runs });
+  }
 }

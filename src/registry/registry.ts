@@ -93,6 +93,11 @@ export class Registry {
    * The modules whose declarations were read and checked and that are offered, or withheld only by
    * the lock: what pinning records, and those a lock can't pin (see {@link pinnableModules}).
    */
+  /** Digests what every loaded MCP server runs, for {@link pinnable} to pin it with its tools. */
+  async prepareServerRuns(): Promise<void> {
+    await Promise.all([...this.#sources.values()].map((version) => version.servers?.prepareRuns()));
+  }
+
   pinnable(): { pinnable: PinnableModule[]; unpinnable: UnpinnableModule[] } {
     return pinnableModules(this.#sources.values(), this.#generation.statuses);
   }

@@ -108,6 +108,8 @@ export interface McpConfigArgs {
   name: string;
   /** `--http`: the address of the HTTP configurations. @default 127.0.0.1:8765 */
   http: HttpAddress;
+  /** `--lock`: the lock file the printed `serve` commands enforce, absolute. */
+  lock: string | undefined;
 }
 
 export interface InitArgs {

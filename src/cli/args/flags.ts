@@ -182,15 +182,16 @@ export const FLAGS: readonly Flag[] = [
     kind: 'file',
     value: 'FILE',
     field: 'lock',
-    commands: HOSTING,
+    commands: [...HOSTING, 'mcp-config'],
     help: 'offer only the tools this lock file pins (see toolhost pin)',
     helpIn: {
+      'mcp-config': 'the lock file the printed serve commands enforce (see toolhost pin)',
       serve:
         'serve only the tools this lock file pins; a changed package is withheld (with --watch too) until it is pinned again, and stderr says why',
       pin: 'the lock file to write (default toolhost.lock.json in the current folder)',
     },
     manual:
-      "(a tool it doesn't match is left out with its code, and `list` shows the difference); for `pin`, the file to write (default `toolhost.lock.json` in the working directory). A lock file that is missing, malformed or of another format is a usage error (exit 2)",
+      "(a tool it doesn't match is left out with its code, and `list` shows the difference); for `pin`, the file to write (default `toolhost.lock.json` in the working directory); for `mcp-config`, passed on to the printed `serve` commands. A lock file that is missing, malformed or of another format is a usage error (exit 2)",
     hostOption: 'lockFile',
   },
   {

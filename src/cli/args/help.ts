@@ -21,8 +21,10 @@ Usage:
                                                   (needs ANTHROPIC_API_KEY; honours ANTHROPIC_BASE_URL)
   toolhost serve [--http [host:]port] [--watch DIR]... <package-or-module>...
                                                   the tools as an MCP server (stdio by default)
-  toolhost mcp-config [--name NAME] [--http [host:]port] <package-or-module>...
+  toolhost mcp-config [--name NAME] [--http [host:]port] [--lock FILE] <package-or-module>...
                                                   client configs for Claude Desktop, Claude Code, VS Code
+                                                  (a servers.json wraps its MCP servers; stderr names
+                                                  each one's grants)
   toolhost init [dir]                             a new tool package, with one tool that passes its selftest
   toolhost pin <package-or-module>... [--lock FILE]
                                                   record the reviewed declarations in a lock file
@@ -106,6 +108,8 @@ Prints MCP client configurations that start this installation's toolhost serve f
 node's own path, the absolute path of the toolhost CLI and absolute package paths. For Claude
 Desktop (mcpServers JSON), Claude Code (claude mcp add ...) and VS Code (.vscode/mcp.json), over
 stdio (the client starts the server) and over HTTP (you start it; the command is printed).
+A path may be an MCP client config ({ "mcpServers": ... }): the printed config runs its servers
+through toolhost's sandbox, and stderr says which grants each server gets (--json: "servers").
 `,
   init: `Usage: toolhost init [dir] [options]
 

@@ -4,16 +4,19 @@
  * module and absolute package paths (a config that says `npx toolhost` fails wherever toolhost is
  * not on the registry or in the folder the client starts it from). For Claude Desktop
  * (`mcpServers`), Claude Code (`claude mcp add`) and VS Code (`.vscode/mcp.json`), over stdio and
- * over HTTP.
+ * over HTTP. A path may be an MCP client config (`mcpServers`): the printed config then runs those
+ * servers through toolhost's sandbox, and stderr says which grants each gets. `--lock` is passed on.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readLockFile } from '../../lock/lock-file.js';
 import { srcFile } from '../../own-files.js';
 import type { McpConfigArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';
+import { serverGrantLines, type WrappedServer, wrappedServers } from './mcp-config-servers.js';
 
 /** A command line: the program and its arguments. */
 export interface CommandLine {
@@ -38,23 +41,29 @@ export interface McpConfigJson {
     claudeCode: string[];
     vscode: { servers: Record<string, { type: 'http'; url: string }> };
   };
+  /** The MCP servers of each wrapped `mcpServers` config, with the grants each will run with. */
+  servers: WrappedServer[];
 }
 
 /** The CLI module of this installation (dist/src/cli/main.js). */
 const CLI_MAIN = fileURLToPath(srcFile('cli/main.js'));
 
 /** Builds the configurations; paths are made absolute against `cwd`. */
-export function mcpConfigs(args: McpConfigArgs, cwd: string): McpConfigJson {
+export async function mcpConfigs(args: McpConfigArgs, cwd: string): Promise<McpConfigJson> {
   const paths = args.paths.map((path) => resolve(cwd, path));
   for (const path of paths) {
     if (!existsSync(path)) throw new UsageError(messages.noSuchPath(path));
   }
+  // A lock the printed command would refuse is refused now, not when the client starts it.
+  if (args.lock !== undefined) readLockFile(args.lock);
+  const lock = args.lock === undefined ? [] : ['--lock', args.lock];
+  const servers = await wrappedServers(paths);
   const host = args.http.host.includes(':') ? `[${args.http.host}]` : args.http.host;
   const url = `http://${host}:${args.http.port}/mcp`;
-  const stdio: CommandLine = { command: process.execPath, args: [CLI_MAIN, 'serve', ...paths] };
+  const stdio: CommandLine = { command: process.execPath, args: [CLI_MAIN, 'serve', ...lock, ...paths] };
   const http: CommandLine = {
     command: process.execPath,
-    args: [CLI_MAIN, 'serve', '--http', `${host}:${args.http.port}`, ...paths],
+    args: [CLI_MAIN, 'serve', '--http', `${host}:${args.http.port}`, ...lock, ...paths],
   };
   return {
     name: args.name,
@@ -70,12 +79,16 @@ export function mcpConfigs(args: McpConfigArgs, cwd: string): McpConfigJson {
       claudeCode: ['claude', 'mcp', 'add', '--transport', 'http', args.name, url],
       vscode: { servers: { [args.name]: { type: 'http', url } } },
     },
+    servers,
   };
 }
 
-/** Prints the configurations (text, or one JSON document with `--json`). */
-export function mcpConfigCommand(args: McpConfigArgs, io: CliIo): ExitCode {
-  const configs = mcpConfigs(args, process.cwd());
+/**
+ * Prints the configurations (text, or one JSON document with `--json`); for a wrapped `mcpServers`
+ * config, stderr says which grants each server gets (`servers` in the JSON).
+ */
+export async function mcpConfigCommand(args: McpConfigArgs, io: CliIo): Promise<ExitCode> {
+  const configs = await mcpConfigs(args, process.cwd());
   if (args.json) {
     io.stdout.write(`${JSON.stringify(configs, null, 2)}\n`);
     return ExitCode.ok;
@@ -105,6 +118,9 @@ export function mcpConfigCommand(args: McpConfigArgs, io: CliIo): ExitCode {
       ``,
     ].join('\n'),
   );
+  // Beside the configurations, not in them: each stays a JSON document to paste.
+  const grants = serverGrantLines(configs.servers, args.lock);
+  if (grants.length > 0) io.stderr.write(`${grants.join('\n')}\n`);
   return ExitCode.ok;
 }
 

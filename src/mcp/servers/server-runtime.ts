@@ -9,6 +9,7 @@ import type { LeftOutCode } from '../../boundary/errors.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
+import { type ServerRuns, serverRunsDigest } from '../../lock/server-runs.js';
 import type { RereadView } from '../../registry/generation.js';
 import { RereadSchedule } from '../../registry/reread-schedule.js';
 import { CallLogs } from './call-logs.js';
@@ -16,6 +17,8 @@ import type { ServerEntry } from './config.js';
 import { type ServerConnection, stderrWords } from './connection.js';
 import { relayCall } from './relay-call.js';
 import { RestartPolicy } from './restart-policy.js';
+import { serverRunsOf } from './server-files.js';
+import type { ServerPlan } from './server-sandbox.js';
 import { type ServerSettings, startServer } from './server-start.js';
 import { type CheckedServerTool, checkServerTool } from './tool-check.js';
 
@@ -24,7 +27,14 @@ export const RELIST_INTERVAL_MS = 1000;
 
 export type RuntimeState =
   | { kind: 'starting' }
-  | { kind: 'ready'; connection: ServerConnection; tools: CheckedServerTool[] }
+  | {
+      kind: 'ready';
+      connection: ServerConnection;
+      tools: CheckedServerTool[];
+      plan: ServerPlan;
+      /** What it runs, as a lock pins it (see {@link ServerRuntime.runs}). */
+      runs: ServerRuns | undefined;
+    }
   | { kind: 'restarting' }
   | { kind: 'left-out'; code: LeftOutCode; reason: string; schedule?: RereadView };
 
@@ -103,12 +113,13 @@ export class ServerRuntime {
       }
       return;
     }
-    const { connection, tools } = started;
-    const listed = JSON.stringify(tools);
+    const { connection, tools, plan, runs } = started;
+    // What it runs is part of what is published: a restart into other code is judged again.
+    const listed = `${JSON.stringify(tools)}\0${runs === undefined ? '' : serverRunsDigest(runs)}`;
     const changed = listed !== this.#listed;
     this.#listed = listed;
     this.#lastListAt = Date.now();
-    this.#state = { kind: 'ready', connection, tools: this.#check(tools) };
+    this.#state = { kind: 'ready', connection, tools: this.#check(tools), plan, runs };
     connection.onToolsChanged = () => this.#relist(connection);
     connection.onLog = (line) => {
       for (const sink of this.#logSinks) sink(line);
@@ -116,6 +127,14 @@ export class ServerRuntime {
     void connection.ended.then(() => this.#ended(connection));
     this.#wake();
     if (changed) this.#onChange();
+  }
+
+  /** What the running server runs, as a lock pins it (digested now when its start did not); undefined when not running. */
+  async runs(): Promise<ServerRuns | undefined> {
+    const state = this.#state;
+    if (state.kind !== 'ready') return undefined;
+    state.runs ??= await serverRunsOf(this.entry, state.plan).catch(() => undefined);
+    return state.runs;
   }
 
   /** Relays one call; resolves with exactly one reply, whatever the server does. */
@@ -273,9 +292,10 @@ export class ServerRuntime {
       this.#relisting = false;
       const state = this.#state;
       if (this.#closed || state.kind !== 'ready' || state.connection !== connection) return;
-      if (tools !== undefined && JSON.stringify(tools) !== this.#listed) {
-        this.#listed = JSON.stringify(tools);
-        this.#state = { kind: 'ready', connection, tools: this.#check(tools) };
+      const runs = state.runs === undefined ? '' : serverRunsDigest(state.runs);
+      if (tools !== undefined && `${JSON.stringify(tools)}\0${runs}` !== this.#listed) {
+        this.#listed = `${JSON.stringify(tools)}\0${runs}`;
+        this.#state = { ...state, tools: this.#check(tools) };
         this.#onChange();
       }
       if (this.#relistAgain) {

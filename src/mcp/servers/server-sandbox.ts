@@ -18,6 +18,8 @@ export interface ServerPlan {
   paths: Omit<SandboxPaths, 'tmpDir'>;
   /** `PATH` inside the sandbox: the interpreter's folder, then the system's. */
   path: string;
+  /** The package folders among `paths.readOnly`: the script's package and its dependencies. */
+  packages: string[];
 }
 
 /** The most packages one server's dependency closure may hold (real servers have a few hundred). */
@@ -49,6 +51,7 @@ export async function planServer(entry: ServerEntry, hostPath: string): Promise<
     code.add(interpreter);
     interpreterFolders.add(dirname(interpreter));
   }
+  const packages = new Set<string>();
   const scriptArgs = entry.args.filter((arg) => isAbsolute(arg) && SCRIPT_FILE.test(arg));
   const scripts = interpreter === undefined ? scriptArgs : [command, ...scriptArgs];
   for (const script of scripts) {
@@ -59,7 +62,10 @@ export async function planServer(entry: ServerEntry, hostPath: string): Promise<
       code.add(await realpath(script));
       continue;
     }
-    for (const folder of await dependencyClosure(root)) readOnly.add(folder);
+    for (const folder of await dependencyClosure(root)) {
+      readOnly.add(folder);
+      packages.add(folder);
+    }
   }
   return {
     command,
@@ -71,6 +77,7 @@ export async function planServer(entry: ServerEntry, hostPath: string): Promise<
       network: false,
     },
     path: [...interpreterFolders, SYSTEM_PATH].join(':'),
+    packages: [...packages],
   };
 }
 

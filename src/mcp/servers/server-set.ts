@@ -8,8 +8,9 @@
 
 import type { CallTask } from '../../boundary/protocol.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
-import type { CallPool, PoolCallHooks } from '../../calls/worker-pool.js';
-import type { ModuleRecord, SourceVersion } from '../../registry/generation.js';
+import type { PoolCallHooks } from '../../calls/worker-pool.js';
+import type { ServerRuns } from '../../lock/server-runs.js';
+import type { ModuleRecord, ServerPool, SourceVersion } from '../../registry/generation.js';
 import { NO_PERMISSIONS } from '../../sources/resolve-path.js';
 import type { ConfiguredServer } from './config.js';
 import { ServerRuntime } from './server-runtime.js';
@@ -17,7 +18,7 @@ import type { ServerSettings } from './server-start.js';
 
 const URL_PREFIX = 'mcp-server:';
 
-export class ServerSet implements CallPool {
+export class ServerSet implements ServerPool {
   /** The config file's real path: the source's root. */
   readonly root: string;
   /** What the config said, resolved: a load of an unchanged config keeps these servers. */
@@ -91,6 +92,20 @@ export class ServerSet implements CallPool {
       }
     });
     return version;
+  }
+
+  runsOf(url: string): ServerRuns | undefined {
+    const state = this.#runtimeOf(url)?.state;
+    return state?.kind === 'ready' ? state.runs : undefined;
+  }
+
+  async prepareRuns(): Promise<void> {
+    await Promise.all(this.#runtimes.map((runtime) => runtime?.runs()));
+  }
+
+  #runtimeOf(url: string): ServerRuntime | undefined {
+    const match = /^mcp-server:(\d+):/.exec(url);
+    return match === null ? undefined : this.#runtimes[Number(match[1])];
   }
 
   run(task: CallTask, hooks: PoolCallHooks = {}): Promise<PoolReply> {

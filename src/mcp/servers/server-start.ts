@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { LeftOutCode } from '../../boundary/errors.js';
+import type { ServerRuns } from '../../lock/server-runs.js';
 import type { CgroupSupport } from '../../process/memory-cgroup.js';
 import type { SandboxSupport } from '../../process/sandbox.js';
 import type { Clock } from '../../registry/reread-schedule.js';
@@ -13,7 +14,8 @@ import type { SchemaLimits } from '../../schema/json-schema.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ServerEntry } from './config.js';
 import { type ListBounds, ServerConnection } from './connection.js';
-import { planServer } from './server-sandbox.js';
+import { serverRunsOf } from './server-files.js';
+import { planServer, type ServerPlan } from './server-sandbox.js';
 
 /** What starting and running servers reads of the host's settings. */
 export interface ServerSettings {
@@ -38,10 +40,19 @@ export interface ServerSettings {
   rereadDelaysMs: readonly number[];
   /** The clock the re-read schedule runs on. */
   clock: Clock;
+  /** Under a lock: what each server runs is digested at every start, before its tools are judged. */
+  recordRuns: boolean;
 }
 
 export type StartedServer =
-  | { ok: true; connection: ServerConnection; tools: unknown[] }
+  | {
+      ok: true;
+      connection: ServerConnection;
+      tools: unknown[];
+      plan: ServerPlan;
+      /** What it runs, when `recordRuns` asked for it. */
+      runs: ServerRuns | undefined;
+    }
   | { ok: false; code: LeftOutCode; reason: string };
 
 export async function startServer(entry: ServerEntry, settings: ServerSettings): Promise<StartedServer> {
@@ -73,6 +84,10 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
     if (value !== undefined) env[name] = value;
   }
   Object.assign(env, entry.env);
+  // Digested while the server starts; a digest that fails leaves the tools unpinnable, never offered.
+  const runs = settings.recordRuns
+    ? serverRunsOf(entry, plan).catch(() => undefined)
+    : Promise.resolve(undefined);
   let connection: ServerConnection;
   const started = Date.now();
   try {
@@ -95,7 +110,7 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
   try {
     const timeoutMs = Math.max(1, settings.readTimeoutMs - (Date.now() - started));
     const tools = await connection.listTools({ ...settings.listBounds, timeoutMs });
-    return { ok: true, connection, tools };
+    return { ok: true, connection, tools, plan, runs: await runs };
   } catch (error) {
     connection.close();
     return failed(error, 'failed to list its tools');
