@@ -9,7 +9,7 @@ import type { Decision } from './policy.js';
 import { refusalMessage } from './policy.js';
 import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answers.js';
 import type { ProxyOptions } from './proxy-options.js';
-import { Relay } from './relay.js';
+import { exchangeRelay } from './relay.js';
 import { hostPort } from './rules.js';
 import { boundAgents, sendBound } from './secrets/bound-request.js';
 import { plainRefusal } from './secrets/intercept.js';
@@ -111,22 +111,7 @@ function relay(
   });
   upstream.on('timeout', () => upstream.destroy());
   // The bodies both ways are the call's bytes, and the client connection's: they count for both.
-  const bodies = new Relay({
-    charge: (bytes) => {
-      used.bytes += bytes;
-      if (used.bytes > options.limits.maxBytesPerConnection) {
-        bodies.destroy();
-        return false;
-      }
-      return options.budget.charge(bytes);
-    },
-    destroy: () => {
-      upstream.destroy();
-      res.destroy();
-      req.socket.destroy();
-    },
-  });
-  res.once('close', options.budget.add(bodies));
+  const bodies = exchangeRelay(options, { req, res, used }, upstream);
   upstream.once('error', (error: NodeJS.ErrnoException) => {
     if (!res.headersSent) {
       res.writeHead(502, { 'content-type': 'text/plain' });

@@ -4,8 +4,10 @@
  * buffers and then waits, and the proxy holds at most a chunk and a stream's high-water mark per
  * direction), charging each chunk before it is written, so a limit stops the chunk that crosses it.
  */
+import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
 import type { Readable, Writable } from 'node:stream';
 import type { Link } from './call-budget.js';
+import type { ProxyOptions } from './proxy-options.js';
 
 export class Relay implements Link {
   readonly #charge: (bytes: number) => boolean;
@@ -45,4 +47,35 @@ export class Relay implements Link {
   destroy(): void {
     this.#destroy();
   }
+}
+
+/**
+ * The relay of one proxied HTTP exchange's bodies, both ways: each chunk counts for the client
+ * connection (past `maxBytesPerConnection` the relay is destroyed) and for the call's budget, and
+ * destroying it ends the upstream request, the answer and the client's socket. The budget holds it
+ * until the answer closes.
+ */
+export function exchangeRelay(
+  options: Pick<ProxyOptions, 'limits' | 'budget'>,
+  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  upstream: ClientRequest,
+): Relay {
+  const { req, res, used } = exchange;
+  const bodies = new Relay({
+    charge: (bytes) => {
+      used.bytes += bytes;
+      if (used.bytes > options.limits.maxBytesPerConnection) {
+        bodies.destroy();
+        return false;
+      }
+      return options.budget.charge(bytes);
+    },
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+  });
+  res.once('close', options.budget.add(bodies));
+  return bodies;
 }

@@ -18,7 +18,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
-import { Relay } from '../relay.js';
+import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
 import { answerNeedles, type ProxySecret, requestNeedles, strayPlaceholderReason } from './proxy-secrets.js';
 import { type Needle, ReplacingStream, replaceInText } from './replace.js';
@@ -130,22 +130,7 @@ export function sendBound(
       })
     : httpRequest({ ...common, agent: agents.http });
   upstream.on('timeout', () => upstream.destroy());
-  const bodies = new Relay({
-    charge: (bytes) => {
-      used.bytes += bytes;
-      if (used.bytes > options.limits.maxBytesPerConnection) {
-        bodies.destroy();
-        return false;
-      }
-      return options.budget.charge(bytes);
-    },
-    destroy: () => {
-      upstream.destroy();
-      res.destroy();
-      req.socket.destroy();
-    },
-  });
-  res.once('close', options.budget.add(bodies));
+  const bodies = exchangeRelay(options, { req, res, used }, upstream);
   upstream.once('error', (error: NodeJS.ErrnoException) => {
     if (!res.headersSent) {
       const message = `the process isolation tier could not reach ${where} at ${target.address} (${error.code ?? 'connection failed'})`;
