@@ -71,7 +71,6 @@ export function parseCallReply(
   limits: ReplyLimits,
   codes: ReadonlySet<ToolErrorCode> = REPLY_ERROR_CODES,
 ): Parsed<CallReply> {
-  if (typeof value === 'string') return parseCompactReply(value, limits.maxResultBytes);
   const reply = record(value);
   if (reply === undefined) return fail('the reply is not an object');
   const counts = parseReplyCounts(reply, limits.maxLogChars);
@@ -86,7 +85,7 @@ export function parseCallReply(
  * The common reply, sent as its text alone (workers/call/own-replies.ts): a success of one text
  * block, nothing cut, no details, output or progress. Its size is checked as any reply's.
  */
-function parseCompactReply(text: string, maxResultBytes: number): Parsed<CallReply> {
+export function parseCompactReply(text: string, maxResultBytes: number): Parsed<CallReply> {
   const content: ToolContentBlock[] = [{ type: 'text', text }];
   const size = contentBytes(content);
   if (size > maxResultBytes) return fail(`it is ${size} bytes, over the ${maxResultBytes}-byte cap`);

@@ -7,6 +7,7 @@
  */
 import {
   parseCallReply,
+  parseCompactReply,
   parseLogs,
   parseProgressData,
   type ReplyLimits,
@@ -184,7 +185,11 @@ export class PoolCall extends AnswerOnce implements ThreadListener {
   /** piscina's task result: the worker's reply, if it is one. */
   replied(value: unknown): void {
     if (this.answered) return;
-    const parsed = parseCallReply(value, this.#limits);
+    // Only a pool worker sends the compact reply (a package's process never does).
+    const parsed =
+      typeof value === 'string'
+        ? parseCompactReply(value, this.#limits.maxResultBytes)
+        : parseCallReply(value, this.#limits);
     if (!parsed.ok) {
       this.answer(failure('TOOL_BAD_RESULT', `the tool's worker sent a malformed reply: ${parsed.reason}`));
       // A worker that sends such a reply is not running our code as written any more: replace it.

@@ -197,7 +197,11 @@ export async function readModule(
   // same read where they may not: the tier's key says which.
   const addons = execArgv.includes('--no-addons') ? '' : '+addons';
   const tier = `${record.source.isolation}${addons}`;
-  const key = { tier, content: snapshot.digest, module, folder: snapshot.grant };
+  // What a link out of the package leads to is not in the digest: such a package is read afresh.
+  const key =
+    snapshot.linkOut === undefined
+      ? { tier, content: snapshot.digest, module, folder: snapshot.grant }
+      : undefined;
   const outcome = await reader.read(url, execArgv, via, key);
   if (outcome.state === 'timed-out')
     return { kind: 'timed-out', reason: outcome.reason, schedule: undefined };

@@ -58,7 +58,11 @@ export function replySeal(limits: SealLimits): ReplySeal {
   return {
     seal(reply) {
       const text = compactText(reply);
-      if (text !== undefined) return text;
+      if (text !== undefined) {
+        // No sealed object is about to be posted: none may be vouched for.
+        last = undefined;
+        return text;
+      }
       if (hasOwn(reply, 'details') || hasOwn(reply, 'structuredContent')) return reply;
       const logs = copyLogs(reply.logs, limits.maxLogChars);
       if (logs === undefined) return reply;
@@ -94,8 +98,9 @@ export function replySeal(limits: SealLimits): ReplySeal {
       }
       if (typeof taskId.value !== 'number' || error.value !== null) return false;
       if (time.value !== null && typeof time.value !== 'number') return false;
-      // A string holds nothing but its text, and what encodeResult bounded (the host bounds it again).
-      if (typeof result.value === 'string') return true;
+      // A string holds nothing but its text: one the worker could have built (encodeResult bounds
+      // it to maxResultBytes, far below this) passes; a larger, forged one is walked and replaced.
+      if (typeof result.value === 'string') return 2 * result.value.length <= limits.maxReplyBytes;
       return result.value === null || (last !== undefined && result.value === last);
     },
   };

@@ -149,9 +149,9 @@ Tools for LLM agents, hosted with toolhost. Each module in \`tools/\` is one too
 ## Try it
 
 \`\`\`sh
-npx toolhost selftest .   # every tool's selftest, in a temp dir
-npx toolhost list .       # what a host offers, or why it leaves a tool out
-npx toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
+npx --no toolhost selftest .   # every tool's selftest, in a temp dir
+npx --no toolhost list .       # what a host offers, or why it leaves a tool out
+npx --no toolhost call . ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'
 \`\`\`
 
 These run the toolhost installed in this package (or a parent folder's, from there). toolhost is not

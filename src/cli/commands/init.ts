@@ -47,8 +47,8 @@ export async function initCommand(args: InitArgs, io: CliIo): Promise<ExitCode> 
     [
       '',
       'Next:',
-      `  npx toolhost selftest ${target}`,
-      `  npx toolhost call ${target} ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'`,
+      `  npx --no toolhost selftest ${target}`,
+      `  npx --no toolhost call ${target} ${TEMPLATE_TOOL.name} '${TEMPLATE_TOOL.exampleArguments}'`,
       '',
     ].join('\n'),
   );
