@@ -206,6 +206,29 @@ describe('where the value does not go', () => {
     expect(received[0]?.headers.authorization).toBe(API_TOKEN);
   });
 
+  it('a Host header the tool writes never reaches a bound host: another name is refused, a second Host line dropped', async () => {
+    const forged = await request({
+      client: 'node',
+      url: `http://plain.secret.test:${ports.http}/echo`,
+      headers: { host: 'other-tenant.test', authorization: '{{API_TOKEN}}' },
+    });
+    expect(forged.answers[0]?.status, JSON.stringify(forged)).toBe(421);
+    expect(received).toEqual([]);
+    // A second Host line in the tunnel, after the right one, is dropped too.
+    const authority = `api.secret.test:${ports.https}`;
+    const answer = await host.call('secret_raw_tls', {
+      authority,
+      servername: 'api.secret.test',
+      request: `GET /echo HTTP/1.1\r\nhost: ${authority}\r\nhost: other-tenant.test\r\nauthorization: {{API_TOKEN}}\r\n\r\n`,
+    });
+    expect(outcomeText(answer as ToolOutcome)).toBe('HTTP/1.1 200 OK');
+    const hostLines = (received[0]?.rawHeaders ?? []).filter(
+      (_, index, raw) => index % 2 === 1 && raw[index - 1]?.toLowerCase() === 'host',
+    );
+    expect(hostLines).toEqual([authority]);
+    expect(received[0]?.headers.authorization).toBe(API_TOKEN);
+  });
+
   it('TLS in the tunnel to the bound host that names another server (SNI) is refused: nothing reaches it', async () => {
     const { answers } = await request({
       client: 'node',

@@ -29,6 +29,8 @@ export interface ReceivedRequest {
   host: string;
   url: string;
   headers: IncomingHttpHeaders;
+  /** The header lines as sent (Node's `headers` keeps only the first of two Host lines). */
+  rawHeaders: string[];
   body: string;
 }
 
@@ -58,6 +60,7 @@ export function useSecretServers(): SecretServers {
         host: request.headers.host ?? '',
         url: request.url ?? '',
         headers: request.headers,
+        rawHeaders: request.rawHeaders,
         body,
       };
       received.push(record);
@@ -141,6 +144,7 @@ export function useSecretServers(): SecretServers {
             host: request.headers.host ?? '',
             url: request.url ?? '',
             headers: request.headers,
+            rawHeaders: request.rawHeaders,
             body: '',
           });
           socket.end('HTTP/1.1 101 Switching Protocols\r\nconnection: Upgrade\r\nupgrade: websocket\r\n\r\n');

@@ -109,7 +109,11 @@ export class PackageEgress {
 
   /** The proxy, listening (started on the first call). */
   open(): Promise<EgressDoor> {
-    this.#opened ??= this.#start();
+    // A start that failed (a certificate, the CA's file) is tried again by the next call.
+    this.#opened ??= this.#start().catch((error: unknown) => {
+      this.#opened = undefined;
+      throw error;
+    });
     return this.#opened;
   }
 

@@ -65,8 +65,34 @@ const HOP_BY_HOP = new Set([
   'trailer',
 ]);
 
-/** Sends a request to a bound host with its secrets swapped in, and the answer back with them out. */
+/**
+ * Sends a request to a bound host with its secrets swapped in, and the answer back with them out.
+ * A request Node refuses to send (a header it can't write) is answered 502, never thrown into the
+ * proxy's thread.
+ */
 export function sendBound(
+  options: ProxyOptions,
+  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  target: BoundTarget,
+  agents: BoundAgents,
+): void {
+  try {
+    send(options, exchange, target, agents);
+  } catch (error) {
+    const { res } = exchange;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const code = (error as NodeJS.ErrnoException).code ?? 'it could not be sent';
+    res.writeHead(502, { 'content-type': 'text/plain' });
+    res.end(
+      `the process isolation tier could not send the request to ${hostPort(target.host, target.port)} (${code})`,
+    );
+  }
+}
+
+function send(
   options: ProxyOptions,
   exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
   target: BoundTarget,
@@ -97,18 +123,24 @@ export function sendBound(
     query < 0
       ? replaceInText(target.path, noticed, notice('the path'))
       : replaceInText(target.path.slice(0, query), noticed, notice('the path')) +
-        replaceInText(target.path.slice(query), swapped, notice('the query'));
+        replaceInText(target.path.slice(query), inQuery(swapped), notice('the query'));
   const headers: OutgoingHttpHeaders = {};
   const raw = req.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
-    if (HOP_BY_HOP.has(name) || name === 'accept-encoding') continue;
+    // The host is the bound one, set below: never a name the tool wrote (a second Host line included).
+    if (HOP_BY_HOP.has(name) || name === 'accept-encoding' || name === 'host') continue;
     replaceInText(name, noticed, notice('a header name'));
     const value = replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`));
     const before = headers[name];
     headers[name] =
       before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
   }
+  const defaultPort = target.secure ? 443 : 80;
+  headers['host'] =
+    target.port === defaultPort
+      ? hostPort(target.host, target.port).slice(0, -`:${target.port}`.length)
+      : hostPort(target.host, target.port);
   if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
   // An answer compressed upstream would hide a value echoed in it from the swap back.
   headers['accept-encoding'] = 'identity';
@@ -161,4 +193,11 @@ export function sendBound(
   req.on('error', () => body.destroy());
   req.pipe(body);
   bodies.pipe(body, upstream);
+}
+
+/** In a URL's query a value goes percent-encoded: a `&`, `#`, `+` or space of it must not change the query. */
+function inQuery(needles: readonly Needle[]): Needle[] {
+  return needles.map((needle) =>
+    needle.replace === undefined ? needle : { ...needle, replace: encodeURIComponent(needle.replace) },
+  );
 }

@@ -46,8 +46,14 @@ let worker: Worker | undefined;
 function make(request: CertificateRequest): Promise<CertificateAnswer> {
   return new Promise((resolve, reject) => {
     if (worker === undefined) {
-      worker = new Worker(CERTIFICATE_WORKER, { env: {} });
-      worker.unref();
+      const started = new Worker(CERTIFICATE_WORKER, { env: {} });
+      started.unref();
+      // Whatever ended it (an error first, or nothing asked of it at the time), the next batch
+      // starts a new thread instead of posting to a dead one.
+      started.once('exit', () => {
+        if (worker === started) worker = undefined;
+      });
+      worker = started;
     }
     const thread = worker;
     const settle = () => {
@@ -63,6 +69,8 @@ function make(request: CertificateRequest): Promise<CertificateAnswer> {
     };
     const onError = (error: Error) => {
       settle();
+      if (worker === thread) worker = undefined;
+      void thread.terminate();
       reject(new Error(`the secrets CA could not make a certificate (${error.message})`));
     };
     const onExit = () => {

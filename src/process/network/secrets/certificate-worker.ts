@@ -30,8 +30,11 @@ export interface CertificateAnswer {
 
 const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Long enough for any host process; the CA lives only as long as the process that made it. */
-const VALID_DAYS = 30;
+/**
+ * Longer than any host process runs (a `serve` may run for months); the CA lives only in the memory
+ * of the process that made it, and only that process's sandboxes trust it.
+ */
+const VALID_DAYS = 3650;
 
 x509.cryptoProvider.set(webcrypto as unknown as Parameters<typeof x509.cryptoProvider.set>[0]);
 

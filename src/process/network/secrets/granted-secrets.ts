@@ -46,10 +46,10 @@ export function checkedSecretValues(option: unknown): Readonly<Record<string, st
         `Expected \`secrets\` of ${name} to be a non-empty string, got ${typeof value === 'string' ? 'an empty string' : show(value)}`,
       );
     }
-    if (value.length > MAX_SECRET_VALUE_CHARS || hasControlCharacter(value)) {
+    if (value.length > MAX_SECRET_VALUE_CHARS || isNotPrintableAscii(value)) {
       throw new ToolHostError(
         'INVALID_OPTION',
-        `Expected \`secrets\` of ${name} to be at most ${MAX_SECRET_VALUE_CHARS} characters without control characters (line breaks, NUL, tabs)`,
+        `Expected \`secrets\` of ${name} to be at most ${MAX_SECRET_VALUE_CHARS} printable ASCII characters (no line breaks, NUL, tabs or characters past ~: it goes into request headers as it is)`,
       );
     }
     values[name] = value;
@@ -57,10 +57,10 @@ export function checkedSecretValues(option: unknown): Readonly<Record<string, st
   return Object.freeze(values);
 }
 
-function hasControlCharacter(text: string): boolean {
+function isNotPrintableAscii(text: string): boolean {
   for (let index = 0; index < text.length; index += 1) {
     const code = text.charCodeAt(index);
-    if (code < 0x20 || code === 0x7f) return true;
+    if (code < 0x20 || code > 0x7e) return true;
   }
   return false;
 }
