@@ -72,7 +72,12 @@ function checkAgainstMetaSchema(schema: object): string | undefined {
     metaCheckers.set(dialect, metaChecker);
   }
   try {
-    if (metaChecker.validateSchema(schema) === true) return undefined;
+    // Draft-07 is written with http:// or https://; Ajv knows its meta-schema by the http:// id only.
+    const valid =
+      dialect === 'draft-07'
+        ? metaChecker.validate('http://json-schema.org/draft-07/schema', schema)
+        : metaChecker.validateSchema(schema);
+    if (valid === true) return undefined;
     return metaChecker.errorsText(metaChecker.errors, { dataVar: 'schema' });
   } catch (error) {
     return (error as Error).message;
