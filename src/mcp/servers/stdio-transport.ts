@@ -76,6 +76,12 @@ export class ServerStdioTransport implements Transport {
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed || this.#stdin.destroyed) throw new Error('the MCP server is gone');
     if ('method' in message && 'id' in message) this.#inFlight.add(message.id);
+    // A request given up (timed out, aborted) waits for no answer: its id is forgotten, so the set
+    // holds only requests still waiting, however many time out over a server's life.
+    if ('method' in message && message.method === 'notifications/cancelled' && !('id' in message)) {
+      const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if (typeof requestId === 'string' || typeof requestId === 'number') this.#inFlight.delete(requestId);
+    }
     const line = `${JSON.stringify(message)}\n`;
     await new Promise<void>((resolve, reject) => {
       this.#stdin.write(line, (error) => (error ? reject(error) : resolve()));
