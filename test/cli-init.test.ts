@@ -38,8 +38,8 @@ describe('toolhost init', () => {
         'created weather-tools/README.md',
         '',
         'Next:',
-        '  npx toolhost selftest weather-tools',
-        `  npx toolhost call weather-tools count_words '{"text": "the cat saw the dog"}'`,
+        '  npx --no toolhost selftest weather-tools',
+        `  npx --no toolhost call weather-tools count_words '{"text": "the cat saw the dog"}'`,
         '',
       ].join('\n'),
     );
@@ -58,7 +58,7 @@ describe('toolhost init', () => {
     const readme = readFileSync(join(folder, 'README.md'), 'utf8');
     expect(readme).toMatch(/^# weather-tools\n/);
     expect(readme).toContain('npm install --save-dev /path/to/toolhost-<version>.tgz');
-    expect(readme).toContain('npx toolhost selftest .');
+    expect(readme).toContain('npx --no toolhost selftest .');
 
     const selftest = await run(['selftest', 'weather-tools']);
     expect(selftest.stderr).toBe('');
