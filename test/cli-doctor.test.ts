@@ -190,3 +190,22 @@ describe('toolhost doctor', () => {
     expect(help.stdout).toContain('--json');
   });
 });
+
+describe("the egress proxy's check", () => {
+  it('where its folder can not be made, is a missing row with the fix (not a throw), and the next check is fine', async () => {
+    const { egressCheck } = await import('../dist/src/cli/doctor/egress-check.js');
+    const before = process.env['TMPDIR'];
+    process.env['TMPDIR'] = '/nonexistent/toolhost-doctor-tmp';
+    let failed: Awaited<ReturnType<typeof egressCheck>>;
+    try {
+      failed = await egressCheck(true);
+    } finally {
+      if (before === undefined) delete process.env['TMPDIR'];
+      else process.env['TMPDIR'] = before;
+    }
+    expect(failed).toMatchObject({ id: 'egress-proxy', status: 'missing' });
+    expect(failed.found).toContain('the egress proxy could not start: ENOENT');
+    expect(failed.fix).toContain('/nonexistent/toolhost-doctor-tmp');
+    expect(await egressCheck(true)).toMatchObject({ id: 'egress-proxy', status: 'ok' });
+  });
+});

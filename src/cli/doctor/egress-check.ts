@@ -23,29 +23,32 @@ export async function egressCheck(sandboxed: boolean): Promise<DoctorCheck> {
       tiers: ['process'],
     };
   }
-  const tmpRoot = await mkdtemp(join(tmpdir(), 'toolhost-doctor-'));
-  const network = networkSettings({});
-  const egress = new PackageEgress(
-    {
-      packageName: 'toolhost-doctor',
-      source: tmpRoot,
-      grant: { kind: 'hosts', asked: undefined, granted: undefined },
-      tmpRoot,
-    },
-    {
-      limits: {
-        maxConnections: network.maxConnections,
-        maxBytesPerConnection: network.maxBytesPerConnection,
-        maxBytesPerCall: network.maxBytesPerCall,
-        idleTimeoutMs: network.idleTimeoutMs,
-      },
-      testHosts: undefined,
-      trustCertificates: undefined,
-      onNetwork: () => {},
-    },
-  );
+  // Where it can't even make its folder, that is the finding, not a stack trace.
+  let tmpRoot: string | undefined;
+  let egress: PackageEgress | undefined;
   let timer: NodeJS.Timeout | undefined;
   try {
+    tmpRoot = await mkdtemp(join(tmpdir(), 'toolhost-doctor-'));
+    const network = networkSettings({});
+    egress = new PackageEgress(
+      {
+        packageName: 'toolhost-doctor',
+        source: tmpRoot,
+        grant: { kind: 'hosts', asked: undefined, granted: undefined },
+        tmpRoot,
+      },
+      {
+        limits: {
+          maxConnections: network.maxConnections,
+          maxBytesPerConnection: network.maxBytesPerConnection,
+          maxBytesPerCall: network.maxBytesPerCall,
+          idleTimeoutMs: network.idleTimeoutMs,
+        },
+        testHosts: undefined,
+        trustCertificates: undefined,
+        onNetwork: () => {},
+      },
+    );
     await Promise.race([
       egress.open(),
       new Promise((_, reject) => {
@@ -71,7 +74,7 @@ export async function egressCheck(sandboxed: boolean): Promise<DoctorCheck> {
     };
   } finally {
     clearTimeout(timer);
-    await egress.close();
-    await rm(tmpRoot, { recursive: true, force: true });
+    await egress?.close();
+    if (tmpRoot !== undefined) await rm(tmpRoot, { recursive: true, force: true });
   }
 }
