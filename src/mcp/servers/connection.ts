@@ -153,17 +153,23 @@ export class ServerConnection {
         const tools: unknown[] = [];
         let cursor: string | undefined;
         for (let page = 1; ; page++) {
-          const result = await this.#client.listTools(cursor === undefined ? {} : { cursor }, {
-            signal,
-            timeout: NO_SDK_TIMEOUT,
-          });
-          const listed: unknown = result.tools;
+          // Page by page here, not the client's listTools: that one reads every page itself before
+          // answering (so no bound here would hold until all were in memory), caches the list, and
+          // says on the host's stdout when a server lacks the tools capability.
+          const answer = await this.#client.request(
+            { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+            ANY_RESULT,
+            { signal, timeout: NO_SDK_TIMEOUT },
+          );
+          const result =
+            typeof answer === 'object' && answer !== null ? (answer as Record<string, unknown>) : {};
+          const listed: unknown = Object.hasOwn(result, 'tools') ? result['tools'] : undefined;
           if (!Array.isArray(listed)) throw new Error('its tools/list result has no list of tools');
-          tools.push(...listed);
-          if (tools.length > bounds.maxTools) {
+          if (tools.length + listed.length > bounds.maxTools) {
             throw new Error(`it lists more than ${bounds.maxTools} tools (toolhost reads at most that many)`);
           }
-          const next: unknown = result.nextCursor;
+          for (const tool of listed) tools.push(tool);
+          const next: unknown = Object.hasOwn(result, 'nextCursor') ? result['nextCursor'] : undefined;
           if (typeof next !== 'string' || next === '') return tools;
           if (page >= bounds.maxPages) {
             throw new Error(`its tools/list runs over more than ${bounds.maxPages} pages`);
