@@ -14,12 +14,17 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { isDeepStrictEqual } from 'node:util';
 import { parseReadReply } from '../boundary/parse-read-reply.js';
 import { workersFile } from '../own-files.js';
 import type { ReadOutcome } from './read-worker.js';
+
+// Required rather than imported: on Node 22 and later an ESM import of `node:util` evaluates all of
+// its lazy exports, whose colour support reads `process.stderr` (and so loads Node's socket stack)
+// in every process that imports toolhost.
+const { isDeepStrictEqual } = createRequire(import.meta.url)('node:util') as typeof import('node:util');
 
 /** An entry larger than this is not read (a declaration's fields are bounded far below it). */
 const MAX_ENTRY_BYTES = 4 * 1024 * 1024;
