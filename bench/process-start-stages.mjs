@@ -30,9 +30,9 @@ for (const dist of dists) {
   const load = (path) => import(new URL(path, dist).href);
   builds.push({
     name: fileURLToPath(dist),
-    ...(await load('src/process/domain-child.js')),
-    ...(await load('src/process/sandbox.js')),
-    ...(await load('src/process/process-tier.js')),
+    ...(await load('src/process/pool/domain-child.js')),
+    ...(await load('src/process/sandbox/sandbox.js')),
+    ...(await load('src/process/sandbox/process-tier.js')),
     ...(await load('src/calls/worker-pool.js')),
     ...(await load('src/calls/isolation.js')),
   });

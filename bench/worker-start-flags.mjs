@@ -17,8 +17,8 @@ process.env.PATH = '';
 
 const { Piscina } = createRequire(import.meta.url)('piscina');
 const { workerExecArgv } = await import('../dist/src/calls/isolation.js');
-const { ProcessDomainPool } = await import('../dist/src/process/process-pool.js');
-const { processEnvironment } = await import('../dist/src/process/process-tier.js');
+const { ProcessDomainPool } = await import('../dist/src/process/pool/process-pool.js');
+const { processEnvironment } = await import('../dist/src/process/sandbox/process-tier.js');
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 20);
 const CALLS = Number(process.env.BENCH_CALLS ?? 500);

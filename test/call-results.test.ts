@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_ARRAY_ENTRIES } from '../dist/src/boundary/plain-data.js';
 import { errorResult, image, text, toolResult, withDetails } from '../dist/src/index.js';
-import { maxChildFrameValues } from '../dist/src/process/frame-bounds.js';
+import { maxChildFrameValues } from '../dist/src/process/channel/frame-bounds.js';
 import {
   answered,
   expectHostFine,

@@ -17,7 +17,7 @@ import { WorkerFlags } from '../dist/src/calls/worker-flags.js';
 import { CLOSED_OUTCOME } from '../dist/src/declaration/read-worker.js';
 import { resolveSettings } from '../dist/src/host/settings.js';
 import { ToolHost, type WorkerBudgetEvent } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir, toolSource, writePackage } from './support/tool-packages.js';
 

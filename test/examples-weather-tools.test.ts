@@ -5,7 +5,7 @@
  * the weather service (here a local server the manifest names) in every tier that grants it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { type CliResult, freshDir, runCli, stderrLines } from './support/cli-run.js';
 import { askForNetwork, layOutExample, type StationServer, startStationServer } from './support/examples.js';
 

@@ -10,7 +10,7 @@ import { execFile } from 'node:child_process';
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { childEnv, freshDir, runCli } from './support/cli-run.js';
 import { EXAMPLES, layOutExample } from './support/examples.js';
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PERMISSION_MODEL_USABLE } from '../dist/src/calls/isolation.js';
 import { outcomeText, ToolHost, type ToolOutcome } from '../dist/src/index.js';
-import { processTierSandboxed } from '../dist/src/process/process-tier.js';
+import { processTierSandboxed } from '../dist/src/process/sandbox/process-tier.js';
 import { freshDir, runCli } from './support/cli-run.js';
 import { loadEcho, useHosts } from './support/host-harness.js';
 import { SQLITE_UNUSABLE, writeSqlitePackage } from './support/sqlite-package.js';

@@ -13,7 +13,7 @@ import {
   maxChildFrameBytes,
   maxChildFrameValues,
   maxChildNoteBytes,
-} from '../dist/src/process/frame-bounds.js';
+} from '../dist/src/process/channel/frame-bounds.js';
 import { collect, expectHostFine, failed, loadEcho, useHosts } from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));

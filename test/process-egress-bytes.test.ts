@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type NetworkEvent, outcomeText, ToolHost, type ToolOutcome } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { useEgressServers } from './support/egress-servers.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';

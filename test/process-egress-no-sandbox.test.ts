@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { ToolHost } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { type RecordingLogger, recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 

@@ -6,8 +6,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FrameReader } from '../dist/src/process/frame-reader.js';
-import { encodeFrame } from '../dist/src/process/frames.js';
+import { FrameReader } from '../dist/src/process/channel/frame-reader.js';
+import { encodeFrame } from '../dist/src/process/channel/frames.js';
 
 /** Pushes `chunks` in order; what the reader handed over, or why it broke. */
 function readAll(

@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolHost } from '../dist/src/index.js';
-import { ProcessDomainPool } from '../dist/src/process/process-pool.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { ProcessDomainPool } from '../dist/src/process/pool/process-pool.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { failed, useHosts } from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));

@@ -16,7 +16,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { expectAllLeftOut, failed, type RecordingLogger, recordingLogger } from './support/host-harness.js';
 import {
   CLIMBING_REASON,

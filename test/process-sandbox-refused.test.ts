@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { outcomeText } from '../dist/src/index.js';
-import { sandboxSupport } from '../dist/src/process/sandbox.js';
+import { sandboxSupport } from '../dist/src/process/sandbox/sandbox.js';
 import { useHosts } from './support/host-harness.js';
 
 const HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));

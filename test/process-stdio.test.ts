@@ -11,7 +11,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const PROCESS_HOSTILE = fileURLToPath(new URL('../fixtures/process/hostile', import.meta.url));

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type LoadReport, ToolHost } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { recordingLogger } from './support/host-harness.js';
 import { useSecretServers, writeSecretTools } from './support/secret-servers.js';
 import { removeDir, tempDir } from './support/tool-packages.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type NetworkEvent, outcomeText, ToolHost, type ToolOutcome } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { type RecordingLogger, recordingLogger } from './support/host-harness.js';
 import { useSecretServers, writeSecretTools } from './support/secret-servers.js';
 import { removeDir, tempDir } from './support/tool-packages.js';

@@ -9,8 +9,8 @@
 import { readFileSync, readlinkSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { outcomeText, type ToolHost } from '../dist/src/index.js';
-import { processEnvironment } from '../dist/src/process/process-tier.js';
-import { MAX_MIRRORED_ENTRIES } from '../dist/src/process/spare-mirror.js';
+import { MAX_MIRRORED_ENTRIES } from '../dist/src/process/pool/spare-mirror.js';
+import { processEnvironment } from '../dist/src/process/sandbox/process-tier.js';
 import { descendantsOf } from '../dist/src/shared/process-tree.js';
 import { Calls, writeHeldPackage } from './support/held-calls.js';
 import { expectHostFine, loadEcho, nextEvent, useHosts } from './support/host-harness.js';

@@ -16,7 +16,7 @@ import { memoryOf, settledHostRss, settledSpare } from '../lib/process-memory.mj
 import { summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
-const { strongestTier } = await import(new URL('src/process/process-tier.js', distUrl).href);
+const { strongestTier } = await import(new URL('src/process/sandbox/process-tier.js', distUrl).href);
 const { descendantsOf } = await import(new URL('src/shared/process-tree.js', distUrl).href);
 const args = { text: 'hello' };
 /** The variants: the worker tier by name, and the default (no `isolation`). */

@@ -19,7 +19,7 @@ import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/libr
 import { interleave, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
-const { processEnvironment } = await import(new URL('src/process/process-tier.js', distUrl).href);
+const { processEnvironment } = await import(new URL('src/process/sandbox/process-tier.js', distUrl).href);
 const environment = await processEnvironment();
 if (!environment.sandbox.available) {
   report({ skipped: `no OS sandbox here: ${environment.sandbox.reason}` });

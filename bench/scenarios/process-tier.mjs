@@ -14,7 +14,7 @@ import { memoryOf, settledHostRss, settledSpare } from '../lib/process-memory.mj
 import { interleave, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
-const { processEnvironment } = await import(new URL('src/process/process-tier.js', distUrl).href);
+const { processEnvironment } = await import(new URL('src/process/sandbox/process-tier.js', distUrl).href);
 const { descendantsOf } = await import(new URL('src/shared/process-tree.js', distUrl).href);
 const environment = await processEnvironment();
 const args = { text: 'hello' };

@@ -2,7 +2,7 @@
  * Isolation tiers: how a trust domain's workers are started.
  *
  * The default is the strongest tier the machine has: `process` (see `strongestTier` in
- * src/process/process-tier.ts); the thread tiers are chosen by name, for code the host trusts more.
+ * src/process/sandbox/process-tier.ts); the thread tiers are chosen by name, for code the host trusts more.
  *
  * - `worker`: worker threads with heap, time and environment bounds and in-process
  *   hardening. A tool can still read and write any file the host can, spawn processes and start

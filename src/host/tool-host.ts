@@ -160,7 +160,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
 
   #strongestTier(): Promise<IsolationTier> {
     // Imported when first needed: the process tier's code loads Node's socket stack.
-    this.#strongest ??= import('../process/process-tier.js')
+    this.#strongest ??= import('../process/sandbox/process-tier.js')
       .then(({ strongestTier }) => strongestTier())
       .then((found) => found.tier);
     return this.#strongest;

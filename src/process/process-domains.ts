@@ -12,17 +12,17 @@ import type { PoolLimits } from '../calls/pool-workers.js';
 import { WorkerBudget } from '../calls/worker-budget.js';
 import type { SourceVersion } from '../registry/generation.js';
 import type { Logger } from '../shared/logger.js';
-import { DESCRIPTOR_INFO } from './child-fds.js';
+import { DESCRIPTOR_INFO } from './child/child-fds.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
 import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
 import type { NetworkSettings } from './network/network-settings.js';
 import { certificatesFor } from './network/secrets/certificate-authority.js';
 import { type GrantedSecret, grantedSecrets } from './network/secrets/granted-secrets.js';
-import { ProcessDomainPool } from './process-pool.js';
-import { ProcessReads } from './process-reads.js';
-import { ProcessTier } from './process-tier.js';
-import type { SandboxPaths } from './sandbox.js';
-import { ProcessSpares } from './spares.js';
+import { ProcessDomainPool } from './pool/process-pool.js';
+import { ProcessReads } from './pool/process-reads.js';
+import { ProcessSpares } from './pool/spares.js';
+import { ProcessTier } from './sandbox/process-tier.js';
+import type { SandboxPaths } from './sandbox/sandbox.js';
 
 type ProcessVersion = Pick<SourceVersion, 'root' | 'snapshot' | 'packageName' | 'permissions'>;
 

@@ -3,13 +3,13 @@
  * V8 isolate per process, and one call at a time in it, as in a call worker. The host runs as many
  * such processes per package as it would run workers, sends each one call at a time, and ends the
  * process where it would end a worker (a timeout past its grace, a caller's abort). The process's
- * line to the host is its channel (src/process/child-main.ts); what would cross a worker's port
+ * line to the host is its channel (src/process/child/child-main.ts); what would cross a worker's port
  * crosses it as frames instead, and a fault that ends the process is its call's reply, written
  * before the process exits. Tool code shares this thread with that line and can write to it, so the
  * host parses every frame as untrusted, exactly as it parses a worker's messages.
  */
 import type { CallReply, CallTask, WorkerMessage } from '../../src/boundary/protocol.js';
-import type { ProcessCallsOptions, StartProcessCalls } from '../../src/process/child-messages.js';
+import type { ProcessCallsOptions, StartProcessCalls } from '../../src/process/channel/child-messages.js';
 import { lockdownMainThread } from '../guard/lockdown.js';
 import { activeCall } from './active-call.js';
 import { callRunner, prepareForTools } from './call-runner.js';

@@ -120,7 +120,7 @@ export function lockdown(options: LockdownOptions = {}): void {
 
 /**
  * The lockdown of a package process's main thread (the process tier), where tools run beside the
- * process's own line to the host, its channel (src/process/child-main.ts), and no port leads to a
+ * process's own line to the host, its channel (src/process/child/child-main.ts), and no port leads to a
  * thread of the host: `node:worker_threads` sealed and `Object.prototype` closed, as in a worker.
  */
 export function lockdownMainThread(): void {

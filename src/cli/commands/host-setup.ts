@@ -9,7 +9,11 @@ import { isNetworkNotice } from '../../calls/worker-flags.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
-import { isProcessTierNotice, type StrongestTier, strongestTier } from '../../process/process-tier.js';
+import {
+  isProcessTierNotice,
+  type StrongestTier,
+  strongestTier,
+} from '../../process/sandbox/process-tier.js';
 import type { ModuleStatus } from '../../registry/generation.js';
 import type { Logger } from '../../shared/logger.js';
 import type { DataDirArgs, HostArgs } from '../args/command-line.js';

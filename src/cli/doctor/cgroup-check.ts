@@ -3,8 +3,8 @@
  * controller delegated to the host's cgroup, or v1's memory hierarchy), else a watchdog of
  * resident memory. The probe is the tier's own (memory-cgroup.ts).
  */
-import { cgroupSupport } from '../../process/memory-cgroup.js';
-import { BUSY_INTERVAL_MS } from '../../process/rss-watchdog.js';
+import { cgroupSupport } from '../../process/sandbox/memory-cgroup.js';
+import { BUSY_INTERVAL_MS } from '../../process/sandbox/rss-watchdog.js';
 import type { DoctorCheck } from './check.js';
 
 export async function cgroupCheck(): Promise<DoctorCheck> {

@@ -4,7 +4,7 @@
  * sandbox; elsewhere (no bubblewrap there) under Node's permission model.
  */
 import { type IsolationTier, PERMISSION_MODEL_USABLE, strictTierGaps } from '../../calls/isolation.js';
-import { processEnvironment, processTierGaps, strongestTier } from '../../process/process-tier.js';
+import { processEnvironment, processTierGaps, strongestTier } from '../../process/sandbox/process-tier.js';
 import { cgroupCheck } from './cgroup-check.js';
 import type { DoctorCheck } from './check.js';
 import { egressCheck } from './egress-check.js';

@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { sandboxSupport } from '../../process/sandbox.js';
+import { sandboxSupport } from '../../process/sandbox/sandbox.js';
 import { type DoctorCheck, withFix } from './check.js';
 
 const APPARMOR_RESTRICTION = '/proc/sys/kernel/apparmor_restrict_unprivileged_userns';

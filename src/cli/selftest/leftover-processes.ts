@@ -12,7 +12,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
-import { CHILD_MAIN } from '../../process/child-entry.js';
+import { CHILD_MAIN } from '../../process/child/child-entry.js';
 import { childrenOf, childrenOfThread, threadsOf } from '../../shared/process-tree.js';
 
 /** A process left running, as the report names it. */

@@ -7,7 +7,7 @@
  * child processes refused); else, on a Node too old for it, where writes are only detected.
  */
 import { type IsolationTier, PERMISSION_MODEL_USABLE } from '../../calls/isolation.js';
-import { processTierSandboxed, strongestTier } from '../../process/process-tier.js';
+import { processTierSandboxed, strongestTier } from '../../process/sandbox/process-tier.js';
 
 export interface SelftestTier {
   tier: IsolationTier;

@@ -8,8 +8,8 @@
  * Loaded with a dynamic import only when a config is used: the MCP client and the sandbox's code
  * stay unloaded otherwise.
  */
-import { cgroupSupport } from '../../process/memory-cgroup.js';
-import { sandboxSupport } from '../../process/sandbox.js';
+import { cgroupSupport } from '../../process/sandbox/memory-cgroup.js';
+import { sandboxSupport } from '../../process/sandbox/sandbox.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ConfiguredServer } from './config.js';
 import { ServerSet } from './server-set.js';

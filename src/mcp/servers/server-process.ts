@@ -9,12 +9,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { Readable, Writable } from 'node:stream';
-import { type CgroupSupport, ChildCgroup } from '../../process/memory-cgroup.js';
-import { PidsCgroup } from '../../process/pids-cgroup.js';
-import { describeExit, holdUntilExit, killGroup, letGo } from '../../process/process-group.js';
-import { RssWatchdog } from '../../process/rss-watchdog.js';
-import { type SandboxSupport, sandboxArgs } from '../../process/sandbox.js';
-import { StderrTail } from '../../process/stderr-tail.js';
+import { StderrTail } from '../../process/pool/stderr-tail.js';
+import { type CgroupSupport, ChildCgroup } from '../../process/sandbox/memory-cgroup.js';
+import { PidsCgroup } from '../../process/sandbox/pids-cgroup.js';
+import { describeExit, holdUntilExit, killGroup, letGo } from '../../process/sandbox/process-group.js';
+import { RssWatchdog } from '../../process/sandbox/rss-watchdog.js';
+import { type SandboxSupport, sandboxArgs } from '../../process/sandbox/sandbox.js';
 import type { ServerPlan } from './server-sandbox.js';
 
 /** How a server's process ended. */

@@ -6,7 +6,7 @@
  */
 import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { findOnPath, type SandboxPaths } from '../../process/sandbox.js';
+import { findOnPath, type SandboxPaths } from '../../process/sandbox/sandbox.js';
 import type { ServerEntry } from './config.js';
 
 /** What a server's process is started with, inside bubblewrap. */

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { CallSettings } from '../../boundary/protocol.js';
 import { srcFile } from '../../own-files.js';
-import type { ChildInit } from '../child-messages.js';
+import type { ChildInit } from '../channel/child-messages.js';
 import type { NetworkGrant } from './grant.js';
 import type { NetworkNote, ProxyLimits } from './proxy-options.js';
 import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';

@@ -6,10 +6,10 @@
  * the process over while it is read touches only that process, never the one its calls will run in.
  */
 
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import { CLOSED_OUTCOME, type ReadOutcome } from '../declaration/read-worker.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import { CLOSED_OUTCOME, type ReadOutcome } from '../../declaration/read-worker.js';
+import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
-import type { SandboxPaths } from './sandbox.js';
 
 export interface ProcessReadsOptions {
   paths: SandboxPaths;

@@ -5,7 +5,7 @@
  * domain-child.ts); its stack is the worker's, within what the system gives a main thread.
  */
 import { readFileSync } from 'node:fs';
-import type { PoolLimits } from '../calls/pool-workers.js';
+import type { PoolLimits } from '../../calls/pool-workers.js';
 
 /** The most V8 may take of the main thread's stack: half the system's limit (V8 needs headroom beyond it). */
 const STACK_SHARE = 0.5;

@@ -5,7 +5,7 @@
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { srcFile } from '../own-files.js';
+import { srcFile } from '../../own-files.js';
 
 /** The entry point of a package's process. */
-export const CHILD_MAIN = realpathSync(fileURLToPath(srcFile('process/child-main.js')));
+export const CHILD_MAIN = realpathSync(fileURLToPath(srcFile('process/child/child-main.js')));

@@ -7,7 +7,7 @@
  * in one interval beyond the limit before it is seen (docs/isolation.md, "The process tier").
  */
 import { readFileSync } from 'node:fs';
-import { descendantsOf } from '../shared/process-tree.js';
+import { descendantsOf } from '../../shared/process-tree.js';
 
 /** How often a busy process is measured (it runs calls). */
 export const BUSY_INTERVAL_MS = 50;

@@ -4,13 +4,13 @@
  * package's paths bound and its flags. Either way the pool hears it through the same handlers.
  */
 
-import type { PoolLimits } from '../calls/pool-workers.js';
-import type { ChildNote } from './child-messages.js';
+import type { PoolLimits } from '../../calls/pool-workers.js';
+import type { ChildNote } from '../channel/child-messages.js';
+import type { PackageEgress } from '../network/egress.js';
+import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
-import type { PackageEgress } from './network/egress.js';
 import type { ProcessCall } from './process-call.js';
 import { callProcessFlags } from './process-flags.js';
-import type { SandboxPaths } from './sandbox.js';
 import type { ProcessSpares } from './spares.js';
 
 /** What a pool's processes are started with. */

@@ -8,9 +8,9 @@
  * AnswerOnce).
  */
 
-import type { CapturedLog } from '../boundary/protocol.js';
-import type { JsonValue } from '../boundary/tool-contract.js';
-import { AnswerOnce } from '../calls/answer-once.js';
+import type { CapturedLog } from '../../boundary/protocol.js';
+import type { JsonValue } from '../../boundary/tool-contract.js';
+import { AnswerOnce } from '../../calls/answer-once.js';
 
 export class ProcessCall extends AnswerOnce {
   /** Sent to a process: it runs from now, and its timeout counts from now. */

@@ -7,15 +7,15 @@
  * never thrown on.
  */
 
-import type { LeftOutCode, ToolErrorCode } from '../boundary/errors.js';
+import type { LeftOutCode, ToolErrorCode } from '../../boundary/errors.js';
 import {
   type Parsed,
   parseCallReply,
   parseLogs,
   parseProgressData,
   type ReplyLimits,
-} from '../boundary/parse-call-reply.js';
-import { parseLocation, parseReadReply } from '../boundary/parse-read-reply.js';
+} from '../../boundary/parse-call-reply.js';
+import { parseLocation, parseReadReply } from '../../boundary/parse-read-reply.js';
 import {
   type CallReply,
   type CallSettings,
@@ -23,12 +23,12 @@ import {
   type CapturedLog,
   FAULT_CODES,
   REPLY_ERROR_CODES,
-} from '../boundary/protocol.js';
-import { safeMessage } from '../boundary/sanitize.js';
-import type { JsonValue } from '../boundary/tool-contract.js';
-import { count, own, record } from '../boundary/untrusted.js';
-import type { PoolLimits } from '../calls/pool-workers.js';
-import type { ReadOutcome } from '../declaration/read-worker.js';
+} from '../../boundary/protocol.js';
+import { safeMessage } from '../../boundary/sanitize.js';
+import type { JsonValue } from '../../boundary/tool-contract.js';
+import { count, own, record } from '../../boundary/untrusted.js';
+import type { PoolLimits } from '../../calls/pool-workers.js';
+import type { ReadOutcome } from '../../declaration/read-worker.js';
 import { maxChildFrameBytes, maxChildFrameValues, maxChildNoteBytes } from './frame-bounds.js';
 import { FrameReader } from './frame-reader.js';
 

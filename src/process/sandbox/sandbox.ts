@@ -19,9 +19,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PACKAGE_JSON, srcFile, workersFile } from '../own-files.js';
-import { isWithin } from '../shared/paths.js';
-import { CHILD_MAIN } from './child-entry.js';
+import { PACKAGE_JSON, srcFile, workersFile } from '../../own-files.js';
+import { isWithin } from '../../shared/paths.js';
+import { CHILD_MAIN } from '../child/child-entry.js';
 
 export type SandboxSupport =
   | {

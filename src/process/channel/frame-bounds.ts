@@ -4,8 +4,8 @@
  * reply over them as its call's TOOL_BAD_RESULT instead of sending it (child-reply.ts). Kept apart
  * from the protocol's parsers, so the process loads only this.
  */
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import { MAX_PROGRESS_BYTES } from '../boundary/protocol.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import { MAX_PROGRESS_BYTES } from '../../boundary/protocol.js';
 
 /**
  * The most JSON bytes `maxLogChars` characters of output take: a character each entry at the most

@@ -20,13 +20,13 @@
  * spares together than `maxWorkers`).
  */
 import { join, relative } from 'node:path';
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import type { BudgetMember, NextStart } from '../calls/budget-member.js';
-import type { PoolLimits } from '../calls/pool-workers.js';
-import { WorkerBudget } from '../calls/worker-budget.js';
-import { isWithin } from '../shared/paths.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import type { BudgetMember, NextStart } from '../../calls/budget-member.js';
+import type { PoolLimits } from '../../calls/pool-workers.js';
+import { WorkerBudget } from '../../calls/worker-budget.js';
+import { isWithin } from '../../shared/paths.js';
+import { codePaths, type SandboxPaths } from '../sandbox/sandbox.js';
 import type { ChildEnd, ChildEnvironment, DomainChild } from './domain-child.js';
-import { codePaths, type SandboxPaths } from './sandbox.js';
 import { mirrorSnapshot } from './spare-mirror.js';
 import { limitsKey, type Spare, type SpareHandlers, startSpare } from './spare-process.js';
 

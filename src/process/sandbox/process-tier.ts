@@ -10,18 +10,18 @@ import {
   NETWORK_GAP,
   PERMISSION_MODEL_USABLE,
   STRICT_DENIES_NETWORK,
-} from '../calls/isolation.js';
-import type { DomainManifest } from '../calls/worker-flags.js';
-import type { Logger } from '../shared/logger.js';
-import type { ChildEnvironment } from './domain-child.js';
-import { cgroupSupport } from './memory-cgroup.js';
+} from '../../calls/isolation.js';
+import type { DomainManifest } from '../../calls/worker-flags.js';
+import type { Logger } from '../../shared/logger.js';
 import {
   askedText,
   describeGrant,
   type NetworkAllowance,
   type NetworkGrant,
   networkGrant,
-} from './network/grant.js';
+} from '../network/grant.js';
+import type { ChildEnvironment } from '../pool/domain-child.js';
+import { cgroupSupport } from './memory-cgroup.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
 import { sandboxSupport } from './sandbox.js';
 

@@ -10,11 +10,11 @@
  * An idle process ends after `idleTimeoutMs`, or sooner when the budget needs its place for another
  * package (the one idle longest first).
  */
-import type { CallTask } from '../boundary/protocol.js';
-import { failure, type PoolReply } from '../calls/answer-once.js';
-import type { BudgetMember, NextStart } from '../calls/budget-member.js';
-import { WorkerBudget } from '../calls/worker-budget.js';
-import type { CallPool, PoolCallHooks } from '../calls/worker-pool.js';
+import type { CallTask } from '../../boundary/protocol.js';
+import { failure, type PoolReply } from '../../calls/answer-once.js';
+import type { BudgetMember, NextStart } from '../../calls/budget-member.js';
+import { WorkerBudget } from '../../calls/worker-budget.js';
+import type { CallPool, PoolCallHooks } from '../../calls/worker-pool.js';
 import type { ChildEnd } from './domain-child.js';
 import { type Live, type LiveOptions, newLive, startLive } from './pool-process.js';
 import { ProcessCall } from './process-call.js';

@@ -9,7 +9,7 @@
  */
 import { copyFile, link, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { forEachLimit, listTree, makeFolders } from '../snapshot/package-scan.js';
+import { forEachLimit, listTree, makeFolders } from '../../snapshot/package-scan.js';
 
 /** A tree larger than this is not mirrored: a process started for it is as fast. */
 export const MAX_MIRRORED_ENTRIES = 2000;

@@ -6,11 +6,11 @@
  * A process holds one call at a time, until it gives it back.
  */
 import { rm } from 'node:fs/promises';
-import { type CallSettings, callTmpDir, FAULT_CODES } from '../boundary/protocol.js';
-import { failure, type PoolReply } from '../calls/answer-once.js';
-import type { ChildNote } from './child-messages.js';
+import { type CallSettings, callTmpDir, FAULT_CODES } from '../../boundary/protocol.js';
+import { failure, type PoolReply } from '../../calls/answer-once.js';
+import type { ChildNote } from '../channel/child-messages.js';
+import type { PackageEgress } from '../network/egress.js';
 import type { ChildEnd } from './domain-child.js';
-import type { PackageEgress } from './network/egress.js';
 import type { Live } from './pool-process.js';
 import type { ProcessCall } from './process-call.js';
 

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isAlive } from '../host/pid-alive.js';
+import { isAlive } from '../../host/pid-alive.js';
 import type { ChildCgroup } from './memory-cgroup.js';
 
 const FOLDER_NAME = /^toolhost-(\d+)-pids-/;

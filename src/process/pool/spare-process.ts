@@ -7,12 +7,12 @@
 import { mkdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import type { PoolLimits } from '../calls/pool-workers.js';
-import type { ChildNote } from './child-messages.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import type { PoolLimits } from '../../calls/pool-workers.js';
+import type { ChildNote } from '../channel/child-messages.js';
+import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import { callProcessFlags } from './process-flags.js';
-import type { SandboxPaths } from './sandbox.js';
 
 /** What a spare's owner hears from it: the spares', then a pool's once one has taken it. */
 export interface SpareHandlers {

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isAlive } from '../host/pid-alive.js';
+import { isAlive } from '../../host/pid-alive.js';
 
 export type CgroupSupport =
   | { available: true; version: 1 | 2; parent: string }

@@ -6,16 +6,16 @@
  * a throwaway worker. The host trusts none of what this process sends (a tool can take it over);
  * this code only keeps an honest process honest.
  */
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import type { TrackedWorker } from '../calls/thread-reaper.js';
-import type { readInWorker } from '../declaration/read-worker.js';
-import { workersFile } from '../own-files.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import type { TrackedWorker } from '../../calls/thread-reaper.js';
+import type { readInWorker } from '../../declaration/read-worker.js';
+import { workersFile } from '../../own-files.js';
+import type { ChildMessage, HostMessage, StartProcessCalls } from '../channel/child-messages.js';
+import { FrameReader } from '../channel/frame-reader.js';
+import { encodeFrame, writeFrameSync } from '../channel/frames.js';
 import { readChannel } from './child-channel.js';
 import { closeInheritedDescriptors } from './child-fds.js';
-import type { ChildMessage, HostMessage, StartProcessCalls } from './child-messages.js';
 import { replyFrame } from './child-reply.js';
-import { FrameReader } from './frame-reader.js';
-import { encodeFrame, writeFrameSync } from './frames.js';
 
 /** The channel to the host. */
 const CHANNEL_FD = 3;
@@ -35,7 +35,7 @@ const callsModule =
   mode === 'calls'
     ? (import(workersFile('call/process-calls.js').href) as Promise<{ startProcessCalls: StartProcessCalls }>)
     : undefined;
-const readerModule = mode === 'reads' ? import('../declaration/read-worker.js') : undefined;
+const readerModule = mode === 'reads' ? import('../../declaration/read-worker.js') : undefined;
 
 /** What the host may send in one frame: a call's arguments are the model's input. */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;

@@ -10,15 +10,20 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
-import type { ReplyLimits } from '../boundary/parse-call-reply.js';
-import { descendantsOf } from '../shared/process-tree.js';
-import { type ChildInit, type ChildNote, ChildNoteReader, type HostMessage } from './child-messages.js';
-import { encodeFrame } from './frames.js';
-import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
-import { type EgressDoor, routedInit } from './network/egress.js';
-import { describeExit, holdUntilExit, killGroup, letGo } from './process-group.js';
-import { RssWatchdog } from './rss-watchdog.js';
-import { childCommand, type SandboxPaths, type SandboxSupport } from './sandbox.js';
+import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
+import { descendantsOf } from '../../shared/process-tree.js';
+import {
+  type ChildInit,
+  type ChildNote,
+  ChildNoteReader,
+  type HostMessage,
+} from '../channel/child-messages.js';
+import { encodeFrame } from '../channel/frames.js';
+import { type EgressDoor, routedInit } from '../network/egress.js';
+import { type CgroupSupport, ChildCgroup } from '../sandbox/memory-cgroup.js';
+import { describeExit, holdUntilExit, killGroup, letGo } from '../sandbox/process-group.js';
+import { RssWatchdog } from '../sandbox/rss-watchdog.js';
+import { childCommand, type SandboxPaths, type SandboxSupport } from '../sandbox/sandbox.js';
 import { StderrTail } from './stderr-tail.js';
 
 /** What this machine gives a package's process (found once per process). */
