@@ -4,7 +4,7 @@
  * errors (error classes and `throw null` don't survive the crossing).
  */
 
-import type { ToolErrorCode } from './errors.js';
+import type { LeftOutCode, ToolErrorCode } from './errors.js';
 import type { JsonObject, JsonValue, ToolContentBlock } from './tool-contract.js';
 
 /** The raw declaration as read in the throwaway worker, before the host checks it field by field. */
@@ -59,6 +59,16 @@ export interface ReadError {
   location?: string;
   syntaxError?: boolean;
 }
+
+/**
+ * How one declaration read ends: read, failed (where, when the reader could say), or over its time.
+ * The host's own reads (declaration/read-worker.ts) end so, and a package's process sends its reads'
+ * outcomes so (child-protocol.ts), which the host parses again.
+ */
+export type ReadOutcome =
+  | { state: 'read'; declaration: RawDeclaration }
+  | { state: 'failed'; code: LeftOutCode; reason: string; location?: string; syntaxError?: boolean }
+  | { state: 'timed-out'; reason: string };
 
 /** A failure as a worker reports it; `stack` is the tool's own frames, for the host only. */
 export interface WorkerError {

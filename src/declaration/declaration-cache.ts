@@ -18,8 +18,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseReadReply } from '../boundary/parse-read-reply.js';
+import type { ReadOutcome } from '../boundary/protocol.js';
 import { workersFile } from '../own-files.js';
-import type { ReadOutcome } from './read-worker.js';
 
 // Required rather than imported: on Node 22 and later an ESM import of `node:util` evaluates all of
 // its lazy exports, whose colour support reads `process.stderr` (and so loads Node's socket stack)

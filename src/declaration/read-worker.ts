@@ -7,19 +7,13 @@
  * that process sends again).
  */
 import { Worker } from 'node:worker_threads';
-import type { LeftOutCode } from '../boundary/errors.js';
 import { parseWorkerMessage } from '../boundary/parse-call-reply.js';
 import { parseReadReply } from '../boundary/parse-read-reply.js';
-import type { RawDeclaration, ReadError } from '../boundary/protocol.js';
+import type { ReadError, ReadOutcome } from '../boundary/protocol.js';
 import { ensureEnded, type TrackedWorker, trackWorker } from '../calls/thread-reaper.js';
 import { workersFile } from '../own-files.js';
 
 const READER_URL = workersFile('read-declaration.js');
-
-export type ReadOutcome =
-  | { state: 'read'; declaration: RawDeclaration }
-  | { state: 'failed'; code: LeftOutCode; reason: string; location?: string; syntaxError?: boolean }
-  | { state: 'timed-out'; reason: string };
 
 /** A reader's error as a failed read: where it happened, when the reader could say. */
 function failedRead(error: ReadError): ReadOutcome & { state: 'failed' } {

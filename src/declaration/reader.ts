@@ -6,14 +6,13 @@
  */
 import { availableParallelism } from 'node:os';
 import { checkPlainData, MAX_DATA_DEPTH } from '../boundary/plain-data.js';
+import type { ReadOutcome } from '../boundary/protocol.js';
 import { ensureEnded, type TrackedWorker } from '../calls/thread-reaper.js';
 import type { SchemaLimits } from '../schema/json-schema.js';
 import { PROBE_FROM_BYTES, SchemaProbe } from '../schema/probe.js';
 import { Gate } from '../shared/limit.js';
 import type { CacheKey, DeclarationCache } from './declaration-cache.js';
-import { CLOSED_OUTCOME, type ReadOutcome, readInWorker } from './read-worker.js';
-
-export type { ReadOutcome } from './read-worker.js';
+import { CLOSED_OUTCOME, readInWorker } from './read-worker.js';
 
 /** Reads one module somewhere other than a worker of the host (a package's own process). */
 export type RawRead = (moduleUrl: string) => Promise<ReadOutcome>;

@@ -8,8 +8,9 @@
  * before the process exits. Tool code shares this thread with that line and can write to it, so the
  * host parses every frame as untrusted, exactly as it parses a worker's messages.
  */
+
+import type { ProcessCallsOptions, StartProcessCalls } from '../../src/boundary/child-protocol.js';
 import type { CallReply, CallTask, WorkerMessage } from '../../src/boundary/protocol.js';
-import type { ProcessCallsOptions, StartProcessCalls } from '../../src/process/channel/child-messages.js';
 import { lockdownMainThread } from '../guard/lockdown.js';
 import { activeCall } from './active-call.js';
 import { callRunner, prepareForTools } from './call-runner.js';

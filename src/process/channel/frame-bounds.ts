@@ -1,6 +1,6 @@
 /**
  * What a package's process may send in one frame, as both ends count it: the host's reader ends a
- * process whose frame is over these bounds (child-messages.ts), and the process itself answers a
+ * process whose frame is over these bounds (child-notes.ts), and the process itself answers a
  * reply over them as its call's TOOL_BAD_RESULT instead of sending it (child-reply.ts). Kept apart
  * from the protocol's parsers, so the process loads only this.
  */

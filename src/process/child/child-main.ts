@@ -6,11 +6,12 @@
  * a throwaway worker. The host trusts none of what this process sends (a tool can take it over);
  * this code only keeps an honest process honest.
  */
+
+import type { ChildMessage, HostMessage, StartProcessCalls } from '../../boundary/child-protocol.js';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
 import type { TrackedWorker } from '../../calls/thread-reaper.js';
 import type { readInWorker } from '../../declaration/read-worker.js';
 import { workersFile } from '../../own-files.js';
-import type { ChildMessage, HostMessage, StartProcessCalls } from '../channel/child-messages.js';
 import { FrameReader } from '../channel/frame-reader.js';
 import { encodeFrame, writeFrameSync } from '../channel/frames.js';
 import { readChannel } from './child-channel.js';

@@ -5,8 +5,9 @@
  * `maxResultBytes`. Such a reply is the call's `TOOL_BAD_RESULT` here, said plainly, and the
  * process goes on; the thread tiers take it.
  */
+
+import type { ChildMessage } from '../../boundary/child-protocol.js';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
-import type { ChildMessage } from '../channel/child-messages.js';
 import { maxChildFrameBytes, maxChildFrameValues } from '../channel/frame-bounds.js';
 import { holdsMoreValues } from '../channel/frame-reader.js';
 import { encodeFrame, HEADER_BYTES } from '../channel/frames.js';

@@ -8,9 +8,9 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { ChildInit } from '../../boundary/child-protocol.js';
 import type { CallSettings } from '../../boundary/protocol.js';
 import { srcFile } from '../../own-files.js';
-import type { ChildInit } from '../channel/child-messages.js';
 import type { NetworkGrant } from './grant.js';
 import type { NetworkNote, ProxyLimits } from './proxy-options.js';
 import type { ProxyHostMessage, ProxyWorkerData, ProxyWorkerMessage } from './proxy-worker.js';

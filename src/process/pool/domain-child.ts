@@ -1,7 +1,7 @@
 /**
  * One package process, as the host holds it: started (inside bubblewrap where it can be) with null
  * stdin and stdout, an empty environment and one channel (descriptor 3); put into its memory cgroup,
- * or watched, before it is told what to do; every frame it sends parsed (child-messages.ts); and
+ * or watched, before it is told what to do; every frame it sends parsed (child-notes.ts); and
  * ended as a whole (its process group, its cgroup, its pid namespace). How it ended is worked out
  * once, after the process is gone and its channel is drained, so a reply sent just before a crash
  * still counts. Its stderr is read by the host and never shown: the last of it tells a process that
@@ -10,14 +10,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import type { ChildInit, HostMessage } from '../../boundary/child-protocol.js';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
 import { descendantsOf } from '../../shared/process-tree.js';
-import {
-  type ChildInit,
-  type ChildNote,
-  ChildNoteReader,
-  type HostMessage,
-} from '../channel/child-messages.js';
+import { type ChildNote, ChildNoteReader } from '../channel/child-notes.js';
 import { encodeFrame } from '../channel/frames.js';
 import { type EgressDoor, routedInit } from '../network/egress.js';
 import { type CgroupSupport, ChildCgroup } from '../sandbox/memory-cgroup.js';

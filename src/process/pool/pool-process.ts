@@ -5,7 +5,7 @@
  */
 
 import type { PoolLimits } from '../../calls/pool-workers.js';
-import type { ChildNote } from '../channel/child-messages.js';
+import type { ChildNote } from '../channel/child-notes.js';
 import type { PackageEgress } from '../network/egress.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';

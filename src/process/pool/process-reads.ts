@@ -2,12 +2,13 @@
  * Declaration reads of a process-tier package version: in a throwaway process of the package's own,
  * with the same sandbox and memory limit its calls get, started on the first read and ended once the
  * version has been read. Each module is still read in a throwaway worker there; the host bounds the
- * read's time on its own clock and parses what comes back (child-messages.ts). A module that takes
+ * read's time on its own clock and parses what comes back (child-notes.ts). A module that takes
  * the process over while it is read touches only that process, never the one its calls will run in.
  */
 
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
-import { CLOSED_OUTCOME, type ReadOutcome } from '../../declaration/read-worker.js';
+import type { ReadOutcome } from '../../boundary/protocol.js';
+import { CLOSED_OUTCOME } from '../../declaration/read-worker.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 

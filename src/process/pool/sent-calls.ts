@@ -1,14 +1,14 @@
 /**
  * The calls a process-tier pool has sent to its package's processes, on the host: each is sent once
  * the package's egress proxy (if it has one) charges it, hears what its process says of it (progress,
- * output, its reply: parsed notes, see child-messages.ts), must be given back within the grace once
+ * output, its reply: parsed notes, see child-notes.ts), must be given back within the grace once
  * the host has answered it itself (timed out), and answers for the process when the process is gone.
  * A process holds one call at a time, until it gives it back.
  */
 import { rm } from 'node:fs/promises';
 import { type CallSettings, callTmpDir, FAULT_CODES } from '../../boundary/protocol.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
-import type { ChildNote } from '../channel/child-messages.js';
+import type { ChildNote } from '../channel/child-notes.js';
 import type { PackageEgress } from '../network/egress.js';
 import type { ChildEnd } from './domain-child.js';
 import type { Live } from './pool-process.js';

@@ -9,7 +9,7 @@ import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
 import type { PoolLimits } from '../../calls/pool-workers.js';
-import type { ChildNote } from '../channel/child-messages.js';
+import type { ChildNote } from '../channel/child-notes.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
 import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
 import { callProcessFlags } from './process-flags.js';

@@ -1,13 +1,14 @@
 /**
- * The protocol between the host and a package's process (the process tier), and the host's parse of
- * everything that process sends. Tool code runs on that process's main thread, beside the code that
+ * The host's parse of everything a package's process sends (the protocol is
+ * boundary/child-protocol.ts). Tool code runs on that process's main thread, beside the code that
  * writes to the channel, and can take the whole process over (write to its channel, patch its memory
  * through `/proc/self/mem`), so every message is untrusted input, exactly like a worker's: checked
  * with the same parsers (replies, progress, read replies, sizes, codes), rebuilt as fresh values,
  * never thrown on.
  */
 
-import type { LeftOutCode, ToolErrorCode } from '../../boundary/errors.js';
+import { CHILD_REPLY_CODES } from '../../boundary/child-protocol.js';
+import type { LeftOutCode } from '../../boundary/errors.js';
 import {
   type Parsed,
   parseCallReply,
@@ -16,71 +17,12 @@ import {
   type ReplyLimits,
 } from '../../boundary/parse-call-reply.js';
 import { parseLocation, parseReadReply } from '../../boundary/parse-read-reply.js';
-import {
-  type CallReply,
-  type CallSettings,
-  type CallTask,
-  type CapturedLog,
-  FAULT_CODES,
-  REPLY_ERROR_CODES,
-} from '../../boundary/protocol.js';
+import type { CallReply, CapturedLog, ReadOutcome } from '../../boundary/protocol.js';
 import { safeMessage } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { count, own, record } from '../../boundary/untrusted.js';
-import type { PoolLimits } from '../../calls/pool-workers.js';
-import type { ReadOutcome } from '../../declaration/read-worker.js';
 import { maxChildFrameBytes, maxChildFrameValues, maxChildNoteBytes } from './frame-bounds.js';
 import { FrameReader } from './frame-reader.js';
-
-/**
- * What a package's process is for: running a version's calls (one at a time, on its main thread),
- * or reading its declarations. `limits` are its pool's: the process reads its call settings, its
- * environment and whether addons are allowed.
- */
-export type ChildInit =
-  | { type: 'init'; mode: 'calls'; limits: PoolLimits }
-  | { type: 'init'; mode: 'reads'; heapMb: number; timeoutMs: number };
-
-/** What the host sends a package's process: at most one call at a time. */
-export type HostMessage =
-  | ChildInit
-  | { type: 'run'; task: CallTask }
-  | { type: 'read'; readId: number; moduleUrl: string; execArgv: string[] };
-
-/** What a package's process sends, as its own code writes it (the host trusts none of it). */
-export type ChildMessage =
-  | { type: 'hello' }
-  | { type: 'ready' }
-  | { type: 'progress'; taskId: string; data: JsonValue }
-  | { type: 'log'; taskId: string; logs: CapturedLog[] }
-  | { type: 'reply'; taskId: string; reply: CallReply }
-  | { type: 'fault'; message: string }
-  | { type: 'read'; readId: number; outcome: ReadOutcome };
-
-/**
- * The codes a process may answer a call with: a worker's reply codes, and the faults that end the
- * process (it answers its call with them before it exits). Never `HOST_CLOSED` or `CALL_ABORTED`:
- * only the host says those; nor `TOOL_OUT_OF_MEMORY`: a process out of heap can say nothing, and the
- * host tells that from how it ended.
- */
-export const CHILD_REPLY_CODES: ReadonlySet<ToolErrorCode> = new Set<ToolErrorCode>([
-  ...REPLY_ERROR_CODES,
-  ...FAULT_CODES,
-]);
-
-/** What a package's process hands the code that runs its calls (workers/call/process-calls.ts). */
-export interface ProcessCallsOptions {
-  settings: CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
-  /** The variables the package's tools see (the host's `envAllowList`); the rest is cleared. */
-  env: Record<string, string>;
-  /** Writes one message on the channel, at once (a fault's reply must be out before the exit). */
-  send(message: ChildMessage): void;
-  /** Node's own exit, taken before any tool code could replace it. */
-  exit(code?: number): never;
-}
-
-/** Readies a package's process for tools; resolves to what runs a task the host sends. */
-export type StartProcessCalls = (options: ProcessCallsOptions) => Promise<(task: CallTask) => void>;
 
 /** How a declaration read may fail (see readInWorker). */
 const READ_FAILURE_CODES: ReadonlySet<LeftOutCode> = new Set<LeftOutCode>([
