@@ -1,43 +1,26 @@
 /**
  * One package process, as the host holds it: started (inside bubblewrap where it can be) with null
- * stdin and stdout, an empty environment and one channel (descriptor 3); put into its memory cgroup,
- * or watched, before it is told what to do; every frame it sends parsed (child-notes.ts); and
+ * stdin and stdout, an empty environment and one channel (descriptor 3); held to its memory limit
+ * (memory-bound.ts) before it is told what to do; every frame it sends parsed (child-notes.ts); and
  * ended as a whole (its process group, its cgroup, its pid namespace). How it ended is worked out
- * once, after the process is gone and its channel is drained, so a reply sent just before a crash
- * still counts. Its stderr is read by the host and never shown: the last of it tells a process that
- * ran out of heap (V8 says so there, then aborts) from one that crashed.
+ * once (child-end.ts), after the process is gone and its channel is drained, so a reply sent just
+ * before a crash still counts. Its stderr is read by the host and never shown: the last of it tells
+ * a process that ran out of heap (V8 says so there, then aborts) from one that crashed.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import type { ChildInit, HostMessage } from '../../boundary/child-protocol.js';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
-import { descendantsOf } from '../../shared/process-tree.js';
 import { type ChildNote, ChildNoteReader } from '../channel/child-notes.js';
 import { encodeFrame } from '../channel/frames.js';
 import { type EgressDoor, routedInit } from '../network/egress.js';
-import { type CgroupSupport, ChildCgroup } from '../sandbox/memory-cgroup.js';
-import { describeExit, holdUntilExit, killGroup, letGo } from '../sandbox/process-group.js';
-import { RssWatchdog } from '../sandbox/rss-watchdog.js';
-import { childCommand, type SandboxPaths, type SandboxSupport } from '../sandbox/sandbox.js';
+import { MemoryBound } from '../sandbox/memory-bound.js';
+import { holdUntilExit, killGroup, letGo } from '../sandbox/process-group.js';
+import type { ChildEnvironment } from '../sandbox/process-tier.js';
+import { childCommand, type SandboxPaths } from '../sandbox/sandbox.js';
+import { type ChildEnd, childEndOf } from './child-end.js';
 import { StderrTail } from './stderr-tail.js';
-
-/** What this machine gives a package's process (found once per process). */
-export interface ChildEnvironment {
-  sandbox: SandboxSupport;
-  cgroups: CgroupSupport;
-}
-
-/** How a package's process ended: what its running calls answer. */
-export interface ChildEnd {
-  /**
-   * `memory`: over its memory limit; `heap`: out of V8 heap (the tool's, where it runs calls: the
-   * message then follows "the tool", `ran out of memory (heap limit 64 MB)`).
-   */
-  cause: 'memory' | 'heap' | 'crashed' | 'protocol' | 'start' | 'ended';
-  /** What the process did, to follow "the tool's process" (`was killed (SIGKILL)`). */
-  message: string;
-}
 
 export interface ChildOptions {
   /** What it is told to do; a function when that depends on what this machine gives (the sandbox). */
@@ -68,8 +51,8 @@ export class DomainChild {
   #child: ChildProcess | undefined;
   #socket: Socket | undefined;
   #stderr: StderrTail | undefined;
-  #cgroup: ChildCgroup | undefined;
-  #watchdog: RssWatchdog | undefined;
+  /** Its cgroup or its watchdog, once made (before it starts). */
+  #memory: MemoryBound | undefined;
   #greeted = false;
   #ready = false;
   #killed: ChildEnd | undefined;
@@ -108,7 +91,7 @@ export class DomainChild {
   /** A process running calls keeps the host alive and is watched closely; an idle one neither. */
   set busy(busy: boolean) {
     this.#busy = busy;
-    if (this.#watchdog !== undefined) this.#watchdog.busy = busy;
+    if (this.#memory !== undefined) this.#memory.busy = busy;
     for (const handle of [this.#child, this.#socket, this.#stderr?.stream]) {
       if (busy) handle?.ref();
       else handle?.unref();
@@ -119,8 +102,7 @@ export class DomainChild {
   kill(end: ChildEnd): void {
     this.#killed ??= end;
     clearTimeout(this.#startTimer);
-    this.#watchdog?.stop();
-    void this.#cgroup?.killAll();
+    this.#memory?.endAll();
     // Not started (still being prepared, or its spawn failed): there is no exit to wait for.
     if (this.#child?.pid === undefined) this.#finish();
     // Exited: its group was ended then, and its pid may name another process by now.
@@ -149,15 +131,14 @@ export class DomainChild {
     }
     try {
       mkdirSync(options.paths.tmpDir, { recursive: true });
-      if (cgroups.available) {
-        const cgroup = await ChildCgroup.create(cgroups.parent, cgroups.version, options.memoryMb);
-        // Ended while it was being made: #finish has run without it, so it goes here.
-        if (this.#killed !== undefined) {
-          void cgroup.remove();
-          return;
-        }
-        this.#cgroup = cgroup;
+      const memory = await MemoryBound.create(cgroups, options.memoryMb);
+      // Ended while it was being made: #finish has run without it, so it goes here.
+      if (this.#killed !== undefined) {
+        memory.release();
+        return;
       }
+      this.#memory = memory;
+      memory.busy = this.#busy;
     } catch (error) {
       this.kill({ cause: 'start', message: `could not be prepared: ${String(error)}` });
       return;
@@ -194,7 +175,7 @@ export class DomainChild {
     this.#listen(child.stdio[3] as Socket);
     this.busy = this.#busy;
     // In its cgroup at once; what it starts before its hello (bwrap's own processes) follows then.
-    await this.#cgroup?.place([child.pid]).catch(() => {});
+    await this.#memory?.placeStarted(child.pid);
   }
 
   #listen(socket: Socket): void {
@@ -249,20 +230,10 @@ export class DomainChild {
     const pid = this.#child?.pid;
     if (pid === undefined) return;
     try {
-      await this.#cgroup?.place([pid, ...descendantsOf(pid)]);
+      await this.#memory?.hold(pid, (message) => this.kill({ cause: 'memory', message }));
     } catch (error) {
       this.kill({ cause: 'start', message: `could not be put in its memory cgroup: ${String(error)}` });
       return;
-    }
-    if (this.#cgroup === undefined && process.platform === 'linux') {
-      const limitMb = this.#options.memoryMb;
-      this.#watchdog = new RssWatchdog(pid, limitMb * 1024 * 1024, () =>
-        this.kill({
-          cause: 'memory',
-          message: `went over its memory limit (${limitMb} MB of resident memory)`,
-        }),
-      );
-      this.#watchdog.busy = this.#busy;
     }
     if (this.#killed === undefined && this.#init !== undefined) this.send(this.#init);
   }
@@ -270,13 +241,12 @@ export class DomainChild {
   #exited(code: number | null, signal: NodeJS.Signals | null): void {
     this.#exit = { code, signal };
     clearTimeout(this.#startTimer);
-    this.#watchdog?.stop();
     if (this.#child !== undefined) {
       letGo(this.#child);
       // What a tool left behind (a background job holding the channel open) goes with it.
       killGroup(this.#child);
     }
-    void this.#cgroup?.killAll();
+    this.#memory?.endAll();
     if (this.#finishOnceDrained()) return;
     setTimeout(() => {
       this.#socket?.destroy();
@@ -296,24 +266,15 @@ export class DomainChild {
   #finish(): void {
     if (this.#ended) return;
     this.#ended = true;
-    const limitMb = this.#options.memoryMb;
-    let end: ChildEnd;
-    if (this.#cgroup?.oomKilled() === true) {
-      end = { cause: 'memory', message: `ran out of memory (limit ${limitMb} MB)` };
-    } else if (this.#killed === undefined && this.#stderr?.ranOutOfHeap === true) {
-      const { heapMb } = this.#options;
-      end = {
-        cause: 'heap',
-        message: `ran out of memory${heapMb === undefined ? '' : ` (heap limit ${heapMb} MB)`}`,
-      };
-    } else if (this.#killed !== undefined) {
-      end = this.#killed;
-    } else {
-      const { code = null, signal = null } = this.#exit ?? {};
-      end = { cause: 'crashed', message: describeExit(code, signal) };
-    }
-    const cgroup = this.#cgroup;
-    if (cgroup !== undefined) void cgroup.killAll().then(() => cgroup.remove());
+    const end = childEndOf({
+      oomKilled: this.#memory?.oomKilled === true,
+      ranOutOfHeap: this.#stderr?.ranOutOfHeap === true,
+      killed: this.#killed,
+      exit: this.#exit,
+      memoryMb: this.#options.memoryMb,
+      heapMb: this.#options.heapMb,
+    });
+    this.#memory?.release();
     try {
       this.#options.onEnd(end);
     } catch {

@@ -7,8 +7,10 @@
 import type { PoolLimits } from '../../calls/pool-workers.js';
 import type { ChildNote } from '../channel/child-notes.js';
 import type { PackageEgress } from '../network/egress.js';
+import type { ChildEnvironment } from '../sandbox/process-tier.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
-import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
+import { DomainChild } from './domain-child.js';
 import type { ProcessCall } from './process-call.js';
 import { callProcessFlags } from './process-flags.js';
 import type { ProcessSpares } from './spares.js';

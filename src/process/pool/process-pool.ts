@@ -8,14 +8,16 @@
  * bytes, and when it dies, however it dies, its call answers (`TOOL_OUT_OF_MEMORY` when it ran out
  * of heap or over its memory limit, `TOOL_CRASHED` otherwise). The next call takes another process.
  * An idle process ends after `idleTimeoutMs`, or sooner when the budget needs its place for another
- * package (the one idle longest first).
+ * package (the one idle longest first): which process does what is pool-lives.ts's.
  */
 import type { CallTask } from '../../boundary/protocol.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { BudgetMember, NextStart } from '../../calls/budget-member.js';
 import { WorkerBudget } from '../../calls/worker-budget.js';
 import type { CallPool, PoolCallHooks } from '../../calls/worker-pool.js';
-import type { ChildEnd } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
+import { withGrantHint } from './grant-hint.js';
+import { PoolLives } from './pool-lives.js';
 import { type Live, type LiveOptions, newLive, startLive } from './pool-process.js';
 import { ProcessCall } from './process-call.js';
 import { answerFor, SentCalls } from './sent-calls.js';
@@ -33,10 +35,6 @@ export interface ProcessPoolOptions extends LiveOptions {
   networkGrantHint?: string;
 }
 
-/** The sentence a package process answers a failed connection with when it has no network. */
-const NO_NETWORK_REFUSAL =
-  /^the process isolation tier refused network access to ([\w.:[\]-]+) \(no network is granted to this package\)$/;
-
 const ABORTED = 'the call was aborted by its caller';
 
 export class ProcessDomainPool implements CallPool, BudgetMember {
@@ -44,8 +42,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   readonly #sent: SentCalls;
   readonly #calls = new Set<ProcessCall>();
   readonly #queue: ProcessCall[] = [];
-  /** Processes started that have not ended (those being ended too, until they are gone). */
-  readonly #lives = new Set<Live>();
+  readonly #lives: PoolLives;
   /** Drains waiting for every call to be answered and given back. */
   readonly #drained: Array<() => void> = [];
   /** Waiting for every process to be gone. */
@@ -57,6 +54,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
 
   constructor(options: ProcessPoolOptions) {
     this.#options = options;
+    this.#lives = new PoolLives(options.limits.idleTimeoutMs);
     this.#budget = options.budget ?? new WorkerBudget(Number.POSITIVE_INFINITY);
     this.source = options.source ?? '';
     this.#sent = new SentCalls({
@@ -65,7 +63,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
       timeoutGraceMs: options.limits.timeoutGraceMs,
       call: options.limits.call,
       onGivenBack: (live) => {
-        this.#rest(live);
+        this.#lives.rest(live);
         this.#pump();
       },
     });
@@ -83,26 +81,20 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   }
 
   get ending(): number {
-    let count = 0;
-    for (const live of this.#lives) if (live.child.ending) count += 1;
-    return count;
+    return this.#lives.ending;
   }
 
   get idle(): number {
-    let count = 0;
-    for (const live of this.#lives) if (isIdle(live)) count += 1;
-    return count;
+    return this.#lives.idle;
   }
 
   get resting(): boolean {
-    for (const live of this.#lives) if (live.holding !== undefined || live.first !== undefined) return false;
-    return true;
+    return this.#lives.resting;
   }
 
   nextStart(): NextStart {
-    if (this.#idle('shortest') !== undefined) return 'now';
-    // One starting for a call that no longer wants it is free the moment it is ready.
-    if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return 'wait';
+    if (this.#lives.idlest('shortest') !== undefined) return 'now';
+    if (!this.#mayStartAnother()) return 'wait';
     const { spares, egress, limits, paths } = this.#options;
     // A package held to hosts gets its proxy bound when its process starts: no spare has it.
     return egress === undefined && spares?.fits(limits, paths) === true ? 'spare' : 'place';
@@ -111,18 +103,18 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
   /** Sends the next waiting call to an idle process, or starts the process it will run on. */
   startNext(): boolean {
     if (this.queued === 0) return false;
-    const idle = this.#idle('shortest');
+    const idle = this.#lives.idlest('shortest');
     if (idle !== undefined) {
       this.#dispatchTo(idle, this.#queue.shift() as ProcessCall);
       return true;
     }
-    if (this.#starting() !== undefined || this.#working() >= this.#options.limits.maxThreads) return false;
+    if (!this.#mayStartAnother()) return false;
     this.#spawn(this.#queue.shift() as ProcessCall);
     return true;
   }
 
   endIdle(): boolean {
-    const live = this.#idle('longest');
+    const live = this.#lives.idlest('longest');
     if (live === undefined) return false;
     live.child.kill({ cause: 'ended', message: 'was ended to make room for another package' });
     return true;
@@ -137,11 +129,11 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
         onProgress: hooks.onProgress,
         onLogs: hooks.onLogs,
         maxLogChars: this.#options.limits.call.maxLogChars,
-        resolve: (reply) => resolve(this.#withGrantHint(reply)),
+        resolve: (reply) => resolve(withGrantHint(reply, this.#options.networkGrantHint)),
         onAnswered: () => {
           hooks.signal?.removeEventListener('abort', onCallerAbort);
           this.#calls.delete(call);
-          const live = this.#holder(call);
+          const live = this.#lives.holder(call);
           if (live !== undefined) this.#sent.awaitRelease(live, call);
           // Answered before the process started for it was ready: that process is free once it is.
           for (const starting of this.#lives) if (starting.first === call) starting.first = undefined;
@@ -195,20 +187,10 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     });
   }
 
-  /** A refused connection's answer, with what would grant it (see `networkGrantHint`). */
-  #withGrantHint(reply: PoolReply): PoolReply {
-    const hint = this.#options.networkGrantHint;
-    if (hint === undefined || reply.ok || reply.error.code !== 'TOOL_ACCESS_DENIED') return reply;
-    const where = NO_NETWORK_REFUSAL.exec(reply.error.message)?.[1];
-    if (where === undefined) return reply;
-    const message = `${reply.error.message.slice(0, -')'.length)}: ${hint.replaceAll('<host>', where)})`;
-    return { ...reply, error: { ...reply.error, message } };
-  }
-
   /** The caller gave up on `call`: it answers, and the process running it is ended (as a worker is). */
   #abort(call: ProcessCall): void {
     call.answer(failure('CALL_ABORTED', ABORTED));
-    this.#holder(call)?.child.kill({ cause: 'ended', message: 'was ended: its call was aborted' });
+    this.#lives.holder(call)?.child.kill({ cause: 'ended', message: 'was ended: its call was aborted' });
   }
 
   /** A call ran over its bytes: it answers with the limit, and its process is ended. */
@@ -216,43 +198,16 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     for (const call of this.#calls) {
       if (call.task.taskId !== taskId) continue;
       call.answer(failure('TOOL_ACCESS_DENIED', message));
-      this.#holder(call)?.child.kill({ cause: 'ended', message: 'was ended: its call ran over its bytes' });
+      this.#lives
+        .holder(call)
+        ?.child.kill({ cause: 'ended', message: 'was ended: its call ran over its bytes' });
       return;
     }
   }
 
-  /** The process that holds `call` (sent it, and not given it back), if any. */
-  #holder(call: ProcessCall): Live | undefined {
-    for (const live of this.#lives) if (live.holding === call) return live;
-    return undefined;
-  }
-
-  /**
-   * Of the processes with nothing to do, the one idle longest (the first to end) or the shortest time
-   * (the next call's, so that a pool busier a while ago than now lets its other processes reach
-   * `idleTimeoutMs`).
-   */
-  #idle(which: 'longest' | 'shortest'): Live | undefined {
-    const sign = which === 'longest' ? 1 : -1;
-    let found: Live | undefined;
-    for (const live of this.#lives) {
-      if (isIdle(live) && (found === undefined || sign * (found.idleSince - live.idleSince) > 0))
-        found = live;
-    }
-    return found;
-  }
-
-  /** A process starting for a call that was answered before it was ready. */
-  #starting(): Live | undefined {
-    for (const live of this.#lives) {
-      if (!live.ready && !live.child.ending && live.first === undefined) return live;
-    }
-    return undefined;
-  }
-
-  /** Processes not being ended. */
-  #working(): number {
-    return this.#lives.size - this.ending;
+  /** Under `maxThreads`, and none starting for a call that no longer wants it (that one is free once ready). */
+  #mayStartAnother(): boolean {
+    return this.#lives.starting() === undefined && this.#lives.working < this.#options.limits.maxThreads;
   }
 
   /**
@@ -270,19 +225,6 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     clearTimeout(live.idleTimer);
     live.child.busy = true;
     this.#sent.send(live, call);
-  }
-
-  /** `live` has nothing to do: it is ended after `idleTimeoutMs` unless a call comes first. */
-  #rest(live: Live): void {
-    if (!isIdle(live)) return;
-    live.idleSince = performance.now();
-    live.child.busy = false;
-    clearTimeout(live.idleTimer);
-    live.idleTimer = setTimeout(
-      () => live.child.kill({ cause: 'ended', message: 'was idle' }),
-      this.#options.limits.idleTimeoutMs,
-    );
-    live.idleTimer.unref();
   }
 
   /** Nothing waits: spares taken are made again, and drains finish. */
@@ -310,7 +252,7 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
         const call = live.first;
         live.first = undefined;
         if (call !== undefined && !call.answered) this.#dispatchTo(live, call);
-        else this.#rest(live);
+        else this.#lives.rest(live);
         this.#pump();
       },
       onNote: (note) => this.#sent.note(live, note),
@@ -338,9 +280,4 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     if (this.#lives.size === 0) for (const resolve of this.#gone.splice(0)) resolve();
     this.#pump();
   }
-}
-
-/** Ready, holding no call and waiting for none, not being ended. */
-function isIdle(live: Live): boolean {
-  return live.ready && live.holding === undefined && live.first === undefined && !live.child.ending;
 }

@@ -9,8 +9,10 @@
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
 import type { ReadOutcome } from '../../boundary/protocol.js';
 import { CLOSED_OUTCOME } from '../../declaration/read-worker.js';
+import type { ChildEnvironment } from '../sandbox/process-tier.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
-import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
+import { DomainChild } from './domain-child.js';
 
 export interface ProcessReadsOptions {
   paths: SandboxPaths;

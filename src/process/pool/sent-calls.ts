@@ -10,7 +10,7 @@ import { type CallSettings, callTmpDir, FAULT_CODES } from '../../boundary/proto
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { ChildNote } from '../channel/child-notes.js';
 import type { PackageEgress } from '../network/egress.js';
-import type { ChildEnd } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
 import type { Live } from './pool-process.js';
 import type { ProcessCall } from './process-call.js';
 

@@ -10,8 +10,10 @@ import { join, relative } from 'node:path';
 import type { ReplyLimits } from '../../boundary/parse-call-reply.js';
 import type { PoolLimits } from '../../calls/pool-workers.js';
 import type { ChildNote } from '../channel/child-notes.js';
+import type { ChildEnvironment } from '../sandbox/process-tier.js';
 import type { SandboxPaths } from '../sandbox/sandbox.js';
-import { type ChildEnd, type ChildEnvironment, DomainChild } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
+import { DomainChild } from './domain-child.js';
 import { callProcessFlags } from './process-flags.js';
 
 /** What a spare's owner hears from it: the spares', then a pool's once one has taken it. */

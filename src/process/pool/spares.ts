@@ -25,8 +25,10 @@ import type { BudgetMember, NextStart } from '../../calls/budget-member.js';
 import type { PoolLimits } from '../../calls/pool-workers.js';
 import { WorkerBudget } from '../../calls/worker-budget.js';
 import { isWithin } from '../../shared/paths.js';
+import type { ChildEnvironment } from '../sandbox/process-tier.js';
 import { codePaths, type SandboxPaths } from '../sandbox/sandbox.js';
-import type { ChildEnd, ChildEnvironment, DomainChild } from './domain-child.js';
+import type { ChildEnd } from './child-end.js';
+import type { DomainChild } from './domain-child.js';
 import { mirrorSnapshot } from './spare-mirror.js';
 import { limitsKey, type Spare, type SpareHandlers, startSpare } from './spare-process.js';
 

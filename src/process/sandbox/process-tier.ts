@@ -20,10 +20,15 @@ import {
   type NetworkGrant,
   networkGrant,
 } from '../network/grant.js';
-import type { ChildEnvironment } from '../pool/domain-child.js';
-import { cgroupSupport } from './memory-cgroup.js';
+import { type CgroupSupport, cgroupSupport } from './memory-cgroup.js';
 import { BUSY_INTERVAL_MS } from './rss-watchdog.js';
-import { sandboxSupport } from './sandbox.js';
+import { type SandboxSupport, sandboxSupport } from './sandbox.js';
+
+/** What this machine gives a package's process (found once per process). */
+export interface ChildEnvironment {
+  sandbox: SandboxSupport;
+  cgroups: CgroupSupport;
+}
 
 /** How the host's notice of what the tier lacks begins. */
 const PROCESS_TIER_NOTICE = 'process isolation here runs without';
