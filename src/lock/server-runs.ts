@@ -14,6 +14,12 @@ import type { JsonValue } from '../boundary/tool-contract.js';
 import { digestOf } from './canonical.js';
 import { declarationDifference, type LockDifference } from './difference.js';
 
+/**
+ * The most files one server's package folders may hold for the digest of what it runs (a real
+ * closure has a few thousand): past that, its tools can't be pinned.
+ */
+export const MAX_SERVER_FILES = 100_000;
+
 /** A server's grants as its config gave them (paths inside the config's folder as `./…`). */
 export interface ServerGrants {
   read: string[];

@@ -5,8 +5,12 @@
 import type { PinnableModule, UnpinnableModule } from '../lock/pin.js';
 import type { Pins } from '../lock/pins.js';
 import { lockedBindings } from '../lock/secret-bindings.js';
-import { serverRunsDigest } from '../lock/server-runs.js';
+import { MAX_SERVER_FILES, serverRunsDigest } from '../lock/server-runs.js';
 import type { ModuleRecord, ModuleStatus, PinCheck, SourceVersion } from './generation.js';
+
+/** Why a server's tool can't be pinned when what its server runs could not be digested. */
+const UNDIGESTED_SERVER = `what its MCP server runs could not be digested (its package's files could not all be read, or number more than ${MAX_SERVER_FILES})`;
+const UNDIGESTED_SERVER_FIX = "check that the server's package files can be read";
 
 /** The check a generation holds every module read to under `pins`; none without a lock. */
 export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
@@ -33,7 +37,7 @@ export function pinCheckOf(pins: Pins | undefined): PinCheck | undefined {
     if (runs === undefined) {
       return {
         code: 'NOT_PINNED',
-        reason: `what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000), so the lock in ${pins.file} can't vouch for it: check that the server's package files can be read`,
+        reason: `${UNDIGESTED_SERVER}, so the lock in ${pins.file} can't vouch for it: ${UNDIGESTED_SERVER_FIX}`,
         difference: [],
       };
     }
@@ -135,8 +139,7 @@ function pinnableServerTools(
       unpinnable.push({
         ...identity,
         tool: record.read.info.name,
-        reason:
-          "what its MCP server runs could not be digested (its package's files could not all be read, or number more than 100000): check that the server's package files can be read",
+        reason: `${UNDIGESTED_SERVER}: ${UNDIGESTED_SERVER_FIX}`,
       });
       continue;
     }

@@ -12,13 +12,10 @@ import { createReadStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { digestOf } from '../../lock/canonical.js';
-import type { ServerRuns } from '../../lock/server-runs.js';
+import { MAX_SERVER_FILES, type ServerRuns } from '../../lock/server-runs.js';
 import { listTree, VCS_FOLDERS } from '../../snapshot/package-scan.js';
 import type { ServerEntry } from './config.js';
 import type { ServerPlan } from './server-sandbox.js';
-
-/** The most files one server's package folders may hold for a digest (a real closure has a few thousand). */
-const MAX_FILES = 100_000;
 
 /** What `entry`, run by `plan`, is as a lock pins it; rejects when its files can't all be counted. */
 export async function serverRunsOf(entry: ServerEntry, plan: ServerPlan): Promise<ServerRuns> {
@@ -63,7 +60,8 @@ async function filesDigest(entry: ServerEntry, plan: ServerPlan): Promise<string
     const tree = await listTree(folder, (_rel, name) => VCS_FOLDERS.has(name), AbortSignal.timeout(60_000));
     for (const item of tree) {
       // Past the bound nothing is vouched for: a file left uncounted could change unseen.
-      if (++files > MAX_FILES) throw new Error(`its package folders hold more than ${MAX_FILES} files`);
+      if (++files > MAX_SERVER_FILES)
+        throw new Error(`its package folders hold more than ${MAX_SERVER_FILES} files`);
       if (item.type === 'dir') hash.update(`d ${item.rel}\n`);
       else if (item.type === 'link') hash.update(`l ${item.rel} ${item.target}\n`);
       else if (isDependency(join(folder, item.rel)))
