@@ -191,8 +191,8 @@ describe('without --isolation', () => {
     expect(text.code).toBe(0);
     expect(text.stdout.split('\n')[0]).toBe(
       verdict.isolation.sandboxed
-        ? 'isolation: process (the strongest here): a bubblewrap sandbox per package refuses writes outside the tmpDir and ends every process a selftest starts'
-        : "isolation: process (the strongest here): a process per package under Node's permission model refuses writes outside the tmpDir and child processes",
+        ? 'isolation: process (the strongest here): a process per package, in a bubblewrap sandbox: writes outside the tmpDir are refused, and every process a selftest starts is ended with it'
+        : "isolation: process (the strongest here): a process per package, under Node's permission model with strict's grants: writes outside the tmpDir and child processes are refused",
     );
   });
 });

@@ -129,8 +129,8 @@ describe('a command that names no tier', () => {
     const lines = stderrLines(result);
     expect(lines[0]).toBe(
       PERMISSION_MODEL_USABLE
-        ? "toolhost: isolation: process, the strongest here: a process per package, under Node's permission model (no bubblewrap sandbox here: toolhost doctor says why); --isolation worker or strict runs trusted tools faster"
-        : 'toolhost: isolation: process, the strongest here: a process per package, without a sandbox (toolhost doctor says what is missing); --isolation worker or strict runs trusted tools faster',
+        ? "toolhost: isolation: process, the strongest here: a process per package, under Node's permission model with strict's grants (no bubblewrap sandbox here: toolhost doctor says why); --isolation worker or strict runs trusted tools faster"
+        : 'toolhost: isolation: process, the strongest here: a process per package, not confined (toolhost doctor says what is missing); --isolation worker or strict runs trusted tools faster',
     );
     expect(lines.filter((line) => line.includes(NO_SANDBOX_NOTICE))).toHaveLength(1);
   });

@@ -37,13 +37,12 @@ describe('the root entry as built', () => {
     for (const specifier of own) expect(specifier).toMatch(/^\.\/bundle-[\w-]+\.js$/);
   });
 
-  it('loads the tool-use loop, the process tier, its probe (finding the default tier) and MCP servers (the client) from parts of their own, on first use', async () => {
+  it('loads the tool-use loop, the process tier and MCP servers (the client) from parts of their own, on first use', async () => {
     const source = await readFile(new URL('src/index.js', dist), 'utf8');
     const lazy = [...source.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g)].map((match) => match[1] ?? '');
     expect(lazy.filter((specifier) => specifier.startsWith('.')).sort()).toEqual([
       expect.stringMatching(/^\.\/bundle-load-servers-[\w-]+\.js$/),
       expect.stringMatching(/^\.\/bundle-process-domains-[\w-]+\.js$/),
-      expect.stringMatching(/^\.\/bundle-process-tier-[\w-]+\.js$/),
       expect.stringMatching(/^\.\/bundle-run-tools-[\w-]+\.js$/),
     ]);
   });

@@ -5,7 +5,7 @@
  * one call answered; variants in turns), and the memory an active package holds (loaded and called,
  * its worker or process still up): in the worker tier all of it is the host's; in the process tier
  * it is the host's share plus its own process's PSS (the host's one ready spare apart). Also the
- * one-time probe a process pays to find the strongest tier (a trial sandbox).
+ * one-time probe a process pays to find what holds a package in it (a trial sandbox).
  */
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,8 @@ import { memoryOf, settledHostRss, settledSpare } from '../lib/process-memory.mj
 import { summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
-const { strongestTier } = await import(new URL('src/process/sandbox/process-tier.js', distUrl).href);
+const { processTierHold } = await import(new URL('src/process/sandbox/process-tier.js', distUrl).href);
+const { DEFAULT_TIER } = await import(new URL('src/calls/isolation.js', distUrl).href);
 const { descendantsOf } = await import(new URL('src/shared/process-tree.js', distUrl).href);
 const args = { text: 'hello' };
 /** The variants: the worker tier by name, and the default (no `isolation`). */
@@ -44,8 +45,13 @@ async function called(host, { tool }, variant) {
 
 // 0. The probe: once per process, before anything else has looked.
 let started = performance.now();
-const strongest = await strongestTier();
+const hold = await processTierHold();
 const probeMs = performance.now() - started;
+const strongest = {
+  tier: DEFAULT_TIER,
+  sandboxed: hold === 'sandbox',
+  permissionModel: hold === 'permission-model',
+};
 log(`default tier: ${strongest.tier}${strongest.sandboxed ? ' in bubblewrap' : ' without a sandbox'}`);
 
 // 1. The first call: a fresh host and a fresh package, to its first answer.

@@ -1,8 +1,9 @@
 /**
  * Isolation tiers: how a trust domain's workers are started.
  *
- * The default is the strongest tier the machine has: `process` (see `strongestTier` in
- * src/process/sandbox/process-tier.ts); the thread tiers are chosen by name, for code the host trusts more.
+ * The default is the strongest tier, on every machine: `process` ({@link DEFAULT_TIER}; what holds a
+ * package in it here is `processTierHold` in src/process/sandbox/process-tier.ts); the thread tiers
+ * are chosen by name, for code the host trusts more.
  *
  * - `worker`: worker threads with heap, time and environment bounds and in-process
  *   hardening. A tool can still read and write any file the host can, spawn processes and start
@@ -36,6 +37,12 @@ import { isWithin } from '../shared/paths.js';
 export type IsolationTier = 'worker' | 'strict' | 'process';
 
 export const ISOLATION_TIERS: readonly IsolationTier[] = ['worker', 'strict', 'process'];
+
+/**
+ * The tier of a host and a command that name none: the strongest, on every machine, since a process
+ * per package is the boundary against a hostile tool (the thread tiers share the host's process).
+ */
+export const DEFAULT_TIER: IsolationTier = 'process';
 
 export interface DomainPaths {
   /** The package folder, or the single module file (real paths, as `host.load` resolved them). */

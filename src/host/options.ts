@@ -65,9 +65,9 @@ export interface ToolHostOptions {
   maxConcurrentSelftests?: number;
   /**
    * How tool workers are isolated; `load(path, { isolation })` overrides it per package. The
-   * default is the strongest tier this machine has, found at the first load: `'process'` (a process
-   * per package), in a bubblewrap sandbox where bubblewrap works, else under Node's permission model
-   * with strict's grants. `host.status()` says which tier each package got. Name `'worker'` or
+   * default is the strongest tier, on every machine: `'process'` (a process per package), in a
+   * bubblewrap sandbox where bubblewrap works, else under Node's permission model with strict's
+   * grants. `host.status()` says which tier each package got. Name `'worker'` or
    * `'strict'` for code the host trusts more (they start faster and use less memory).
    * @default the strongest this machine has: 'process'
    */

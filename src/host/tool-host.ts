@@ -18,7 +18,7 @@ import { escapeControl, truncate } from '../boundary/sanitize.js';
 import type { WorkerBudgetEvent } from '../calls/budget-member.js';
 import { DomainPools } from '../calls/domain-pools.js';
 import { invokeTool } from '../calls/invoke.js';
-import type { IsolationTier } from '../calls/isolation.js';
+import { DEFAULT_TIER } from '../calls/isolation.js';
 import { runSelftests } from '../calls/selftests.js';
 import { WorkerFlags } from '../calls/worker-flags.js';
 import type { ToolInfo } from '../declaration/check.js';
@@ -69,8 +69,6 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   readonly #closing = new AbortController();
   /** Stops watching the lock file. */
   readonly #unwatchLock: () => void;
-  /** The tier of a load that names none and a host that named none: found once, at the first such load. */
-  #strongest: Promise<IsolationTier> | undefined;
 
   constructor(options: ToolHostOptions = {}) {
     super();
@@ -154,16 +152,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async load(path: string, options: LoadOptions = {}): Promise<LoadReport> {
     this.#assertOpen();
     if (options.isolation !== undefined) expectTier('isolation', options.isolation);
-    const tier = options.isolation ?? this.#settings.isolation ?? (await this.#strongestTier());
-    return loadSource(this.#loading, path, tier);
-  }
-
-  #strongestTier(): Promise<IsolationTier> {
-    // Imported when first needed: the process tier's code loads Node's socket stack.
-    this.#strongest ??= import('../process/sandbox/process-tier.js')
-      .then(({ strongestTier }) => strongestTier())
-      .then((found) => found.tier);
-    return this.#strongest;
+    return loadSource(this.#loading, path, options.isolation ?? this.#settings.isolation ?? DEFAULT_TIER);
   }
 
   /**

@@ -5,14 +5,16 @@
  */
 
 import { ToolHostError } from '../../boundary/errors.js';
+import { DEFAULT_TIER } from '../../calls/isolation.js';
 import { isNetworkNotice } from '../../calls/worker-flags.js';
 import type { LoadReport } from '../../host/events.js';
 import type { ToolHostOptions } from '../../host/options.js';
 import { ToolHost } from '../../host/tool-host.js';
 import {
+  describeHold,
   isProcessTierNotice,
-  type StrongestTier,
-  strongestTier,
+  type ProcessTierHold,
+  processTierHold,
 } from '../../process/sandbox/process-tier.js';
 import type { ModuleStatus } from '../../registry/generation.js';
 import type { Logger } from '../../shared/logger.js';
@@ -66,9 +68,10 @@ export function hostOptions(
 }
 
 /**
- * The command's host. Without `--isolation` it runs the strongest tier this machine has, found
- * before the host is built and said once on stderr (never on stdout, which may carry `--json` or
- * the MCP channel): the user learns which boundary holds, and the flag that chooses another.
+ * The command's host. Without `--isolation` it runs the default tier, the strongest; what holds a
+ * package in it here is found before the host is built and said once on stderr (never on stdout,
+ * which may carry `--json` or the MCP channel): the user learns which boundary holds, and the flag
+ * that chooses another.
  */
 export async function createHost(
   args: HostArgs & Partial<DataDirArgs> & { command: CommandName },
@@ -77,19 +80,17 @@ export async function createHost(
 ): Promise<ToolHost> {
   const options = hostOptions(args, stderr, setup);
   if (options.isolation !== undefined) return new ToolHost(options);
-  const strongest = await strongestTier();
-  writeMessage(stderr, messages.isolationDefault(strongest.tier, tierHolds(strongest)));
-  return new ToolHost({ ...options, isolation: strongest.tier });
+  const hold = await processTierHold();
+  writeMessage(stderr, messages.isolationDefault(DEFAULT_TIER, `${describeHold(hold)}${DOCTOR_HINTS[hold]}`));
+  return new ToolHost({ ...options, isolation: DEFAULT_TIER });
 }
 
-/** What holds a package in the strongest tier here, as the line that names it says. */
-function tierHolds(strongest: StrongestTier): string {
-  if (strongest.sandboxed) return 'a process per package, in a bubblewrap sandbox';
-  if (strongest.permissionModel) {
-    return "a process per package, under Node's permission model (no bubblewrap sandbox here: toolhost doctor says why)";
-  }
-  return 'a process per package, without a sandbox (toolhost doctor says what is missing)';
-}
+/** Where the default tier holds less than it can, what the line that names it adds. */
+const DOCTOR_HINTS: Record<ProcessTierHold, string> = {
+  sandbox: '',
+  'permission-model': ' (no bubblewrap sandbox here: toolhost doctor says why)',
+  none: ' (toolhost doctor says what is missing)',
+};
 
 /** A path as the user typed it, and the path to load (the same, or made absolute before a chdir). */
 export interface SourcePath {

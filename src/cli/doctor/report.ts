@@ -3,8 +3,18 @@
  * The verdict is about the default tier: on Linux it runs at full strength only in bubblewrap's
  * sandbox; elsewhere (no bubblewrap there) under Node's permission model.
  */
-import { type IsolationTier, PERMISSION_MODEL_USABLE, strictTierGaps } from '../../calls/isolation.js';
-import { processEnvironment, processTierGaps, strongestTier } from '../../process/sandbox/process-tier.js';
+import {
+  DEFAULT_TIER,
+  type IsolationTier,
+  PERMISSION_MODEL_USABLE,
+  strictTierGaps,
+} from '../../calls/isolation.js';
+import {
+  describeHold,
+  processEnvironment,
+  processTierGaps,
+  processTierHold,
+} from '../../process/sandbox/process-tier.js';
 import { cgroupCheck } from './cgroup-check.js';
 import type { DoctorCheck } from './check.js';
 import { egressCheck } from './egress-check.js';
@@ -35,26 +45,22 @@ export interface DoctorReport {
 }
 
 export async function doctorReport(env: NodeJS.ProcessEnv): Promise<DoctorReport> {
-  const strongest = await strongestTier();
+  const hold = await processTierHold();
+  const sandboxed = hold === 'sandbox';
   const environment = await processEnvironment();
   const checks = [
     ...(await sandboxChecks()),
     await cgroupCheck(),
     ...nodeChecks(),
     await storeCheck(env),
-    await egressCheck(strongest.sandboxed),
+    await egressCheck(sandboxed),
   ];
-  const processHolds = strongest.sandboxed
-    ? 'a process per package, in a bubblewrap sandbox'
-    : strongest.permissionModel
-      ? "a process per package, under Node's permission model with strict's grants"
-      : 'a process per package, not confined: it reads and writes what the host can';
   const tiers: TierReport[] = [
     {
       tier: 'process',
       default: true,
       runs: true,
-      holds: processHolds,
+      holds: describeHold(hold),
       lacks: processTierGaps(environment),
     },
     {
@@ -74,16 +80,12 @@ export async function doctorReport(env: NodeJS.ProcessEnv): Promise<DoctorReport
       lacks: [],
     },
   ];
-  const ok = process.platform === 'linux' ? strongest.sandboxed : strongest.permissionModel;
+  const ok = process.platform === 'linux' ? sandboxed : hold === 'permission-model';
   return {
     ok,
     node: process.version,
     platform: `${process.platform} ${process.arch}`,
-    defaultTier: {
-      tier: strongest.tier,
-      sandboxed: strongest.sandboxed,
-      permissionModel: strongest.permissionModel,
-    },
+    defaultTier: { tier: DEFAULT_TIER, sandboxed, permissionModel: hold === 'permission-model' },
     tiers,
     checks,
   };

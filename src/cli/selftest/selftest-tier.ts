@@ -6,8 +6,13 @@
  * namespace, ended with it); else under Node's permission model (writes outside the tmpDir and
  * child processes refused); else, on a Node too old for it, where writes are only detected.
  */
-import { type IsolationTier, PERMISSION_MODEL_USABLE } from '../../calls/isolation.js';
-import { processTierSandboxed, strongestTier } from '../../process/sandbox/process-tier.js';
+import { DEFAULT_TIER, type IsolationTier } from '../../calls/isolation.js';
+import {
+  describeHold,
+  holdOf,
+  type ProcessTierHold,
+  processTierSandboxed,
+} from '../../process/sandbox/process-tier.js';
 
 export interface SelftestTier {
   tier: IsolationTier;
@@ -24,27 +29,33 @@ export interface SelftestTier {
 }
 
 export async function selftestTier(requested: IsolationTier | undefined): Promise<SelftestTier> {
-  if (requested === undefined) {
-    const { tier, sandboxed } = await strongestTier();
-    return { tier, sandboxed, chosen: false, watchWrites: !sandboxed };
-  }
+  const tier = requested ?? DEFAULT_TIER;
   // Probing for bubblewrap starts a trial sandbox: only when the process tier is the one.
-  const sandboxed = requested === 'process' && (await processTierSandboxed());
-  return { tier: requested, sandboxed, chosen: true, watchWrites: !sandboxed };
+  const sandboxed = tier === 'process' && (await processTierSandboxed());
+  return { tier, sandboxed, chosen: requested !== undefined, watchWrites: !sandboxed };
 }
 
-const WHAT_HOLDS: Record<string, string> = {
-  sandboxed:
-    'a bubblewrap sandbox per package refuses writes outside the tmpDir and ends every process a selftest starts',
-  process: PERMISSION_MODEL_USABLE
-    ? "a process per package under Node's permission model refuses writes outside the tmpDir and child processes"
-    : 'a process per package, without a sandbox: writes outside the tmpDir are looked for, not refused',
+/** What a selftest's verdict rests on in the process tier, after what holds the package there. */
+const PROCESS_TIER_REFUSES: Record<ProcessTierHold, string> = {
+  sandbox: 'writes outside the tmpDir are refused, and every process a selftest starts is ended with it',
+  'permission-model': 'writes outside the tmpDir and child processes are refused',
+  none: 'writes outside the tmpDir are looked for, not refused',
+};
+
+const THREAD_TIERS_HOLD: Record<Exclude<IsolationTier, 'process'>, string> = {
   strict: "Node's permission model refuses writes outside the tmpDir and child processes",
   worker: 'worker threads: writes outside the tmpDir are looked for, not refused',
 };
 
-/** The run's first line: `isolation: process (the strongest here): a bubblewrap sandbox per package …`. */
+/**
+ * The run's first line: `isolation: process (the strongest here): a process per package, in a
+ * bubblewrap sandbox: writes outside the tmpDir are refused, …`.
+ */
 export function describeTier(choice: SelftestTier): string {
-  const how = WHAT_HOLDS[choice.sandboxed ? 'sandboxed' : choice.tier] ?? '';
+  const hold = holdOf(choice.sandboxed);
+  const how =
+    choice.tier === 'process'
+      ? `${describeHold(hold)}: ${PROCESS_TIER_REFUSES[hold]}`
+      : THREAD_TIERS_HOLD[choice.tier];
   return `isolation: ${choice.tier}${choice.chosen ? '' : ' (the strongest here)'}: ${how}`;
 }

@@ -1,16 +1,12 @@
 /**
  * What the process tier gives on this machine, found once per process (is bubblewrap there and
- * usable, can the host make memory cgroups), and what a host says about it, once: the first time
- * one of its packages starts a process, it names what the tier lacks here, and for each package
- * that asks for the network without being granted it, that it has none.
+ * usable, can the host make memory cgroups), what holds a package in it here (the one sentence
+ * every line that names it says), and what a host says about it, once: the first time one of its
+ * packages starts a process, it names what the tier lacks here, and for each package that asks for
+ * the network without being granted it, that it has none.
  */
 
-import {
-  type IsolationTier,
-  NETWORK_GAP,
-  PERMISSION_MODEL_USABLE,
-  STRICT_DENIES_NETWORK,
-} from '../../calls/isolation.js';
+import { NETWORK_GAP, PERMISSION_MODEL_USABLE, STRICT_DENIES_NETWORK } from '../../calls/isolation.js';
 import type { DomainManifest } from '../../calls/worker-flags.js';
 import type { Logger } from '../../shared/logger.js';
 import {
@@ -46,28 +42,32 @@ export async function processTierSandboxed(): Promise<boolean> {
   return (await processEnvironment()).sandbox.available;
 }
 
-/** The strongest isolation tier this machine runs, and whether bubblewrap sandboxes it. */
-export interface StrongestTier {
-  tier: IsolationTier;
-  /** Whether the process tier runs in a bubblewrap sandbox here. */
-  sandboxed: boolean;
-  /**
-   * Whether, without a sandbox, the package processes run under Node's permission model with
-   * strict's grants (a Node whose permission model covers WASI, 20.16 and later).
-   */
-  permissionModel: boolean;
+/**
+ * What holds a package in the process tier here: a bubblewrap sandbox, else Node's permission model
+ * with strict's grants (a Node whose permission model covers WASI, 20.16 and later), else nothing.
+ */
+export type ProcessTierHold = 'sandbox' | 'permission-model' | 'none';
+
+/** What holds a package in the process tier, on a machine where bubblewrap does (`sandboxed`) or doesn't. */
+export function holdOf(sandboxed: boolean): ProcessTierHold {
+  if (sandboxed) return 'sandbox';
+  return PERMISSION_MODEL_USABLE ? 'permission-model' : 'none';
 }
 
 /**
- * The strongest isolation tier this machine runs, the default of every host and command: always
- * the process tier (a process per package is the boundary against a hostile tool; the thread tiers
- * share the host's process), in a bubblewrap sandbox where bubblewrap works here, else under
- * Node's permission model with strict's grants (see process-domains.ts). Found once per process:
- * the first ask starts a trial sandbox.
+ * What holds a package in the default tier, the process tier (`DEFAULT_TIER`), on this machine.
+ * Found once per process: the first ask starts a trial sandbox.
  */
-export async function strongestTier(): Promise<StrongestTier> {
-  const sandboxed = await processTierSandboxed();
-  return { tier: 'process', sandboxed, permissionModel: !sandboxed && PERMISSION_MODEL_USABLE };
+export async function processTierHold(): Promise<ProcessTierHold> {
+  return holdOf(await processTierSandboxed());
+}
+
+/** What holds a package in the process tier, as every line that names it says it. */
+export function describeHold(hold: ProcessTierHold): string {
+  if (hold === 'sandbox') return 'a process per package, in a bubblewrap sandbox';
+  if (hold === 'permission-model')
+    return "a process per package, under Node's permission model with strict's grants";
+  return 'a process per package, not confined';
 }
 
 let environment: Promise<ChildEnvironment> | undefined;
