@@ -11,6 +11,7 @@ function isIdle(live: Live): boolean {
   return live.ready && live.holding === undefined && live.first === undefined && !live.child.ending;
 }
 
+/** The processes of one pool, started and not yet gone; iterating gives each one. */
 export class PoolLives implements Iterable<Live> {
   /** Processes started that have not ended (those being ended too, until they are gone). */
   readonly #lives = new Set<Live>();

@@ -7,6 +7,7 @@ import { descendantsOf } from '../../shared/process-tree.js';
 import { type CgroupSupport, ChildCgroup } from './memory-cgroup.js';
 import { RssWatchdog } from './rss-watchdog.js';
 
+/** What holds one package process to its memory limit, made before the process starts. */
 export class MemoryBound {
   readonly #cgroup: ChildCgroup | undefined;
   readonly #memoryMb: number;
