@@ -46,6 +46,7 @@ describe('an MCP client config', () => {
         read: [join(work.path, 'data')],
         write: [join(work.path, 'data/out')],
         net: false,
+        secrets: [],
         allowEnv: ['GITHUB_TOKEN'],
         timeoutMs: 1234,
         prefix: 'fs',
@@ -63,7 +64,13 @@ describe('an MCP client config', () => {
       nocommand: { args: [] },
       badargs: { command: 'node', args: 'x' },
       badenv: { command: 'node', env: { A: 1 } },
-      unknown: { command: 'node', toolhost: { secrets: {} } },
+      unknown: { command: 'node', toolhost: { sandbox: {} } },
+      emptysecret: { command: 'node', toolhost: { net: ['api.example.com'], secrets: { TOKEN: [] } } },
+      wildsecret: { command: 'node', toolhost: { net: true, secrets: { TOKEN: ['*.example.com'] } } },
+      allowedsecret: {
+        command: 'node',
+        toolhost: { net: ['api.example.com'], secrets: { TOKEN: ['api.example.com'] }, allowEnv: ['TOKEN'] },
+      },
       missing: { command: 'node', toolhost: { read: ['./nope'] } },
       badprefix: { command: 'node', toolhost: { prefix: 'has space' } },
       badtimeout: { command: 'node', toolhost: { timeoutMs: -5 } },
@@ -82,7 +89,13 @@ describe('an MCP client config', () => {
       badargs: 'badargs: "args" must be a list of strings',
       badenv: 'badenv: "env" must be an object of string values',
       unknown:
-        'unknown: "toolhost" has an unknown key "secrets" (it takes read, write, net, allowEnv, timeoutMs, prefix)',
+        'unknown: "toolhost" has an unknown key "sandbox" (it takes read, write, net, secrets, allowEnv, timeoutMs, prefix)',
+      emptysecret:
+        'emptysecret: "toolhost.secrets" is refused: secret TOKEN is not bound to a list of 1 to 32 hosts',
+      wildsecret:
+        'wildsecret: "toolhost.secrets" is refused: secret TOKEN\'s host "*.example.com" is a wildcard: a secret is bound to exact hosts',
+      allowedsecret:
+        'allowedsecret: secret TOKEN is bound in "toolhost.secrets" and also set by "toolhost.allowEnv", which would hand the server its value: remove it from there',
       missing: `missing: "toolhost.read" names ${join(work.path, 'nope')}, which does not exist (create it, or remove it from the grant)`,
       badprefix: 'badprefix: "toolhost.prefix" must match ^[a-zA-Z0-9_-]{1,32}$',
       badtimeout: 'badtimeout: "toolhost.timeoutMs" must be a positive integer of milliseconds, got -5',

@@ -2,6 +2,7 @@
 import { join } from 'node:path';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../declaration/check.js';
 import type { ServersLoading } from '../mcp/servers/load-servers.js';
+import type { NetworkEvent } from '../process/network/egress.js';
 import type { Settings } from './settings.js';
 
 /** The most processes and threads one server's sandbox may hold at once. */
@@ -10,7 +11,12 @@ export const SERVER_MAX_PIDS = 512;
 export const SERVER_MAX_TOOLS = 1000;
 export const SERVER_MAX_LIST_PAGES = 64;
 
-export function serverSettings(settings: Settings): ServersLoading['serverSettings'] {
+/** `onNetwork` hears each connection a server's egress proxy allowed or refused. */
+export function serverSettings(
+  settings: Settings,
+  onNetwork: (event: NetworkEvent) => void,
+): ServersLoading['serverSettings'] {
+  const { network } = settings;
   return {
     logger: settings.logger,
     tmpRoot: join(settings.tmpRoot, 'servers'),
@@ -27,5 +33,17 @@ export function serverSettings(settings: Settings): ServersLoading['serverSettin
     clock: settings.clock,
     // Under a lock a server's tools are judged with what it runs, so that is digested at every start.
     recordRuns: settings.lockFile !== undefined,
+    egress: {
+      limits: {
+        maxConnections: network.maxConnections,
+        maxBytesPerConnection: network.maxBytesPerConnection,
+        maxBytesPerCall: network.maxBytesPerCall,
+        idleTimeoutMs: network.idleTimeoutMs,
+      },
+      testHosts: network.testHosts,
+      trustCertificates: network.trustCertificates,
+      onNetwork,
+    },
+    secretValues: settings.secretValues,
   };
 }

@@ -129,7 +129,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
         }),
       networkOf: ({ packageName, permissions }) =>
         grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
-      serverSettings: serverSettings(settings),
+      serverSettings: serverSettings(settings, (event) => this.#networkCounts.record(event)),
       adoptServers: (servers) => this.#pools.adoptServers(servers),
     };
     this.#served = new ServedSources({

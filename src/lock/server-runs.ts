@@ -9,10 +9,16 @@
  *             "grants": { "allowEnv": [], "net": false, "prefix": null, "read": ["./data"],
  *                         "timeoutMs": null, "write": [] } }
  * ```
+ *
+ * A server that binds secrets has `grants.secrets` too: each secret's name and the hosts it is bound
+ * to, never a value (`"secrets": { "GITHUB_TOKEN": ["api.github.com"] }`); a changed binding is
+ * named `server.grants.secrets.GITHUB_TOKEN`. One that binds none has no `secrets` key, so a lock
+ * written before servers could bind them still holds.
  */
 import type { JsonValue } from '../boundary/tool-contract.js';
 import { digestOf } from './canonical.js';
 import { declarationDifference, type LockDifference } from './difference.js';
+import { checkLockedBindings } from './secret-bindings.js';
 
 /**
  * The most files one server's package folders may hold for the digest of what it runs (a real
@@ -28,6 +34,8 @@ export interface ServerGrants {
   allowEnv: string[];
   prefix: string | null;
   timeoutMs: number | null;
+  /** Secret name to the hosts it is bound to, as the config wrote them; absent when it binds none. */
+  secrets?: Record<string, string[]>;
 }
 
 /** What one server runs: pinned with each of its tools. */
@@ -70,9 +78,13 @@ export function serverRunsProblem(value: unknown): string | undefined {
     return 'its "server.env" is not an object of sha256 digests';
   if (typeof files !== 'string' || !DIGEST.test(files)) return 'its "server.files" is not a sha256 digest';
   if (!isRecord(grants)) return 'its "server.grants" is not an object';
-  const keys = Object.keys(grants).sort();
+  const keys = Object.keys(grants)
+    .filter((key) => key !== 'secrets')
+    .sort();
   if (keys.join() !== GRANT_KEYS.join())
-    return `its "server.grants" must have exactly ${GRANT_KEYS.join(', ')}`;
+    return `its "server.grants" must have exactly ${GRANT_KEYS.join(', ')} (and secrets, when it binds any)`;
+  const secretsProblem = checkLockedBindings(grants['secrets']);
+  if (secretsProblem !== undefined) return `its "server.grants" ${secretsProblem}`;
   const { read, write, net, allowEnv, prefix, timeoutMs } = grants;
   if (!isStrings(read) || !isStrings(write) || !isStrings(allowEnv))
     return 'its "server.grants" read, write and allowEnv must be lists of strings';

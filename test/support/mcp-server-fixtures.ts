@@ -27,7 +27,8 @@ export interface ServerEntry {
   toolhost?: {
     read?: string[];
     write?: string[];
-    net?: string[];
+    net?: boolean | string[];
+    secrets?: Record<string, string[]>;
     allowEnv?: string[];
     timeoutMs?: number;
     prefix?: string;

@@ -11,6 +11,7 @@ import { MAX_TIMEOUT_MS } from '../../declaration/check.js';
 import { firstHidden } from '../../declaration/visible-text.js';
 import type { NetworkAsk } from '../../process/network/grant.js';
 import { parseNetRules } from '../../process/network/rules.js';
+import { parseSecretBindings, type SecretBinding } from '../../process/network/secrets/bindings.js';
 
 /** One stdio server of a config, its paths resolved against the config's folder. */
 export interface ServerEntry {
@@ -24,7 +25,13 @@ export interface ServerEntry {
   read: string[];
   /** Folders and files it may write (and read). */
   write: string[];
+  /** The hosts it may reach through its egress proxy (`true`: any, `false`: none). */
   net: NetworkAsk;
+  /**
+   * Its secret bindings (`"secrets": { "NAME": ["host"] }`), each host one `net` asks for: the
+   * server's environment holds a placeholder, its proxy swaps the host's granted value in.
+   */
+  secrets: readonly SecretBinding[];
   /** Names of the host's environment variables it gets. */
   allowEnv: string[];
   /** Its calls' timeout; the host's default when absent. */
@@ -47,7 +54,7 @@ const PREFIX_PATTERN = /^[a-zA-Z0-9_-]{1,32}$/;
 /** An environment variable's name. */
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 /** The keys the `toolhost` object of an entry takes. */
-const TOOLHOST_KEYS = ['read', 'write', 'net', 'allowEnv', 'timeoutMs', 'prefix'] as const;
+const TOOLHOST_KEYS = ['read', 'write', 'net', 'secrets', 'allowEnv', 'timeoutMs', 'prefix'] as const;
 
 /**
  * The config's parsed JSON when `path` is an MCP client config (a file whose top level is an object
@@ -117,6 +124,14 @@ async function parseEntry(name: string, value: unknown, folder: string): Promise
   if (env === undefined) return refuse(`${name}: "env" must be an object of string values`);
   const grants = await parseToolhost(name, value['toolhost'], folder);
   if (typeof grants === 'string') return refuse(grants);
+  // A bound secret's variable holds its placeholder: the config can't hand the server a value for it.
+  for (const { name: secret } of grants.secrets) {
+    if (Object.hasOwn(env, secret) || grants.allowEnv.includes(secret)) {
+      return refuse(
+        `${name}: secret ${secret} is bound in "toolhost.secrets" and also set by ${Object.hasOwn(env, secret) ? '"env"' : '"toolhost.allowEnv"'}, which would hand the server its value: remove it from there`,
+      );
+    }
+  }
   return {
     ok: true,
     entry: {
@@ -130,7 +145,7 @@ async function parseEntry(name: string, value: unknown, folder: string): Promise
   };
 }
 
-type Grants = Pick<ServerEntry, 'read' | 'write' | 'net' | 'allowEnv' | 'timeoutMs' | 'prefix'>;
+type Grants = Pick<ServerEntry, 'read' | 'write' | 'net' | 'secrets' | 'allowEnv' | 'timeoutMs' | 'prefix'>;
 
 /** The entry's `toolhost` object, or why it can't be used. */
 async function parseToolhost(name: string, value: unknown, folder: string): Promise<Grants | string> {
@@ -138,6 +153,7 @@ async function parseToolhost(name: string, value: unknown, folder: string): Prom
     read: [],
     write: [],
     net: false,
+    secrets: [],
     allowEnv: [],
     timeoutMs: undefined,
     prefix: undefined,
@@ -168,6 +184,9 @@ async function parseToolhost(name: string, value: unknown, folder: string): Prom
   } else if (net !== undefined && typeof net !== 'boolean') {
     return `${name}: "toolhost.net" must be true, false or a list of hosts`;
   } else grants.net = net === true;
+  const secrets = parseSecretBindings(value['secrets'], grants.net, 'the server');
+  if (!secrets.ok) return `${name}: "toolhost.secrets" is refused: ${secrets.reason}`;
+  grants.secrets = secrets.bindings;
   const allowEnv = stringList(value['allowEnv']);
   if (allowEnv === undefined || !allowEnv.every((entry) => ENV_NAME.test(entry))) {
     return `${name}: "toolhost.allowEnv" must be a list of environment variable names`;

@@ -10,6 +10,7 @@ import { Client, type StandardSchemaV1 } from '@modelcontextprotocol/client';
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { packageVersion } from '../../cli/package-version.js';
+import type { PackageEgress } from '../../process/network/egress.js';
 import { type ServerExit, ServerProcess, type ServerProcessOptions } from './server-process.js';
 import { ServerStdioTransport } from './stdio-transport.js';
 
@@ -39,10 +40,19 @@ const END_GRACE_MS = 2000;
 /** Longer than any deadline the host sets itself (Node's timers take at most 2^31 - 1 ms). */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
+/** The code of a call's error when it moved more than `maxNetworkBytesPerCall` through the proxy. */
+export const NETWORK_OVER_CODE = 'ERR_TOOLHOST_NETWORK_OVER';
+
+let callSequence = 0;
+
 export class ServerConnection {
   readonly #process: ServerProcess;
   readonly #transport: ServerStdioTransport;
   readonly #client: Client;
+  /** The server's egress proxy, told when each call begins and ends (its byte budget is by call). */
+  readonly #egress: PackageEgress | undefined;
+  /** Each call in flight through the proxy, by its id: what fails it when it runs over its bytes. */
+  readonly #overs = new Map<string, (message: string) => void>();
   /** Resolves once, when the server's process has ended. */
   readonly ended: Promise<ServerExit>;
   #exit: ServerExit | undefined;
@@ -51,8 +61,10 @@ export class ServerConnection {
   /** A log message the server sent (`notifications/message`), as one bounded line. */
   onLog: ((line: string) => void) | undefined;
 
-  private constructor(process: ServerProcess, roots: readonly string[]) {
+  private constructor(process: ServerProcess, roots: readonly string[], egress: PackageEgress | undefined) {
     this.#process = process;
+    this.#egress = egress;
+    egress?.watchCalls((taskId, message) => this.#overs.get(taskId)?.(message));
     this.#transport = new ServerStdioTransport(process.stdin, process.stdout);
     this.#client = new Client(
       { name: 'toolhost', version: packageVersion() },
@@ -79,6 +91,8 @@ export class ServerConnection {
     this.ended = process.exited.then((exit) => {
       this.#exit = exit;
       void this.#transport.close();
+      // Its proxy ends with it: a restart gets a new one (and new placeholders).
+      void egress?.close();
       return exit;
     });
   }
@@ -88,11 +102,11 @@ export class ServerConnection {
    * server's last stderr words included) when it does not get that far; the process is ended then.
    */
   static async open(
-    options: ServerProcessOptions & { roots: readonly string[] },
+    options: ServerProcessOptions & { roots: readonly string[]; egress?: PackageEgress | undefined },
     timeoutMs: number,
   ): Promise<ServerConnection> {
     const process = await ServerProcess.start(options);
-    const connection = new ServerConnection(process, options.roots);
+    const connection = new ServerConnection(process, options.roots, options.egress);
     try {
       await connection.#bounded(
         (signal) => connection.#client.connect(connection.#transport, { signal, timeout: NO_SDK_TIMEOUT }),
@@ -186,7 +200,27 @@ export class ServerConnection {
    * One `tools/call`: resolves with the server's result as it came (the host checks its shape, see
    * call-result.ts), rejects on an error reply, an abort or the server's end.
    */
-  callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
+  async callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
+    const egress = this.#egress;
+    if (egress === undefined) return this.#request(name, args, hooks);
+    callSequence += 1;
+    const taskId = `server-call-${callSequence}`;
+    // Charged from here to its answer: what the server moves meanwhile is this call's.
+    await egress.begin(taskId);
+    try {
+      const over = new Promise<never>((_, reject) => {
+        this.#overs.set(taskId, (message) =>
+          reject(Object.assign(new Error(message), { code: NETWORK_OVER_CODE })),
+        );
+      });
+      return await Promise.race([this.#request(name, args, hooks), over]);
+    } finally {
+      this.#overs.delete(taskId);
+      egress.end(taskId);
+    }
+  }
+
+  #request(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
     return this.#client.request(
       { method: 'tools/call', params: { name, arguments: args as Record<string, unknown> } },
       ANY_RESULT,

@@ -11,7 +11,7 @@ import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
 import { replyOfResult } from './call-result.js';
-import { type ServerConnection, stderrWords } from './connection.js';
+import { NETWORK_OVER_CODE, type ServerConnection, stderrWords } from './connection.js';
 import { MALFORMED_REPLY_CODE } from './stdio-transport.js';
 
 export interface RelayOptions {
@@ -76,6 +76,9 @@ export async function relayCall(
       );
     }
     const message = oneLine(error instanceof Error ? error.message : String(error));
+    // Its proxy cut the call's connections: it moved more than maxNetworkBytesPerCall.
+    if ((error as { code?: unknown }).code === NETWORK_OVER_CODE)
+      return failure('TOOL_ACCESS_DENIED', message);
     if ((error as { code?: unknown }).code === MALFORMED_REPLY_CODE) {
       return failure('TOOL_BAD_RESULT', message);
     }

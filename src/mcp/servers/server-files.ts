@@ -12,6 +12,7 @@ import { createReadStream } from 'node:fs';
 import { lstat } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { digestOf } from '../../lock/canonical.js';
+import { lockedBindings } from '../../lock/secret-bindings.js';
 import { MAX_SERVER_FILES, type ServerRuns } from '../../lock/server-runs.js';
 import { listTree, VCS_FOLDERS } from '../../snapshot/package-scan.js';
 import type { ServerEntry } from './config.js';
@@ -22,6 +23,7 @@ export async function serverRunsOf(entry: ServerEntry, plan: ServerPlan): Promis
   const shown = (path: string) => shownPath(entry.folder, path);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(entry.env)) env[name] = digestOf(value);
+  const secrets = lockedBindings(entry.secrets);
   return {
     name: entry.name,
     command: plan.command,
@@ -35,6 +37,8 @@ export async function serverRunsOf(entry: ServerEntry, plan: ServerPlan): Promis
       allowEnv: [...entry.allowEnv],
       prefix: entry.prefix ?? null,
       timeoutMs: entry.timeoutMs ?? null,
+      // Names and hosts only: a lock never holds a secret's value.
+      ...(secrets === undefined ? {} : { secrets }),
     },
   };
 }

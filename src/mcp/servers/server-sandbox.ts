@@ -20,6 +20,8 @@ export interface ServerPlan {
   path: string;
   /** The package folders among `paths.readOnly`: the script's package and its dependencies. */
   packages: string[];
+  /** The program is Node (or a script whose `#!` names Node): its proxy comes through Node's agents. */
+  node: boolean;
 }
 
 /** The most packages one server's dependency closure may hold (real servers have a few hundred). */
@@ -27,6 +29,8 @@ const MAX_PACKAGES = 5000;
 /** A manifest larger than this is not read for dependencies. */
 const MAX_MANIFEST_BYTES = 1024 * 1024;
 const SYSTEM_PATH = '/usr/local/bin:/usr/bin:/bin';
+/** A Node binary's name (`node`, `nodejs`, `node20`). */
+const NODE_PROGRAM = /^node(?:js)?[0-9.]*$/;
 /** An argument that is a script its interpreter runs: its package and dependencies are granted. */
 const SCRIPT_FILE = /\.(?:c|m)?js$/;
 
@@ -78,6 +82,7 @@ export async function planServer(entry: ServerEntry, hostPath: string): Promise<
     },
     path: [...interpreterFolders, SYSTEM_PATH].join(':'),
     packages: [...packages],
+    node: NODE_PROGRAM.test(basename(interpreter ?? command)),
   };
 }
 

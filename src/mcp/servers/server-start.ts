@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { LeftOutCode } from '../../boundary/errors.js';
 import type { ServerRuns } from '../../lock/server-runs.js';
+import type { EgressSettings } from '../../process/network/egress.js';
 import type { CgroupSupport } from '../../process/sandbox/memory-cgroup.js';
 import type { SandboxSupport } from '../../process/sandbox/sandbox.js';
 import type { Clock } from '../../registry/reread-schedule.js';
@@ -14,6 +15,7 @@ import type { SchemaLimits } from '../../schema/json-schema.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ServerEntry } from './config.js';
 import { type ListBounds, ServerConnection } from './connection.js';
+import { launchThroughEgress, serverEgress } from './server-egress.js';
 import { serverRunsOf } from './server-files.js';
 import { planServer, type ServerPlan } from './server-sandbox.js';
 
@@ -42,6 +44,10 @@ export interface ServerSettings {
   clock: Clock;
   /** Under a lock: what each server runs is digested at every start, before its tools are judged. */
   recordRuns: boolean;
+  /** What every server's egress proxy shares with the packages': bounds, test switches, events. */
+  egress: EgressSettings;
+  /** The values the host grants secrets (the `secrets` option, `--secret`). */
+  secretValues: Readonly<Record<string, string>>;
 }
 
 export type StartedServer =
@@ -64,16 +70,11 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
       reason: `toolhost runs MCP servers only inside bubblewrap, and ${sandbox.reason} (install it: apt-get install bubblewrap)`,
     };
   }
-  if (entry.net !== false) {
-    return {
-      ok: false,
-      code: 'SERVER_UNSUPPORTED',
-      reason: `it asks for the network ("toolhost": { "net" }), which this toolhost does not give MCP servers yet: remove "net" to run it without network`,
-    };
-  }
   const hostPath = settings.hostEnv['PATH'] ?? '';
   const plan = await planServer(entry, hostPath);
   if (typeof plan === 'string') return { ok: false, code: 'SERVER_FAILED', reason: plan };
+  // What runs: the plan, routed through its egress (a lock pins the plan, never the route).
+  let launched = plan;
   const tmpDir = join(
     settings.tmpRoot,
     `server-${createHash('sha256').update(`${entry.folder}\0${entry.name}`).digest('hex').slice(0, 12)}`,
@@ -84,6 +85,19 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
     if (value !== undefined) env[name] = value;
   }
   Object.assign(env, entry.env);
+  // Its own proxy, for this run of it: ended with its process (or here, when it never starts).
+  // Its folder beside the server's tmp folder, never in it: the server can't touch its proxy's socket.
+  const egress = serverEgress(entry, settings);
+  if (egress !== undefined) {
+    try {
+      const launch = await launchThroughEgress(egress, plan, env['NODE_OPTIONS']);
+      launched = launch.plan;
+      Object.assign(env, launch.env);
+    } catch (error) {
+      await egress.close();
+      return failed(error, 'could not be given its network');
+    }
+  }
   // Digested while the server starts; a digest that fails leaves the tools unpinnable, never offered.
   const runs = settings.recordRuns
     ? serverRunsOf(entry, plan).catch(() => undefined)
@@ -93,7 +107,7 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
   try {
     connection = await ServerConnection.open(
       {
-        plan,
+        plan: launched,
         sandbox,
         cgroups: settings.cgroups,
         tmpDir,
@@ -101,10 +115,12 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
         memoryMb: settings.memoryMb,
         maxPids: settings.maxPids,
         roots: [...entry.read, ...entry.write],
+        egress,
       },
       settings.readTimeoutMs,
     );
   } catch (error) {
+    await egress?.close();
     return failed(error, 'failed to start');
   }
   try {

@@ -40,16 +40,29 @@ export class CallBudget {
   readonly #links = new Set<Link>();
   /** The links held for a call that ran over, closed once the host has answered it. */
   readonly #held = new Map<string, Link[]>();
+  /** An MCP server's budget: connections are taken between calls too (see {@link running}). */
+  readonly #alwaysOpen: boolean;
 
-  constructor(options: { limit: number; running: Iterable<string>; onOver(over: BudgetOver): void }) {
+  constructor(options: {
+    limit: number;
+    running: Iterable<string>;
+    onOver(over: BudgetOver): void;
+    alwaysOpen?: boolean | undefined;
+  }) {
     this.#limit = options.limit;
     this.#onOver = options.onOver;
+    this.#alwaysOpen = options.alwaysOpen === true;
     for (const taskId of options.running) this.#calls.set(taskId, 0);
   }
 
-  /** Whether a call of the package is in flight. */
+  /**
+   * Whether a call of the package is in flight: the proxy takes new connections only then. An MCP
+   * server's budget (`alwaysOpen`) is always running: a server lives between calls (it may connect
+   * while it starts, or keep a connection of its own), and the time between its calls is bounded by
+   * the same byte budget as each call.
+   */
   get running(): boolean {
-    return this.#calls.size > 0;
+    return this.#alwaysOpen || this.#calls.size > 0;
   }
 
   begin(taskId: string): void {

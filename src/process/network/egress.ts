@@ -69,6 +69,7 @@ export class PackageEgress {
     grant: NetworkGrant;
     folder: string;
     secrets: readonly GrantedSecret[];
+    alwaysOpen: boolean;
   };
   /** The package's secrets as its proxy and its processes hold them (made on the first open). */
   #secrets: SandboxSecrets | undefined;
@@ -90,6 +91,8 @@ export class PackageEgress {
       grant: NetworkGrant;
       tmpRoot: string;
       secrets?: readonly GrantedSecret[];
+      /** An MCP server's proxy: it takes connections between calls too (see CallBudget). */
+      alwaysOpen?: boolean;
     },
     settings: EgressSettings,
   ) {
@@ -98,6 +101,7 @@ export class PackageEgress {
       ...options,
       folder: join(options.tmpRoot, `egress-${sequence}`),
       secrets: options.secrets ?? [],
+      alwaysOpen: options.alwaysOpen === true,
     };
     this.#settings = settings;
   }
@@ -172,6 +176,7 @@ export class PackageEgress {
       testHosts: this.#settings.testHosts,
       running: [...this.#running],
       secrets: this.#secrets?.proxy,
+      alwaysOpen: this.#options.alwaysOpen,
     };
     const worker = new Worker(PROXY_WORKER, {
       workerData: data,

@@ -23,6 +23,8 @@ export interface ProxyWorkerData {
   running: string[];
   /** The package's secrets (values, placeholders, certificates), when it has any granted. */
   secrets: ProxySecrets | undefined;
+  /** An MCP server's proxy: connections are taken between its calls too (see CallBudget). */
+  alwaysOpen?: boolean | undefined;
 }
 
 /** What the proxy thread posts: it is listening, it decided a request, a call began, a budget ran out. */
@@ -56,6 +58,7 @@ const post = (message: ProxyWorkerMessage) => parentPort?.postMessage(message);
 const budget = new CallBudget({
   limit: data.limits.maxBytesPerCall,
   running: data.running,
+  alwaysOpen: data.alwaysOpen,
   onOver: (over) => post({ type: 'over', ...over }),
 });
 

@@ -53,11 +53,13 @@ export function parseBoundHost(text: unknown): { ok: true; host: BoundHost } | {
 /**
  * `permissions.secrets` of a manifest (or of a server entry's `toolhost` object): undefined or `{}`
  * is none; otherwise each name must be a variable name and each list non-empty hosts that `net` asks
- * for. The reason is a sentence fragment that follows "where".
+ * for. The reason is a sentence fragment that follows "where". `asker` names who binds them in
+ * that reason (`the package`, `the server`).
  */
 export function parseSecretBindings(
   value: unknown,
   net: NetworkAsk,
+  asker = 'the package',
 ): { ok: true; bindings: readonly SecretBinding[] } | { ok: false; reason: string } {
   if (value === undefined) return { ok: true, bindings: [] };
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -94,7 +96,7 @@ export function parseSecretBindings(
       if (!reachable) {
         return {
           ok: false,
-          reason: `secret ${name} is bound to ${JSON.stringify(text)}, a host the package does not ask the network for (add it to "net")`,
+          reason: `secret ${name} is bound to ${JSON.stringify(text)}, a host ${asker} does not ask the network for (add it to "net")`,
         };
       }
     }
