@@ -137,6 +137,7 @@ describe('toolhost mcp-config of an MCP client config (servers.json)', () => {
           read: [join(tmp.path, 'data')],
           write: [join(tmp.path, 'out')],
           net: false,
+          secrets: {},
           allowEnv: ['HOME'],
           prefix: 'w',
           timeoutMs: 5000,

@@ -51,6 +51,7 @@ describe('an MCP client config', () => {
         timeoutMs: 1234,
         prefix: 'fs',
         folder: work.path,
+        config: join(work.path, 'servers.json'),
       },
     });
   });

@@ -115,9 +115,9 @@ describe('MCP servers with network grants and secret bindings', () => {
   });
 
   describe.each([
-    ['a Node server, through its agents', 'node_api_fetch'],
-    ['a server that is not Node, through HTTPS_PROXY', 'curl_api_curl'],
-  ])('%s', (_title, tool) => {
+    ['a Node server, through its agents', 'node_api_fetch', 'api'],
+    ['a server that is not Node, through HTTPS_PROXY', 'curl_api_curl', 'curl'],
+  ])('%s', (_title, tool, server) => {
     it('reaches a granted host', async () => {
       const outcome = await servers.call(tool, { url: plainUrl('/granted') });
       expect(textOf(outcome)).toBe('200: ok');
@@ -134,7 +134,12 @@ describe('MCP servers with network grants and secret bindings', () => {
       const event = await reported(
         (item) => events.indexOf(item) >= before && !item.allowed && item.host === 'other.test',
       );
+      // Named as a package's are: the server by its name, the config as its source (status counts it).
+      expect(event).toMatchObject({ packageName: server, source: config, port: ports.http });
       expect(event.reason).toMatch(/^not granted to/);
+      expect(
+        servers.statusOf(`${config}#${server}/${tool.replace(/^[a-z]+_/, '')}`)?.network?.refused,
+      ).toBeGreaterThan(0);
       expect(received).toEqual([]);
       expect(textOf(await servers.call(tool, { url: plainUrl('/after') }))).toBe('200: ok');
       await servers.honestFine();

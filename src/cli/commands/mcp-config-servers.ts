@@ -21,6 +21,8 @@ export type WrappedServer =
         /** Besides a tmp folder of its own. */
         write: string[];
         net: boolean | string[];
+        /** Secret name to the hosts its placeholder is swapped for its value on (`--secret` grants values). */
+        secrets: Record<string, string[]>;
         allowEnv: string[];
         prefix: string | null;
         timeoutMs: number | null;
@@ -58,6 +60,7 @@ function wrapped(config: string, entry: ServerEntry): WrappedServer {
       read: entry.read,
       write: entry.write,
       net: entry.net === true || entry.net === false ? entry.net : [...entry.net],
+      secrets: Object.fromEntries(entry.secrets.map((binding) => [binding.name, [...binding.hosts]])),
       allowEnv: entry.allowEnv,
       prefix: entry.prefix ?? null,
       timeoutMs: entry.timeoutMs ?? null,
@@ -89,9 +92,15 @@ export function serverGrantLines(servers: readonly WrappedServer[], lock: string
         `    network: ${
           grants.net === false
             ? 'none'
-            : `${grants.net === true ? 'any host' : grants.net.join(', ')}, which toolhost does not give MCP servers yet: it will be left out until "net" is removed`
+            : `${grants.net === true ? 'any host' : grants.net.join(', ')}, through an egress proxy of its own`
         }`,
       );
+      const secrets = Object.entries(grants.secrets);
+      if (secrets.length > 0) {
+        push(
+          `    secrets (a placeholder in its environment, the value swapped in on these hosts when toolhost serve --secret NAME grants it): ${secrets.map(([name, hosts]) => `${name} on ${hosts.join(', ')}`).join('; ')}`,
+        );
+      }
       push(
         `    host environment: ${list(grants.allowEnv)}${server.env.length > 0 ? `; set by the config: ${server.env.join(', ')}` : ''}`,
       );

@@ -40,6 +40,8 @@ export interface ServerEntry {
   prefix: string | undefined;
   /** The config file's folder (a server's relative paths were resolved against it). */
   folder: string;
+  /** The config file (its servers' source: what their `network` events name). */
+  config: string;
 }
 
 /** One entry of a config: a server to run, or why it is not run. */
@@ -99,11 +101,16 @@ export async function parseServersConfig(
       `${configPath} lists ${names.length} servers, more than the ${MAX_SERVERS} one config may list`,
     );
   }
-  const folder = dirname(resolve(configPath));
-  return Promise.all(names.map((name) => parseEntry(name, servers[name], folder)));
+  const config = resolve(configPath);
+  const folder = dirname(config);
+  return Promise.all(names.map((name) => parseEntry(name, servers[name], { folder, config })));
 }
 
-async function parseEntry(name: string, value: unknown, folder: string): Promise<ConfiguredServer> {
+async function parseEntry(
+  name: string,
+  value: unknown,
+  { folder, config }: { folder: string; config: string },
+): Promise<ConfiguredServer> {
   const refuse = (reason: string): ConfiguredServer => ({ ok: false, name, reason });
   const hiddenName = firstHidden(name);
   if (name === '' || name.length > 128 || hiddenName !== undefined) {
@@ -141,6 +148,7 @@ async function parseEntry(name: string, value: unknown, folder: string): Promise
       env,
       ...grants,
       folder,
+      config,
     },
   };
 }

@@ -69,7 +69,7 @@ export function serverEgress(
   return new PackageEgress(
     {
       packageName: entry.name,
-      source: entry.folder,
+      source: entry.config,
       grant,
       tmpRoot: settings.tmpRoot,
       // Every bound host is under `net` (the config was refused otherwise), so this holds.
