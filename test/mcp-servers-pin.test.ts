@@ -193,6 +193,28 @@ describe('pinning MCP servers', () => {
     ]);
   });
 
+  it('records secret bindings (names and hosts, never a value) and names a changed one as a grant', async () => {
+    const bound = join(work.path, 'bound.lock.json');
+    const net = ['api.example.com', 'upload.example.com'];
+    config({ toolhost: { read: ['./data'], net, secrets: { TOKEN: ['api.example.com'] } } });
+    const pinning = new ToolHost({ logger: quiet, secrets: { TOKEN: 'the-real-token-value' } });
+    hosts.push(pinning);
+    await pinning.load(join(work.path, 'servers.json'));
+    await pinning.pin({ lockFile: bound });
+    const text = readFileSync(bound, 'utf8');
+    expect(text).not.toContain('the-real-token-value');
+    const weather = parseLock(text, bound).find((entry) => entry.module === 'servers.json#weather/weather');
+    expect(weather?.server?.grants).toMatchObject({ net, secrets: { TOKEN: ['api.example.com'] } });
+    config({ toolhost: { read: ['./data'], net, secrets: { TOKEN: net } } });
+    const host = new ToolHost({ logger: quiet, lockFile: bound });
+    hosts.push(host);
+    await host.load(join(work.path, 'servers.json'));
+    const status = statusOf(host, 'weather');
+    expect(status).toMatchObject({ state: 'left-out', code: 'CODE_CHANGED' });
+    expect(status?.reason).toContain("its server's grants changed (server.grants.secrets.TOKEN");
+    expect(host.list().map((tool) => tool.name)).toContain('o_weather');
+  });
+
   it('withholds the tools of a server whose package files changed (CODE_CHANGED, server.files)', async () => {
     // The copy in the work folder is the server here; its own file edited after pinning.
     const copy = join(work.path, 'data/server.mjs');
