@@ -88,11 +88,11 @@ export class ServerConnection {
         // As above: the host's listener.
       }
     });
-    this.ended = process.exited.then((exit) => {
+    this.ended = process.exited.then(async (exit) => {
       this.#exit = exit;
       void this.#transport.close();
-      // Its proxy ends with it: a restart gets a new one (and new placeholders).
-      void egress?.close();
+      // Its proxy ends with it (a restart gets a new one, and new placeholders): ended is all gone.
+      await egress?.close();
       return exit;
     });
   }
