@@ -17,6 +17,8 @@ import { textOf, useServersHost } from './support/servers-host.js';
 const { sandbox } = await processEnvironment();
 
 const API_TOKEN = 'api-real-value-0123456789abcdefghijkl';
+/** Each call's bytes through a server's proxy: a few KB of echo fits, a 12 KB query echoed back doesn't. */
+const MAX_CALL_BYTES = 16 * 1024;
 const TEST_HOSTS = {
   'api.secret.test': ['127.0.0.1'],
   'plain.secret.test': ['127.0.0.1'],
@@ -30,6 +32,7 @@ describe('MCP servers with network grants and secret bindings', () => {
   // The CA is made in the API's beforeAll, which runs before the host's.
   const servers = useServersHost({
     secrets: { API_TOKEN },
+    maxNetworkBytesPerCall: MAX_CALL_BYTES,
     get networkTesting() {
       return { ...testing, trustCertificates: api.authority };
     },
@@ -157,6 +160,16 @@ describe('MCP servers with network grants and secret bindings', () => {
       expect(textOf(outcome)).toContain(`Bearer ${placeholder}`);
       expect(JSON.stringify(servers.outcomes)).not.toContain(API_TOKEN);
     });
+  });
+
+  it('answers a call that moves more than maxNetworkBytesPerCall TOOL_ACCESS_DENIED, and the next call is fine', async () => {
+    const outcome = await servers.call('node_api_fetch', {
+      url: plainUrl(`/echo?pad=${'x'.repeat(12_000)}`),
+    });
+    expect(outcome.error).toMatchObject({ code: 'TOOL_ACCESS_DENIED' });
+    expect(textOf(outcome)).toContain(`moved more than ${MAX_CALL_BYTES} bytes (maxNetworkBytesPerCall)`);
+    expect(textOf(await servers.call('node_api_fetch', { url: plainUrl('/after') }))).toBe('200: ok');
+    await servers.honestFine();
   });
 
   it('gives each server its own placeholder', async () => {

@@ -207,13 +207,18 @@ export class ServerConnection {
     const taskId = `server-call-${callSequence}`;
     // Charged from here to its answer: what the server moves meanwhile is this call's.
     await egress.begin(taskId);
+    // Over its bytes, the call is answered at once and the server told it is cancelled.
+    const cancel = new AbortController();
+    const signal = AbortSignal.any([hooks.signal, cancel.signal]);
     try {
       const over = new Promise<never>((_, reject) => {
-        this.#overs.set(taskId, (message) =>
-          reject(Object.assign(new Error(message), { code: NETWORK_OVER_CODE })),
-        );
+        this.#overs.set(taskId, (message) => {
+          const error = Object.assign(new Error(message), { code: NETWORK_OVER_CODE });
+          reject(error);
+          cancel.abort(error);
+        });
       });
-      return await Promise.race([this.#request(name, args, hooks), over]);
+      return await Promise.race([this.#request(name, args, { ...hooks, signal }), over]);
     } finally {
       this.#overs.delete(taskId);
       egress.end(taskId);
