@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DEFAULT_TOOL_TIMEOUT_MS } from '../declaration/check.js';
 import type { ServersLoading } from '../mcp/servers/load-servers.js';
 import type { NetworkEvent } from '../process/network/egress.js';
+import { egressSettings } from '../process/network/network-settings.js';
 import type { Settings } from './settings.js';
 
 /** The most processes and threads one server's sandbox may hold at once. */
@@ -16,7 +17,6 @@ export function serverSettings(
   settings: Settings,
   onNetwork: (event: NetworkEvent) => void,
 ): ServersLoading['serverSettings'] {
-  const { network } = settings;
   return {
     logger: settings.logger,
     tmpRoot: join(settings.tmpRoot, 'servers'),
@@ -33,17 +33,7 @@ export function serverSettings(
     clock: settings.clock,
     // Under a lock a server's tools are judged with what it runs, so that is digested at every start.
     recordRuns: settings.lockFile !== undefined,
-    egress: {
-      limits: {
-        maxConnections: network.maxConnections,
-        maxBytesPerConnection: network.maxBytesPerConnection,
-        maxBytesPerCall: network.maxBytesPerCall,
-        idleTimeoutMs: network.idleTimeoutMs,
-      },
-      testHosts: network.testHosts,
-      trustCertificates: network.trustCertificates,
-      onNetwork,
-    },
+    egress: egressSettings(settings.network, onNetwork),
     secretValues: settings.secretValues,
   };
 }

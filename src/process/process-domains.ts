@@ -15,7 +15,7 @@ import type { Logger } from '../shared/logger.js';
 import { DESCRIPTOR_INFO } from './child/child-fds.js';
 import { type NetworkEvent, PackageEgress } from './network/egress.js';
 import type { NetworkAllowance, NetworkGrant } from './network/grant.js';
-import type { NetworkSettings } from './network/network-settings.js';
+import { egressSettings, type NetworkSettings } from './network/network-settings.js';
 import { certificatesFor } from './network/secrets/certificate-authority.js';
 import { type GrantedSecret, grantedSecrets } from './network/secrets/granted-secrets.js';
 import { ProcessDomainPool } from './pool/process-pool.js';
@@ -195,7 +195,6 @@ export class ProcessDomains {
   }
 
   #egress(version: ProcessVersion, grant: NetworkGrant): PackageEgress {
-    const network = this.#settings.network;
     return new PackageEgress(
       {
         packageName: version.packageName ?? version.root,
@@ -204,17 +203,7 @@ export class ProcessDomains {
         tmpRoot: this.#settings.tmpRoot,
         secrets: this.#secrets(version, grant),
       },
-      {
-        limits: {
-          maxConnections: network.maxConnections,
-          maxBytesPerConnection: network.maxBytesPerConnection,
-          maxBytesPerCall: network.maxBytesPerCall,
-          idleTimeoutMs: network.idleTimeoutMs,
-        },
-        testHosts: network.testHosts,
-        trustCertificates: network.trustCertificates,
-        onNetwork: this.#onNetwork,
-      },
+      egressSettings(this.#settings.network, this.#onNetwork),
     );
   }
 
