@@ -139,7 +139,7 @@ describe('MCP servers with network grants and secret bindings', () => {
       );
       // Named as a package's are: the server by its name, the config as its source (status counts it).
       expect(event).toMatchObject({ packageName: server, source: config, port: ports.http });
-      expect(event.reason).toMatch(/^not granted to/);
+      expect(event.reason).toBe(`not granted to MCP server ${server}`);
       expect(
         servers.statusOf(`${config}#${server}/${tool.replace(/^[a-z]+_/, '')}`)?.network?.refused,
       ).toBeGreaterThan(0);
@@ -167,7 +167,9 @@ describe('MCP servers with network grants and secret bindings', () => {
       url: plainUrl(`/echo?pad=${'x'.repeat(12_000)}`),
     });
     expect(outcome.error).toMatchObject({ code: 'TOOL_ACCESS_DENIED' });
-    expect(textOf(outcome)).toContain(`moved more than ${MAX_CALL_BYTES} bytes (maxNetworkBytesPerCall)`);
+    expect(textOf(outcome)).toBe(
+      `the process isolation tier closed the network connections of MCP server api: the call moved more than ${MAX_CALL_BYTES} bytes (maxNetworkBytesPerCall)`,
+    );
     expect(textOf(await servers.call('node_api_fetch', { url: plainUrl('/after') }))).toBe('200: ok');
     await servers.honestFine();
   });

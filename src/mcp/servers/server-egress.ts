@@ -75,6 +75,7 @@ export function serverEgress(
       // Every bound host is under `net` (the config was refused otherwise), so this holds.
       secrets: secrets.ok ? secrets.secrets : [],
       alwaysOpen: true,
+      subject: `MCP server ${entry.name}`,
     },
     settings.egress,
   );

@@ -70,6 +70,7 @@ export class PackageEgress {
     folder: string;
     secrets: readonly GrantedSecret[];
     alwaysOpen: boolean;
+    subject: string;
   };
   /** The package's secrets as its proxy and its processes hold them (made on the first open). */
   #secrets: SandboxSecrets | undefined;
@@ -93,6 +94,8 @@ export class PackageEgress {
       secrets?: readonly GrantedSecret[];
       /** An MCP server's proxy: it takes connections between calls too (see CallBudget). */
       alwaysOpen?: boolean;
+      /** Who the grant is of, in messages: `package <packageName>` unless given (`MCP server fs`). */
+      subject?: string;
     },
     settings: EgressSettings,
   ) {
@@ -102,6 +105,7 @@ export class PackageEgress {
       folder: join(options.tmpRoot, `egress-${sequence}`),
       secrets: options.secrets ?? [],
       alwaysOpen: options.alwaysOpen === true,
+      subject: options.subject ?? `package ${options.packageName}`,
     };
     this.#settings = settings;
   }
@@ -177,6 +181,7 @@ export class PackageEgress {
       running: [...this.#running],
       secrets: this.#secrets?.proxy,
       alwaysOpen: this.#options.alwaysOpen,
+      subject: this.#options.subject,
     };
     const worker = new Worker(PROXY_WORKER, {
       workerData: data,
@@ -247,14 +252,14 @@ export class PackageEgress {
    * not its tool's reaction to a connection cut under it.
    */
   #over(worker: Worker, message: Extract<ProxyWorkerMessage, { type: 'over' }>): void {
-    const { packageName } = this.#options;
+    const { subject } = this.#options;
     const limit = Number(message.limit);
     const taskId = typeof message.taskId === 'string' ? message.taskId : undefined;
     if (taskId !== undefined) {
       try {
         this.#onOver?.(
           taskId,
-          `the process isolation tier closed the network connections of package ${packageName}: the call moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
+          `the process isolation tier closed the network connections of ${subject}: the call moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
         );
       } catch {
         // The call's answer is the pool's; its connections close either way.
@@ -267,8 +272,8 @@ export class PackageEgress {
       allowed: false,
       reason:
         taskId === undefined
-          ? `more than ${limit} bytes moved while no call of package ${packageName} ran (maxNetworkBytesPerCall)`
-          : `a call of package ${packageName} moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
+          ? `more than ${limit} bytes moved while no call of ${subject} ran (maxNetworkBytesPerCall)`
+          : `a call of ${subject} moved more than ${limit} bytes (maxNetworkBytesPerCall)`,
       bytes: Number(message.bytes),
     });
   }

@@ -12,6 +12,8 @@ import { DEFAULT_PORTS, hostPort, normalHost } from './rules.js';
 
 export interface PolicySettings {
   packageName: string;
+  /** Who the grant is of, as messages name it: `package <packageName>` unless given (`MCP server fs`). */
+  subject?: string | undefined;
   grant: NetworkGrant;
   /** The host's own addresses, canonical. */
   ownAddresses: ReadonlySet<string>;
@@ -37,8 +39,7 @@ export async function decide(
   const refuse = (reason: string): Decision => ({ allowed: false, host: shown, port, reason });
   if (host === undefined) return refuse('not a host name or address');
   if (!Number.isInteger(port) || port < 1 || port > 65_535) return refuse('not a port');
-  if (!grantAllows(settings.grant, host, port))
-    return refuse(`not granted to package ${settings.packageName}`);
+  if (!grantAllows(settings.grant, host, port)) return refuse(`not granted to ${subjectOf(settings)}`);
   let addresses: string[];
   try {
     addresses = await resolve(settings, host);
@@ -59,10 +60,15 @@ export async function decide(
     if (refused === undefined || vouched.has(canonical)) return { allowed: true, host, port, address };
     firstRefusal ??=
       isIP(host) !== 0
-        ? `${refused}, which package ${settings.packageName}'s grant does not name`
-        : `${host} resolves to ${address}, ${refused}, which package ${settings.packageName}'s grant does not name`;
+        ? `${refused}, which ${subjectOf(settings)}'s grant does not name`
+        : `${host} resolves to ${address}, ${refused}, which ${subjectOf(settings)}'s grant does not name`;
   }
   return refuse(firstRefusal ?? `${host} resolves to no usable address`);
+}
+
+/** Who a grant is of, as messages name it: `package weather-tools`, `MCP server fs`. */
+export function subjectOf(settings: Pick<PolicySettings, 'packageName' | 'subject'>): string {
+  return settings.subject ?? `package ${settings.packageName}`;
 }
 
 /** The message a refused client reads: the tool error the model sees. */

@@ -3,7 +3,7 @@
  * the tool error shows, in the body and in a header) or a failure to reach the host (`502`), never
  * a bare reset. Every decision is reported as it is made.
  */
-import { type Decision, decide, refusalMessage } from './policy.js';
+import { type Decision, decide, refusalMessage, subjectOf } from './policy.js';
 import type { ProxyOptions } from './proxy-options.js';
 import { hostPort } from './rules.js';
 
@@ -30,7 +30,7 @@ export async function decided(options: ProxyOptions, host: string, port: number)
 
 /** The refusal of a connection asked for while none of the package's calls is in flight. */
 export function idleRefusal(options: ProxyOptions, host: string, port: number): string {
-  const reason = `no call of package ${options.policy.packageName} is running`;
+  const reason = `no call of ${subjectOf(options.policy)} is running`;
   options.onNote({ host, port, allowed: false, reason });
   return refusalMessage({ host, port, reason });
 }

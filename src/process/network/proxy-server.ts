@@ -11,7 +11,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { refusalMessage } from './policy.js';
+import { refusalMessage, subjectOf } from './policy.js';
 import { decided, idleRefusal, response, unreachable } from './proxy-answers.js';
 import { forward } from './proxy-forward.js';
 import type { ProxyOptions } from './proxy-options.js';
@@ -36,7 +36,7 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
     });
     socket.on('error', () => {});
     if (open > options.limits.maxConnections) {
-      const message = `the process isolation tier refused a network connection (package ${options.policy.packageName} already has ${options.limits.maxConnections} open, the most it may)`;
+      const message = `the process isolation tier refused a network connection (${subjectOf(options.policy)} already has ${options.limits.maxConnections} open, the most it may)`;
       options.onNote({ host: '', port: 0, allowed: false, reason: 'too many connections' });
       socket.end(response(503, message));
       socket.destroySoon?.();

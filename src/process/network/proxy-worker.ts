@@ -25,6 +25,8 @@ export interface ProxyWorkerData {
   secrets: ProxySecrets | undefined;
   /** An MCP server's proxy: connections are taken between its calls too (see CallBudget). */
   alwaysOpen?: boolean | undefined;
+  /** Who the grant is of, in messages (`MCP server fs`); `package <packageName>` when absent. */
+  subject?: string | undefined;
 }
 
 /** What the proxy thread posts: it is listening, it decided a request, a call began, a budget ran out. */
@@ -75,6 +77,7 @@ startProxy({
   socketPath: data.socketPath,
   policy: {
     packageName: data.packageName,
+    subject: data.subject,
     grant: data.grant,
     ownAddresses: hostAddresses(),
     testHosts: data.testHosts,
