@@ -64,6 +64,12 @@ describe('MCP servers with network grants and secret bindings', () => {
         args: ['-c', 'exec "$0" "$@"', process.execPath, mcpServerFile('fetch-api'), apiBase],
         toolhost: { net, secrets, prefix: 'curl' },
       },
+      // Any host: still through its proxy, which refuses loopback and private addresses unless named.
+      any: {
+        command: process.execPath,
+        args: [mcpServerFile('fetch-api'), apiBase],
+        toolhost: { net: true, prefix: 'any' },
+      },
       unbound: fixtureEntry('fetch-api', {
         toolhost: { net, secrets: { API_TOKEN: ['other.test'] }, prefix: 'unbound' },
       }),
@@ -172,6 +178,16 @@ describe('MCP servers with network grants and secret bindings', () => {
     );
     expect(textOf(await servers.call('node_api_fetch', { url: plainUrl('/after') }))).toBe('200: ok');
     await servers.honestFine();
+  });
+
+  it('gives `net: true` any host through its proxy, which refuses a loopback address as for packages', async () => {
+    const outcome = await servers.call('any_api_fetch', { url: plainUrl('/loopback') });
+    expect(textOf(outcome)).toBe(
+      `fetch failed: the process isolation tier refused network access to plain.secret.test:${ports.http} (plain.secret.test resolves to 127.0.0.1, a loopback address, which MCP server any's grant does not name)`,
+    );
+    expect(outcome.isError).toBe(true);
+    await reported((item) => item.packageName === 'any' && !item.allowed);
+    expect(received).toEqual([]);
   });
 
   it('gives each server its own placeholder', async () => {
