@@ -11,6 +11,7 @@ import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { packageVersion } from '../../cli/package-version.js';
 import type { PackageEgress } from '../../process/network/egress.js';
+import { EgressCalls } from './egress-calls.js';
 import { type ServerExit, ServerProcess, type ServerProcessOptions } from './server-process.js';
 import { ServerStdioTransport } from './stdio-transport.js';
 
@@ -40,19 +41,12 @@ const END_GRACE_MS = 2000;
 /** Longer than any deadline the host sets itself (Node's timers take at most 2^31 - 1 ms). */
 const NO_SDK_TIMEOUT = 2 ** 31 - 1;
 
-/** The code of a call's error when it moved more than `maxNetworkBytesPerCall` through the proxy. */
-export const NETWORK_OVER_CODE = 'ERR_TOOLHOST_NETWORK_OVER';
-
-let callSequence = 0;
-
 export class ServerConnection {
   readonly #process: ServerProcess;
   readonly #transport: ServerStdioTransport;
   readonly #client: Client;
-  /** The server's egress proxy, told when each call begins and ends (its byte budget is by call). */
-  readonly #egress: PackageEgress | undefined;
-  /** Each call in flight through the proxy, by its id: what fails it when it runs over its bytes. */
-  readonly #overs = new Map<string, (message: string) => void>();
+  /** The server's calls as its egress proxy charges them (a server without network has none). */
+  readonly #egress: EgressCalls | undefined;
   /** Resolves once, when the server's process has ended. */
   readonly ended: Promise<ServerExit>;
   #exit: ServerExit | undefined;
@@ -63,8 +57,8 @@ export class ServerConnection {
 
   private constructor(process: ServerProcess, roots: readonly string[], egress: PackageEgress | undefined) {
     this.#process = process;
-    this.#egress = egress;
-    egress?.watchCalls((taskId, message) => this.#overs.get(taskId)?.(message));
+    const calls = egress === undefined ? undefined : new EgressCalls(egress);
+    this.#egress = calls;
     this.#transport = new ServerStdioTransport(process.stdin, process.stdout);
     this.#client = new Client(
       { name: 'toolhost', version: packageVersion() },
@@ -92,7 +86,7 @@ export class ServerConnection {
       this.#exit = exit;
       void this.#transport.close();
       // Its proxy ends with it (a restart gets a new one, and new placeholders): ended is all gone.
-      await egress?.close();
+      await calls?.close();
       return exit;
     });
   }
@@ -200,29 +194,10 @@ export class ServerConnection {
    * One `tools/call`: resolves with the server's result as it came (the host checks its shape, see
    * call-result.ts), rejects on an error reply, an abort or the server's end.
    */
-  async callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
+  callTool(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {
     const egress = this.#egress;
     if (egress === undefined) return this.#request(name, args, hooks);
-    callSequence += 1;
-    const taskId = `server-call-${callSequence}`;
-    // Charged from here to its answer: what the server moves meanwhile is this call's.
-    await egress.begin(taskId);
-    // Over its bytes, the call is answered at once and the server told it is cancelled.
-    const cancel = new AbortController();
-    const signal = AbortSignal.any([hooks.signal, cancel.signal]);
-    try {
-      const over = new Promise<never>((_, reject) => {
-        this.#overs.set(taskId, (message) => {
-          const error = Object.assign(new Error(message), { code: NETWORK_OVER_CODE });
-          reject(error);
-          cancel.abort(error);
-        });
-      });
-      return await Promise.race([this.#request(name, args, { ...hooks, signal }), over]);
-    } finally {
-      this.#overs.delete(taskId);
-      egress.end(taskId);
-    }
+    return egress.run(hooks.signal, (signal) => this.#request(name, args, { ...hooks, signal }));
   }
 
   #request(name: string, args: unknown, hooks: CallHooks): Promise<unknown> {

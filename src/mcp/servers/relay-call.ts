@@ -11,7 +11,8 @@ import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
 import { replyOfResult } from './call-result.js';
-import { NETWORK_OVER_CODE, type ServerConnection, stderrWords } from './connection.js';
+import { type ServerConnection, stderrWords } from './connection.js';
+import { NETWORK_OVER_CODE } from './egress-calls.js';
 import { MALFORMED_REPLY_CODE } from './stdio-transport.js';
 
 export interface RelayOptions {
