@@ -124,7 +124,8 @@ describe('MCP servers with network grants and secret bindings', () => {
   });
 
   describe.each([
-    ['a Node server, through its agents', 'node_api_fetch', 'api'],
+    ['a Node server, through its agents (fetch)', 'node_api_fetch', 'api'],
+    ['a Node server, through its agents (node:http and node:https)', 'node_api_node_http', 'api'],
     ['a server that is not Node, through HTTPS_PROXY', 'curl_api_curl', 'curl'],
   ])('%s', (_title, tool, server) => {
     it('reaches a granted host', async () => {
