@@ -68,7 +68,8 @@ describe('MCP servers with network grants and secret bindings', () => {
       any: {
         command: process.execPath,
         args: [mcpServerFile('fetch-api'), apiBase],
-        toolhost: { net: true, prefix: 'any' },
+        // A secret the host grants no value: absent from its environment.
+        toolhost: { net: true, secrets: { NOT_GRANTED: ['api.secret.test'] }, prefix: 'any' },
       },
       unbound: fixtureEntry('fetch-api', {
         toolhost: { net, secrets: { API_TOKEN: ['other.test'] }, prefix: 'unbound' },
@@ -189,6 +190,10 @@ describe('MCP servers with network grants and secret bindings', () => {
     expect(outcome.isError).toBe(true);
     await reported((item) => item.packageName === 'any' && !item.allowed);
     expect(received).toEqual([]);
+  });
+
+  it('leaves a secret the host grants no value out of the server’s environment', async () => {
+    expect(textOf(await servers.call('any_read_env', { name: 'NOT_GRANTED' }))).toBe('absent');
   });
 
   it('gives each server its own placeholder', async () => {
