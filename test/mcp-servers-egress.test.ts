@@ -192,6 +192,16 @@ describe('MCP servers with network grants and secret bindings', () => {
     expect(received).toEqual([]);
   });
 
+  it('sends the placeholder unreplaced to a granted host the secret is not bound to, and says so in an event', async () => {
+    const outcome = await servers.call('node_api_fetch', { url: plainUrl('/echo'), secret: 'API_TOKEN' });
+    expect(outcome.isError).toBe(false);
+    const placeholder = textOf(await servers.call('node_read_env', { name: 'API_TOKEN' }));
+    expect(received.map((request) => request.headers.authorization)).toEqual([`Bearer ${placeholder}`]);
+    const event = await reported((item) => item.secret === 'API_TOKEN' && item.host === 'plain.secret.test');
+    expect(event).toMatchObject({ packageName: 'api', port: ports.http });
+    expect(JSON.stringify(servers.outcomes)).not.toContain(API_TOKEN);
+  });
+
   it('leaves a secret the host grants no value out of the server’s environment', async () => {
     expect(textOf(await servers.call('any_read_env', { name: 'NOT_GRANTED' }))).toBe('absent');
   });
