@@ -9,6 +9,12 @@ import type { Readable, Writable } from 'node:stream';
 import type { Link } from './call-budget.js';
 import type { ProxyOptions } from './proxy-options.js';
 
+/** What a relay may change in the bytes it moves (a secret's swap): what goes on of each chunk, and at the end. */
+export interface ChunkMap {
+  push(chunk: Buffer): Buffer;
+  end(): Buffer;
+}
+
 export class Relay implements Link {
   readonly #charge: (bytes: number) => boolean;
   readonly #destroy: () => void;
@@ -24,18 +30,27 @@ export class Relay implements Link {
     this.#destroy = options.destroy;
   }
 
-  /** Moves `from` into `to`; the end of `from` ends `to`. */
-  pipe(from: Readable, to: Writable): void {
+  /**
+   * Moves `from` into `to`, each chunk through `map` if given (what it gives is what is charged);
+   * the end of `from` ends `to`.
+   */
+  pipe(from: Readable, to: Writable, map?: ChunkMap): void {
     this.#sources.add(from);
     from.on('data', (chunk: Buffer) => {
-      if (this.#held || !this.#charge(chunk.length)) return;
-      if (!to.write(chunk)) from.pause();
+      if (this.#held) return;
+      const out = map === undefined ? chunk : map.push(chunk);
+      if (out.length === 0 || !this.#charge(out.length)) return;
+      if (!to.write(out)) from.pause();
     });
     // A drain must not undo a hold: the held relay waits to be closed.
     to.on('drain', () => {
       if (!this.#held) from.resume();
     });
-    from.once('end', () => to.end());
+    from.once('end', () => {
+      const tail = map?.end();
+      if (tail !== undefined && tail.length > 0 && !this.#held && this.#charge(tail.length)) to.end(tail);
+      else to.end();
+    });
     if (this.#held) from.pause();
   }
 

@@ -21,7 +21,7 @@ import type { ProxyOptions } from '../proxy-options.js';
 import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
 import { answerNeedles, type ProxySecret, requestNeedles, strayPlaceholderReason } from './proxy-secrets.js';
-import { type Needle, ReplacingStream, replaceInText } from './replace.js';
+import { ChunkReplacer, type Needle, replaceInText } from './replace.js';
 
 /** Where a bound request goes: the host as decided, and the secrets bound to it there. */
 export interface BoundTarget {
@@ -184,15 +184,47 @@ function send(
         before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
     }
     res.writeHead(answer.statusCode ?? 502, answerHeaders);
-    const swappedBack = new ReplacingStream(outNeedles);
-    answer.on('error', () => swappedBack.destroy());
-    answer.pipe(swappedBack);
-    bodies.pipe(swappedBack, res);
+    writeInTurns(res, answer);
+    answer.on('error', () => res.destroy());
+    bodies.pipe(answer, res, new ChunkReplacer(outNeedles));
   });
-  const body = new ReplacingStream(noticed, notice('the body'));
-  req.on('error', () => body.destroy());
-  req.pipe(body);
-  bodies.pipe(body, upstream);
+  if (!hasBody(req)) {
+    // Nothing to search or send on: the upstream request is whole with its head.
+    req.resume();
+    upstream.end();
+    return;
+  }
+  req.on('error', () => upstream.destroy());
+  bodies.pipe(req, upstream, new ChunkReplacer(noticed, notice('the body')));
+}
+
+/** Whether a request carries a body, as Node's parser frames it: a length over 0, or chunks. */
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Holds what the answer writes to the tool during one turn of the event loop and sends it at the
+ * turn's end: the head, the body and the end of the chunks go as one TLS record and one write when
+ * they come together, and a stream of events still goes on each turn.
+ */
+function writeInTurns(res: ServerResponse, answer: IncomingMessage): void {
+  const socket = res.socket;
+  if (socket === null) return;
+  let corked = false;
+  const batch = () => {
+    if (corked) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      socket.uncork();
+    });
+  };
+  batch();
+  answer.on('data', batch);
+  answer.once('end', batch);
 }
 
 /** In a URL's query a value goes percent-encoded: a `&`, `#`, `+` or space of it must not change the query. */

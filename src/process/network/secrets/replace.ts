@@ -39,72 +39,114 @@ export function replaceInText(
   return out + text.slice(at);
 }
 
-/** A stream that replaces needles in bytes as they pass (UTF-8 needles, any bytes around them). */
-export class ReplacingStream extends Transform {
+/**
+ * Replaces needles in bytes that arrive in chunks (UTF-8 needles, any bytes around them), without a
+ * stream of its own: what a chunk can give on at once comes back from {@link push}, and only an end
+ * of it that begins a needle waits for the next chunk (so a stream of events, SSE, is not held back
+ * by a search that could not match). Only noticing (no needle replaces): every chunk goes on as it
+ * came, at once, and only its end is kept to be searched again with the next.
+ */
+export class ChunkReplacer {
   readonly #needles: Array<{ find: Buffer; replace: Buffer | undefined; name: string }>;
   readonly #found: ((name: string) => void) | undefined;
+  /** The longest end of a chunk that can begin a needle: one byte short of the longest needle. */
   readonly #keep: number;
-  /** Only noticing: bytes pass unchanged and at once. */
-  readonly #noticeOnly: boolean;
-  #tail = Buffer.alloc(0);
+  readonly noticeOnly: boolean;
+  #tail: Buffer = Buffer.alloc(0);
 
   constructor(needles: readonly Needle[], found?: (name: string) => void) {
-    super();
-    this.#needles = needles.map((needle) => ({
-      find: Buffer.from(needle.find, 'utf8'),
-      replace: needle.replace === undefined ? undefined : Buffer.from(needle.replace, 'utf8'),
-      name: needle.name,
-    }));
+    this.#needles = needles
+      .filter((needle) => needle.find.length > 0)
+      .map((needle) => ({
+        find: Buffer.from(needle.find, 'utf8'),
+        replace: needle.replace === undefined ? undefined : Buffer.from(needle.replace, 'utf8'),
+        name: needle.name,
+      }));
     this.#found = found;
     this.#keep = Math.max(0, ...this.#needles.map((needle) => needle.find.length - 1));
-    this.#noticeOnly = this.#needles.every((needle) => needle.replace === undefined);
+    this.noticeOnly = this.#needles.every((needle) => needle.replace === undefined);
   }
 
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const held = this.#tail.length;
-    const bytes = held === 0 ? chunk : Buffer.concat([this.#tail, chunk]);
-    if (this.#noticeOnly) {
-      // Nothing changes: the chunk goes on at once, and only its end is kept to be searched again.
-      this.#search(bytes);
-      this.#tail = Buffer.from(bytes.subarray(this.#partialFrom(bytes, 0)));
-      callback(null, chunk);
-      return;
-    }
-    const { parts, at } = this.#search(bytes);
-    // Only an end of the bytes that begins a needle waits for the next chunk: a stream of events
-    // (SSE) is not held back by a search that could not match.
-    const from = this.#partialFrom(bytes, at);
-    parts.push(bytes.subarray(at, from));
-    this.#tail = Buffer.from(bytes.subarray(from));
-    const out = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
-    callback(null, out.length === 0 ? undefined : out);
+  /** What of `chunk` (after what was held) goes on now. */
+  push(chunk: Buffer): Buffer {
+    if (this.#needles.length === 0) return chunk;
+    const bytes = this.#tail.length === 0 ? chunk : Buffer.concat([this.#tail, chunk]);
+    const { parts, at, held } = this.#search(bytes);
+    this.#tail = held === bytes.length ? EMPTY : Buffer.from(bytes.subarray(held));
+    if (this.noticeOnly) return chunk;
+    if (parts.length === 0) return held === bytes.length ? bytes : bytes.subarray(0, held);
+    parts.push(bytes.subarray(at, held));
+    return Buffer.concat(parts);
   }
 
-  override _flush(callback: TransformCallback): void {
-    callback(null, this.#tail.length === 0 || this.#noticeOnly ? undefined : this.#tail);
+  /** What was held, at the end of the bytes (nothing when only noticing: it went on already). */
+  end(): Buffer {
+    const tail = this.#tail;
+    this.#tail = EMPTY;
+    if (tail.length === 0) return EMPTY;
+    // Nothing more comes: every needle left in what was held is whole.
+    const { parts, at } = this.#search(tail, true);
+    if (this.noticeOnly || parts.length === 0) return this.noticeOnly ? EMPTY : tail;
+    parts.push(tail.subarray(at));
+    return Buffer.concat(parts);
   }
 
-  /** Every whole needle in `bytes`, replaced (what comes before each, and its replacement). */
-  #search(bytes: Buffer): { parts: Buffer[]; at: number } {
+  /**
+   * Every needle in `bytes` that is sure to be one (what comes before each, and its replacement),
+   * and from where the bytes must wait for the next chunk: an end that begins a needle, and any match
+   * at or after it (a longer needle, or one that starts earlier, may still complete there), so the
+   * outcome is the same however the bytes were split. The `last` bytes wait for nothing.
+   */
+  #search(bytes: Buffer, last = false): { parts: Buffer[]; at: number; held: number } {
     const parts: Buffer[] = [];
     let at = 0;
     for (;;) {
+      const held = last ? bytes.length : this.#partialFrom(bytes, at);
       const next = earliest(this.#needles, (needle) => bytes.indexOf(needle.find, at));
-      if (next === undefined) break;
+      if (next === undefined || next.index >= held) return { parts, at, held };
       this.#found?.(next.needle.name);
       parts.push(bytes.subarray(at, next.index), next.needle.replace ?? next.needle.find);
       at = next.index + next.needle.find.length;
     }
-    return { parts, at };
   }
 
-  /** Where the shortest end of `bytes` (from `at` on) that is the start of a needle begins. */
+  /** Where the longest end of `bytes` (from `at` on) that is the start of a needle begins. */
   #partialFrom(bytes: Buffer, at: number): number {
     for (let from = Math.max(at, bytes.length - this.#keep); from < bytes.length; from += 1) {
-      const rest = bytes.subarray(from);
-      if (this.#needles.some((needle) => needle.find.subarray(0, rest.length).equals(rest))) return from;
+      const rest = bytes.length - from;
+      for (const { find } of this.#needles) {
+        // Compared in place: no copy of the end per position and needle.
+        if (
+          find.length > rest &&
+          find[0] === bytes[from] &&
+          find.compare(bytes, from, bytes.length, 0, rest) === 0
+        )
+          return from;
+      }
     }
     return bytes.length;
+  }
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** {@link ChunkReplacer} as a stream. */
+export class ReplacingStream extends Transform {
+  readonly #replacer: ChunkReplacer;
+
+  constructor(needles: readonly Needle[], found?: (name: string) => void) {
+    super();
+    this.#replacer = new ChunkReplacer(needles, found);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
+    const out = this.#replacer.push(chunk);
+    callback(null, out.length === 0 ? undefined : out);
+  }
+
+  override _flush(callback: TransformCallback): void {
+    const tail = this.#replacer.end();
+    callback(null, tail.length === 0 ? undefined : tail);
   }
 }
 
