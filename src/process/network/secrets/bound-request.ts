@@ -20,7 +20,13 @@ import { createSecureContext, type SecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
 import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
-import { answerNeedles, type ProxySecret, requestNeedles, strayPlaceholderReason } from './proxy-secrets.js';
+import {
+  answerNeedles,
+  type ProxySecret,
+  type ProxySecrets,
+  requestNeedles,
+  strayPlaceholderReason,
+} from './proxy-secrets.js';
 import { ChunkReplacer, type Needle, replaceInText } from './replace.js';
 
 /** Where a bound request goes: the host as decided, and the secrets bound to it there. */
@@ -115,15 +121,13 @@ function send(
       reason: strayPlaceholderReason(name, place, where),
     });
   };
-  const swapped = requestNeedles(proxySecrets, target.bound);
-  // Outside headers and the query, even a bound placeholder goes on as it is.
-  const noticed: Needle[] = swapped.map((needle) => ({ ...needle, replace: undefined }));
+  const { swapped, noticed, inQuery, answer: outNeedles } = needlesOf(proxySecrets, target.bound);
   const query = target.path.indexOf('?');
   const path =
     query < 0
       ? replaceInText(target.path, noticed, notice('the path'))
       : replaceInText(target.path.slice(0, query), noticed, notice('the path')) +
-        replaceInText(target.path.slice(query), inQuery(swapped), notice('the query'));
+        replaceInText(target.path.slice(query), inQuery, notice('the query'));
   const headers: OutgoingHttpHeaders = {};
   const raw = req.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
@@ -171,7 +175,6 @@ function send(
     } else res.destroy();
   });
   upstream.once('response', (answer) => {
-    const outNeedles = answerNeedles(proxySecrets);
     const answerHeaders: OutgoingHttpHeaders = {};
     const noBody = req.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
     const rawAnswer = answer.rawHeaders;
@@ -227,9 +230,37 @@ function writeInTurns(res: ServerResponse, answer: IncomingMessage): void {
   answer.once('end', batch);
 }
 
-/** In a URL's query a value goes percent-encoded: a `&`, `#`, `+` or space of it must not change the query. */
-function inQuery(needles: readonly Needle[]): Needle[] {
-  return needles.map((needle) =>
-    needle.replace === undefined ? needle : { ...needle, replace: encodeURIComponent(needle.replace) },
-  );
+/** The needles of requests to a set of bound secrets, and of their answers. */
+interface BoundNeedles {
+  /** Headers: each bound placeholder becomes its value; every other one is noticed. */
+  swapped: Needle[];
+  /** The path and the body: every placeholder only noticed (even a bound one goes on as it is). */
+  noticed: Needle[];
+  /**
+   * The query: as `swapped`, the value percent-encoded (a `&`, `#`, `+` or space of it must not
+   * change the query).
+   */
+  inQuery: Needle[];
+  /** The answer: every value goes back to its placeholder. */
+  answer: Needle[];
+}
+
+/** Made once per set (an intercepted connection keeps one for all its requests). */
+const needleSets = new WeakMap<readonly ProxySecret[], BoundNeedles>();
+
+function needlesOf(proxySecrets: ProxySecrets | undefined, bound: readonly ProxySecret[]): BoundNeedles {
+  let needles = needleSets.get(bound);
+  if (needles === undefined) {
+    const swapped = requestNeedles(proxySecrets, bound);
+    needles = {
+      swapped,
+      noticed: swapped.map((needle) => ({ ...needle, replace: undefined })),
+      inQuery: swapped.map((needle) =>
+        needle.replace === undefined ? needle : { ...needle, replace: encodeURIComponent(needle.replace) },
+      ),
+      answer: answerNeedles(proxySecrets),
+    };
+    needleSets.set(bound, needles);
+  }
+  return needles;
 }

@@ -39,6 +39,11 @@ export function replaceInText(
   return out + text.slice(at);
 }
 
+type EncodedNeedle = { find: Buffer; replace: Buffer | undefined; name: string };
+
+/** Needles as bytes, made once per list (a list kept for many bodies is encoded once). */
+const encodings = new WeakMap<readonly Needle[], EncodedNeedle[]>();
+
 /**
  * Replaces needles in bytes that arrive in chunks (UTF-8 needles, any bytes around them), without a
  * stream of its own: what a chunk can give on at once comes back from {@link push}, and only an end
@@ -47,7 +52,7 @@ export function replaceInText(
  * came, at once, and only its end is kept to be searched again with the next.
  */
 export class ChunkReplacer {
-  readonly #needles: Array<{ find: Buffer; replace: Buffer | undefined; name: string }>;
+  readonly #needles: readonly EncodedNeedle[];
   readonly #found: ((name: string) => void) | undefined;
   /** The longest end of a chunk that can begin a needle: one byte short of the longest needle. */
   readonly #keep: number;
@@ -55,16 +60,21 @@ export class ChunkReplacer {
   #tail: Buffer = Buffer.alloc(0);
 
   constructor(needles: readonly Needle[], found?: (name: string) => void) {
-    this.#needles = needles
-      .filter((needle) => needle.find.length > 0)
-      .map((needle) => ({
-        find: Buffer.from(needle.find, 'utf8'),
-        replace: needle.replace === undefined ? undefined : Buffer.from(needle.replace, 'utf8'),
-        name: needle.name,
-      }));
+    let encoded = encodings.get(needles);
+    if (encoded === undefined) {
+      encoded = needles
+        .filter((needle) => needle.find.length > 0)
+        .map((needle) => ({
+          find: Buffer.from(needle.find, 'utf8'),
+          replace: needle.replace === undefined ? undefined : Buffer.from(needle.replace, 'utf8'),
+          name: needle.name,
+        }));
+      encodings.set(needles, encoded);
+    }
+    this.#needles = encoded;
     this.#found = found;
-    this.#keep = Math.max(0, ...this.#needles.map((needle) => needle.find.length - 1));
-    this.noticeOnly = this.#needles.every((needle) => needle.replace === undefined);
+    this.#keep = Math.max(0, ...encoded.map((needle) => needle.find.length - 1));
+    this.noticeOnly = encoded.every((needle) => needle.replace === undefined);
   }
 
   /** What of `chunk` (after what was held) goes on now. */
