@@ -2,7 +2,7 @@
  * `npm run bench`: runs every scenario in a child process of its own, then writes
  * bench/results/latest.md (the table docs/benchmarks.md quotes) and bench/results/latest.json.
  *
- *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up,repeat-runs,default-tier,secrets,mcp-servers]
+ *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up,repeat-runs,default-tier,secrets,secrets-proxy,mcp-servers]
  *                     [--out=<folder>]   (default bench/results)
  *
  * TOOLHOST_BENCH_DIST=<folder laid out like dist/> measures another build (a prototype) instead;
@@ -36,6 +36,7 @@ const SCENARIOS = [
   'repeat-runs',
   'default-tier',
   'secrets',
+  'secrets-proxy',
   'mcp-servers',
 ];
 

@@ -43,3 +43,23 @@ export function secretsSection(result) {
     `The first request to a bound host: ${formatMs(first.swapped)} against ${formatMs(first.tunnelled)} tunnelled (a package's first call, both with their process and proxy started). Where it goes: the CA and the first host's key and certificate, made in a thread of their own once per host process, ${formatMs(certificates.authorityAndFirstHost)}; each further host name ${formatMs(certificates.anotherHost)} (most of it the thread's start); cached ${formatMs(certificates.cached)}. Then per connection a TLS handshake with the proxy, and the first time one from the proxy to the real server (the row "new connection").`,
   ].join('\n');
 }
+
+export function secretsProxySection(result) {
+  const { keptAlive, proxyBusy } = result;
+  const row = (label, samples) => [
+    label,
+    formatMs(samples.swapped.median),
+    formatMs(samples.tunnelled.median),
+    formatRatio(samples.swapped.median / samples.tunnelled.median),
+  ];
+  return [
+    '## 18b. Secrets: the proxy alone',
+    '',
+    `The same kept-alive 1 KiB HTTPS request through an egress proxy that swaps a secret in against one that tunnels it, with no sandbox and no host.call around them: the proxies in the scenario's thread, the client (Node's https through the agents a package's process gets) and the server each in a thread of their own. ${result.cycles} runs of ${result.perRun} requests per variant, interleaved. The proxy's work per request is its thread's ${result.proxyBusyIs}. \`node bench/scenarios/secrets-proxy.mjs --profile\` prints where that time goes.`,
+    '',
+    table(
+      ['per request', 'swapped', 'tunnelled', 'swapped vs tunnelled'],
+      [row('kept-alive request (in the client)', keptAlive), row("the proxy's work", proxyBusy)],
+    ),
+  ].join('\n');
+}

@@ -4,7 +4,7 @@ import { lockLoadSection } from './render-lock.mjs';
 import { manyPackagesSection } from './render-many-packages.mjs';
 import { mcpServersSection, mcpServersTargets } from './render-mcp-servers.mjs';
 import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
-import { secretsSection, secretsTargets } from './render-secrets.mjs';
+import { secretsProxySection, secretsSection, secretsTargets } from './render-secrets.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
@@ -698,6 +698,7 @@ const sections = {
   'repeat-runs': repeatRunsSection,
   'default-tier': defaultTierSection,
   secrets: secretsSection,
+  'secrets-proxy': secretsProxySection,
   'mcp-servers': mcpServersSection,
 };
 
