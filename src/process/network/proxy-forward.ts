@@ -11,19 +11,21 @@ import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answe
 import type { ProxyOptions } from './proxy-options.js';
 import { exchangeRelay } from './relay.js';
 import { hostPort } from './rules.js';
-import { boundAgents, sendBound } from './secrets/bound-request.js';
+import { type BoundAgents, sendBound } from './secrets/bound-request.js';
 import { plainRefusal } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
-import { ReplacingStream, replaceInText } from './secrets/replace.js';
+import { ChunkReplacer, replaceInText } from './secrets/replace.js';
 
-/** Kept-alive connections to hosts a secret is bound to over plain HTTP (one set per proxy thread). */
-let plainAgents: ReturnType<typeof boundAgents> | undefined;
-
+/**
+ * Forwards one absolute-form request. `boundAgents` are the proxy's kept-alive connections to hosts
+ * a secret is bound to (its interceptor's: one set per proxy), present when it has secrets.
+ */
 export async function forward(
   options: ProxyOptions,
   req: IncomingMessage,
   res: ServerResponse,
   used: { bytes: number },
+  boundAgents: BoundAgents | undefined,
 ): Promise<void> {
   let url: URL | undefined;
   try {
@@ -51,7 +53,7 @@ export async function forward(
     return;
   }
   const bound = boundAt(options.secrets, decision.host, port);
-  if (bound.length > 0) {
+  if (bound.length > 0 && boundAgents !== undefined) {
     const tlsOnly = bound.find((entry) => !entry.plainHttp);
     if (tlsOnly !== undefined) {
       const message = plainRefusal(decision.host, port, tlsOnly.secret.name);
@@ -60,7 +62,6 @@ export async function forward(
       res.end(message);
       return;
     }
-    plainAgents ??= boundAgents(options.secrets?.upstreamCa);
     sendBound(
       options,
       { req, res, used },
@@ -72,7 +73,7 @@ export async function forward(
         bound: bound.map((entry) => entry.secret),
         path: `${url.pathname}${url.search}`,
       },
-      plainAgents,
+      boundAgents,
     );
     return;
   }
@@ -122,13 +123,12 @@ function relay(
     res.writeHead(answer.statusCode ?? 502, answer.headers);
     bodies.pipe(answer, res);
   });
-  if (needles.length === 0) bodies.pipe(req, upstream);
-  else {
-    const body = new ReplacingStream(needles, notice('the body'));
-    req.on('error', () => body.destroy());
-    req.pipe(body);
-    bodies.pipe(body, upstream);
-  }
+  req.on('error', () => upstream.destroy());
+  bodies.pipe(
+    req,
+    upstream,
+    needles.length === 0 ? undefined : new ChunkReplacer(needles, notice('the body')),
+  );
 }
 
 /** Reports each secret whose placeholder a request carries to a host it is not bound to, once a place. */

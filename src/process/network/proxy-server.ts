@@ -15,11 +15,11 @@ import { refusalMessage, subjectOf } from './policy.js';
 import { decided, idleRefusal, response, unreachable } from './proxy-answers.js';
 import { forward } from './proxy-forward.js';
 import type { ProxyOptions } from './proxy-options.js';
-import { Relay } from './relay.js';
+import { type ChunkMap, Relay } from './relay.js';
 import { hostPort, normalHost } from './rules.js';
-import { Interceptor } from './secrets/intercept.js';
+import { Interceptor, TLS_HANDSHAKE } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
-import { ReplacingStream } from './secrets/replace.js';
+import { ChunkReplacer } from './secrets/replace.js';
 
 const CONNECT_BOUND_MS = 10_000;
 export function startProxy(options: ProxyOptions): Promise<Server> {
@@ -51,7 +51,7 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
       used = { bytes: 0 };
       carried.set(req.socket, used);
     }
-    void forward(options, req, res, used).catch(() => res.destroy());
+    void forward(options, req, res, used, interceptor?.agents).catch(() => res.destroy());
   });
   server.once('close', () => interceptor?.close());
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
@@ -143,16 +143,8 @@ function splice(
   };
   const relay = new Relay({ charge, destroy: end });
   const remove = options.budget.add(relay);
-  // With secrets, what the tool sends is watched for their placeholders (never changed): TLS hides
-  // them, plain HTTP or another protocol shows them.
-  const outgoing = strayWatch(options, target) ?? client;
-  if (outgoing !== client) {
-    client.on('error', () => outgoing.destroy());
-    client.pipe(outgoing);
-  }
-  if (head.length > 0 && charge(head.length))
-    outgoing === client ? upstream.write(head) : outgoing.write(head);
-  relay.pipe(outgoing, upstream);
+  // What came with the CONNECT goes first, through the relay like the rest (charged once).
+  if (head.length > 0) client.unshift(head);
   relay.pipe(upstream, client);
   for (const socket of [client, upstream]) {
     socket.setTimeout(options.limits.idleTimeoutMs, end);
@@ -162,20 +154,33 @@ function splice(
     });
     socket.on('error', end);
   }
+  const watch = strayWatch(options, target);
+  if (watch === undefined) {
+    relay.pipe(client, upstream);
+    return;
+  }
+  // With secrets, what the tool sends is watched for their placeholders (never changed), unless it
+  // is TLS: its bytes are encrypted, and can't show one.
+  client.once('data', (first: Buffer) => {
+    client.pause();
+    client.unshift(first);
+    relay.pipe(client, upstream, first[0] === TLS_HANDSHAKE ? undefined : watch);
+    if (!relay.held) client.resume();
+  });
 }
 
 /** The most placeholders one tunnel reports: a tool repeating one can't flood the host's events. */
 const MAX_STRAY_REPORTS = 64;
 
 /**
- * A stream that reports each placeholder that passes through it (a kept-alive tunnel carries many
- * requests: each is reported), or undefined without secrets.
+ * What reports each placeholder that passes (a kept-alive tunnel carries many requests: each is
+ * reported, up to {@link MAX_STRAY_REPORTS}), or undefined without secrets.
  */
-function strayWatch(options: ProxyOptions, target: { host: string; port: number }): Duplex | undefined {
+function strayWatch(options: ProxyOptions, target: { host: string; port: number }): ChunkMap | undefined {
   const needles = noticeNeedles(options.secrets);
   if (needles.length === 0) return undefined;
   let reports = 0;
-  return new ReplacingStream(needles, (name) => {
+  return new ChunkReplacer(needles, (name) => {
     reports += 1;
     if (reports > MAX_STRAY_REPORTS) return;
     options.onNote({

@@ -54,6 +54,11 @@ export class Relay implements Link {
     if (this.#held) from.pause();
   }
 
+  /** Whether a budget holds the relay (nothing moves until it is closed). */
+  get held(): boolean {
+    return this.#held;
+  }
+
   hold(): void {
     this.#held = true;
     for (const source of this.#sources) source.pause();

@@ -24,7 +24,7 @@ interface Intercepted {
 }
 
 /** The first byte of a TLS handshake record: anything else in a tunnel is taken as plain HTTP. */
-const TLS_HANDSHAKE = 0x16;
+export const TLS_HANDSHAKE = 0x16;
 
 /** One per proxy: the HTTP side of every intercepted connection, its contexts, its upstream agents. */
 export class Interceptor {
@@ -124,6 +124,11 @@ export class Interceptor {
     client.on('error', () => secure.destroy());
     this.#connections.set(secure, { decision, bound, used: { bytes: 0 }, secure: true });
     this.#server.emit('connection', secure);
+  }
+
+  /** The kept-alive connections to bound hosts: this proxy's only set (plain HTTP forwarded too). */
+  get agents(): BoundAgents {
+    return this.#agents;
   }
 
   /** Ends the kept-alive upstream connections. */

@@ -5,7 +5,6 @@
  * starts first (the longest where two start together); what replaces it is not searched again.
  */
 import { randomBytes } from 'node:crypto';
-import { Transform, type TransformCallback } from 'node:stream';
 
 /** What is looked for, what it becomes (or undefined: only noticed), and whose it is. */
 export interface Needle {
@@ -139,26 +138,6 @@ export class ChunkReplacer {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/** {@link ChunkReplacer} as a stream. */
-export class ReplacingStream extends Transform {
-  readonly #replacer: ChunkReplacer;
-
-  constructor(needles: readonly Needle[], found?: (name: string) => void) {
-    super();
-    this.#replacer = new ChunkReplacer(needles, found);
-  }
-
-  override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
-    const out = this.#replacer.push(chunk);
-    callback(null, out.length === 0 ? undefined : out);
-  }
-
-  override _flush(callback: TransformCallback): void {
-    const tail = this.#replacer.end();
-    callback(null, tail.length === 0 ? undefined : tail);
-  }
-}
 
 function earliest<T extends { find: { length: number } }>(
   needles: readonly T[],
