@@ -99,6 +99,11 @@ export function ruleMatches(rule: NetRule, host: string, port: number): boolean 
   return rule.wildcard ? host.endsWith(`.${rule.host}`) : host === rule.host;
 }
 
+/** The ports a rule stands for: its own, or without one {@link DEFAULT_PORTS}. */
+export function rulePorts(rule: NetRule): readonly number[] {
+  return rule.port === undefined ? DEFAULT_PORTS : [rule.port];
+}
+
 /**
  * A requested host as rules see it: lower-case, without a trailing dot or IPv6 brackets; undefined
  * for what is neither a host name nor an address (a rule can never match it).

@@ -8,7 +8,7 @@
  * network for: a binding can't widen what a package reaches.
  */
 import type { NetworkAsk } from '../grant.js';
-import { type NetRule, parseNetRule, parseNetRules, ruleMatches } from '../rules.js';
+import { type NetRule, parseNetRule, parseNetRules, ruleMatches, rulePorts } from '../rules.js';
 
 /** One binding as the manifest wrote it (checked). */
 export interface SecretBinding {
@@ -117,6 +117,5 @@ export function boundHosts(binding: SecretBinding): BoundHost[] {
 
 /** Whether a bound host (exact) falls under a network rule: every port it stands for, allowed. */
 export function boundHostWithin(bound: NetRule, rule: NetRule): boolean {
-  const ports = bound.port === undefined ? [80, 443] : [bound.port];
-  return ports.every((port) => ruleMatches(rule, bound.host, port));
+  return rulePorts(bound).every((port) => ruleMatches(rule, bound.host, port));
 }

@@ -8,6 +8,7 @@
 import { ToolHostError } from '../../../boundary/errors.js';
 import { show } from '../../../shared/expect.js';
 import { grantAllows, type NetworkGrant } from '../grant.js';
+import { rulePorts } from '../rules.js';
 import { type BoundHost, boundHosts, isSecretName, type SecretBinding } from './bindings.js';
 
 /** A secret a package gets: its value, and the hosts it may go to. Host-side only, never a tool's. */
@@ -89,8 +90,7 @@ export function grantedSecrets(options: {
   for (const { binding, value } of grantedBindings(options.bindings, options.values)) {
     const hosts = boundHosts(binding);
     for (const { rule } of hosts) {
-      const ports = rule.port === undefined ? [80, 443] : [rule.port];
-      if (!ports.every((port) => grantAllows(options.grant, rule.host, port))) {
+      if (!rulePorts(rule).every((port) => grantAllows(options.grant, rule.host, port))) {
         return {
           ok: false,
           reason: `secret ${binding.name} is bound to ${rule.text}, which \`allowNetwork\` does not grant package ${options.packageName}; grant it (--allow-network ${options.packageName}), or don't grant the secret`,

@@ -5,6 +5,7 @@
  * what is swapped back out of its answer, and which placeholders are only noticed (a placeholder
  * sent where its secret isn't bound goes on unreplaced, and is reported).
  */
+import { ruleMatches } from '../rules.js';
 import type { BoundHost } from './bindings.js';
 import type { Needle } from './replace.js';
 
@@ -36,10 +37,8 @@ export function boundAt(
   if (proxySecrets === undefined) return [];
   const bound: Array<{ secret: ProxySecret; plainHttp: boolean }> = [];
   for (const secret of proxySecrets.secrets) {
-    const at = secret.hosts.find(
-      ({ rule }) =>
-        rule.host === host && (rule.port === undefined ? port === 80 || port === 443 : rule.port === port),
-    );
+    // A bound host is exact (never a wildcard): a rule's match is the host's.
+    const at = secret.hosts.find(({ rule }) => ruleMatches(rule, host, port));
     if (at !== undefined) bound.push({ secret, plainHttp: at.plainHttp });
   }
   return bound;
