@@ -61,6 +61,7 @@ export class ProcessDomains {
   readonly #onNetwork: (event: NetworkEvent) => void;
   readonly #spares: ProcessSpares;
   readonly #budget: WorkerBudget;
+  readonly #granted = new WeakMap<ProcessVersion['permissions'], GrantedSecret[]>();
 
   /** `budget`: the host's worker budget, where each package process and each spare counts one. */
   constructor(
@@ -124,7 +125,7 @@ export class ProcessDomains {
       void this.#spares.replenish(held, held.call);
     }
     // The certificates its proxy will present, made while it is read rather than on its first call.
-    const secrets = this.#secrets(version, grant);
+    const secrets = this.#secrets(version);
     if (secrets.length > 0)
       certificatesFor(secrets.flatMap((secret) => secret.hosts.map(({ rule }) => rule.host))).catch(() => {});
     const reads = new ProcessReads({
@@ -178,20 +179,29 @@ export class ProcessDomains {
   #grant(version: ProcessVersion): NetworkGrant {
     const grant = this.#tier.grant(version.root, this.#manifest(version));
     // The whole network, with a secret granted, still goes through the proxy: it holds the value.
-    return grant.kind === 'all' && this.#secrets(version, grant).length > 0
+    return grant.kind === 'all' && this.#secrets(version).length > 0
       ? { kind: 'hosts', asked: undefined, granted: undefined }
       : grant;
   }
 
-  /** The package's granted secrets (a version left out for its bindings never gets here). */
-  #secrets(version: ProcessVersion, grant: NetworkGrant): GrantedSecret[] {
-    const granted = grantedSecrets({
-      packageName: version.packageName ?? version.root,
-      bindings: version.permissions.secrets ?? [],
-      values: this.#settings.secretValues,
-      grant,
-    });
-    return granted.ok ? granted.secrets : [];
+  /**
+   * The package's granted secrets (a version left out for its bindings never gets here), worked out
+   * once per version: its reads, its pool and its proxy all ask. Its permissions are its manifest's,
+   * read once: they stand for the version.
+   */
+  #secrets(version: ProcessVersion): GrantedSecret[] {
+    let secrets = this.#granted.get(version.permissions);
+    if (secrets === undefined) {
+      const granted = grantedSecrets({
+        packageName: version.packageName ?? version.root,
+        bindings: version.permissions.secrets ?? [],
+        values: this.#settings.secretValues,
+        grant: this.#tier.grant(version.root, this.#manifest(version)),
+      });
+      secrets = granted.ok ? granted.secrets : [];
+      this.#granted.set(version.permissions, secrets);
+    }
+    return secrets;
   }
 
   #egress(version: ProcessVersion, grant: NetworkGrant): PackageEgress {
@@ -201,7 +211,7 @@ export class ProcessDomains {
         source: version.root,
         grant,
         tmpRoot: this.#settings.tmpRoot,
-        secrets: this.#secrets(version, grant),
+        secrets: this.#secrets(version),
       },
       egressSettings(this.#settings.network, this.#onNetwork),
     );
