@@ -14,6 +14,9 @@ const TEST_HOSTS = {
   'api.secret.test': ['127.0.0.1'],
   'other.test': ['127.0.0.1'],
   'plain.secret.test': ['127.0.0.1'],
+  // Bound, and failing: nothing listens on 127.0.0.2, and the server's certificate does not name it.
+  'down.secret.test': ['127.0.0.2'],
+  'wrong-name.test': ['127.0.0.1'],
 };
 
 const servers = useSecretServers();
@@ -36,7 +39,12 @@ beforeAll(async () => {
     networkTesting: { hosts: TEST_HOSTS, trustCertificates: servers.authority },
   });
   host.on('network', (event) => events.push(event));
-  const report = await host.load(await writeSecretTools(join(root, 'secret-tools'), ports));
+  const report = await host.load(
+    await writeSecretTools(join(root, 'secret-tools'), ports, {
+      apiHosts: [`down.secret.test:${ports.https}`, `wrong-name.test:${ports.https}`],
+      net: [`127.0.0.2:${ports.https}`],
+    }),
+  );
   expect(report.modules.map((module) => [module.state, module.reason])).toEqual(
     Array(4).fill(['offered', undefined]),
   );
@@ -310,4 +318,44 @@ describe('connections', () => {
     // The proxy keeps its upstream connection alive too (one made by an earlier test may serve).
     expect(servers.tlsConnections - before).toBeLessThanOrEqual(1);
   });
+});
+
+describe('a bound host that fails', () => {
+  it.each([
+    [
+      'is unreachable',
+      'down',
+      /^the process isolation tier could not reach down\.secret\.test:\d+ at 127\.0\.0\.2 \(ECONNREFUSED\)$/,
+    ],
+    [
+      'presents a certificate that does not verify',
+      'wrong-name',
+      /^the process isolation tier did not send the request to wrong-name\.test:\d+: its certificate did not verify against the host's trust store \(ERR_TLS_CERT_ALTNAME_INVALID\); a private CA goes in the host process's NODE_EXTRA_CA_CERTS$/,
+    ],
+  ])(
+    '%s: the tool reads a 502 that says why, an event says so, and the next request is fine',
+    async (_, name, why) => {
+      const url = `https://${name === 'down' ? 'down.secret.test' : 'wrong-name.test'}:${ports.https}/echo`;
+      const { answers, outcome } = await request({
+        client: 'node',
+        url,
+        headers: { authorization: 'Bearer {{API_TOKEN}}' },
+        repeat: 2,
+      });
+      // Both requests on the kept-alive connection to the proxy: each answered, neither sent.
+      expect(answers.map((answer) => answer.status)).toEqual([502, 502]);
+      expect(answers[0]?.body).toMatch(why);
+      expect(received).toEqual([]);
+      expectNoValue(outcome);
+      const [event] = await reported((event) => event.allowed === false && why.test(event.reason ?? ''));
+      expect(event?.host).toBe(name === 'down' ? 'down.secret.test' : 'wrong-name.test');
+      expectNoValue(events);
+      await request({
+        client: 'fetch',
+        url: api('/echo'),
+        headers: { authorization: 'Bearer {{API_TOKEN}}' },
+      });
+      expect(received[0]?.headers.authorization).toBe(`Bearer ${API_TOKEN}`);
+    },
+  );
 });

@@ -179,10 +179,14 @@ export function useSecretServers(): SecretServers {
 const SECRET_TOOLS = fileURLToPath(new URL('../../fixtures/secrets/tools', import.meta.url));
 const UNDICI = dirname(fileURLToPath(import.meta.resolve('undici')));
 
-/** A package binding API_TOKEN to the API (and over plain HTTP to plain.secret.test), OTHER_TOKEN to other.test. */
+/**
+ * A package binding API_TOKEN to the API (and over plain HTTP to plain.secret.test), OTHER_TOKEN to
+ * other.test; `more.apiHosts` are bound to API_TOKEN too, and asked for, as are `more.net`.
+ */
 export async function writeSecretTools(
   folder: string,
   ports: { https: number; http: number },
+  more: { apiHosts?: readonly string[]; net?: readonly string[] } = {},
 ): Promise<string> {
   await cp(SECRET_TOOLS, join(folder, 'tools'), { recursive: true });
   await cp(UNDICI, join(folder, 'node_modules', 'undici'), { recursive: true });
@@ -201,6 +205,8 @@ export async function writeSecretTools(
           `plain.secret.test:${ports.http}`,
           `127.0.0.1:${ports.https}`,
           `127.0.0.1:${ports.http}`,
+          ...(more.apiHosts ?? []),
+          ...(more.net ?? []),
         ],
         secrets: {
           API_TOKEN: [
@@ -208,6 +214,7 @@ export async function writeSecretTools(
             // Bound over TLS only: plain HTTP to it is refused.
             `api.secret.test:${ports.http}`,
             `http://plain.secret.test:${ports.http}`,
+            ...(more.apiHosts ?? []),
           ],
           OTHER_TOKEN: [`other.test:${ports.https}`],
         },

@@ -168,9 +168,11 @@ function send(
   upstream.on('timeout', () => upstream.destroy());
   const bodies = exchangeRelay(options, { req, res, used }, upstream);
   upstream.once('error', (error: NodeJS.ErrnoException) => {
+    // Reported: the CONNECT was allowed (and said so), this request went nowhere.
+    const message = upstreamFailure(target, error);
+    options.onNote({ host: target.host, port: target.port, allowed: false, reason: message });
     if (!res.headersSent) {
-      const message = `the process isolation tier could not reach ${where} at ${target.address} (${error.code ?? 'connection failed'})`;
-      res.writeHead(502, { 'content-type': 'text/plain' });
+      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(message);
     } else res.destroy();
   });
@@ -199,6 +201,19 @@ function send(
   }
   req.on('error', () => upstream.destroy());
   bodies.pipe(req, upstream, new ChunkReplacer(noticed, notice('the body')));
+}
+
+/** The codes of a certificate that did not verify (Node's own, and OpenSSL's verify errors). */
+const CERTIFICATE_FAILURE = /^ERR_TLS_CERT_ALTNAME_INVALID$|CERT|UNABLE_TO_|SIGNATURE/;
+
+/** What the tool reads when a bound request could not be sent: why, and for a certificate, what to do. */
+function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException): string {
+  const where = hostPort(target.host, target.port);
+  const code = error.code ?? 'connection failed';
+  if (target.secure && CERTIFICATE_FAILURE.test(code)) {
+    return `the process isolation tier did not send the request to ${where}: its certificate did not verify against the host's trust store (${code}); a private CA goes in the host process's NODE_EXTRA_CA_CERTS`;
+  }
+  return `the process isolation tier could not reach ${where} at ${target.address} (${code})`;
 }
 
 /** Whether a request carries a body, as Node's parser frames it: a length over 0, or chunks. */
