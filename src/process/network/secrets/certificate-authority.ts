@@ -43,6 +43,14 @@ export function certificatesFor(
 /** The thread, kept for later batches (unreferenced: it never keeps the host process alive). */
 let worker: Worker | undefined;
 
+/**
+ * Ends the certificate thread, if one runs, as a crash would (a batch in flight fails); the next
+ * batch starts another, and the CA and certificates made so far are kept. For tests.
+ */
+export async function endCertificateThread(): Promise<void> {
+  await worker?.terminate();
+}
+
 function make(request: CertificateRequest): Promise<CertificateAnswer> {
   return new Promise((resolve, reject) => {
     if (worker === undefined) {
