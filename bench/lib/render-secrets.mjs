@@ -35,6 +35,9 @@ export function secretsSection(result) {
       ['', 'swapped', 'tunnelled', 'swapped vs tunnelled'],
       [
         row('kept-alive request (in the tool)', result.keptAlive),
+        ...(result.hostCpu === undefined
+          ? []
+          : [row("the host process's CPU time per kept-alive request", result.hostCpu)]),
         row('host.call of one kept-alive request', result.call),
         row('request on a new connection (in the tool)', result.fresh),
       ],
