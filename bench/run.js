@@ -2,7 +2,7 @@
  * `npm run bench`: runs every scenario in a child process of its own, then writes
  * bench/results/latest.md (the table docs/benchmarks.md quotes) and bench/results/latest.json.
  *
- *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up,repeat-runs,default-tier,secrets,secrets-proxy,mcp-servers]
+ *   node bench/run.js [--quick] [--only=round-trip,throughput,load,timeout,crash-storm,large-results,loop,mcp-serve,process-tier,lock-load,egress,snapshots,peer,many-packages,start-up,repeat-runs,default-tier,secrets,secrets-proxy,mcp-servers,serve-parts]
  *                     [--out=<folder>]   (default bench/results)
  *
  * TOOLHOST_BENCH_DIST=<folder laid out like dist/> measures another build (a prototype) instead;
@@ -38,6 +38,7 @@ const SCENARIOS = [
   'secrets',
   'secrets-proxy',
   'mcp-servers',
+  'serve-parts',
 ];
 
 const quick = process.argv.includes('--quick');

@@ -5,6 +5,7 @@ import { manyPackagesSection } from './render-many-packages.mjs';
 import { mcpServersSection, mcpServersTargets } from './render-mcp-servers.mjs';
 import { repeatRunsSection, repeatRunsTargets } from './render-repeat.mjs';
 import { secretsProxySection, secretsSection, secretsTargets } from './render-secrets.mjs';
+import { servePartsSection, serveTargets } from './render-serve.mjs';
 import { startUpSection, startUpTargets } from './render-start-up.mjs';
 import { formatBytes, formatMb, formatMs, formatRatio, plural } from './stats.mjs';
 
@@ -109,6 +110,7 @@ export function evaluateTargets(results) {
   targets.push(...repeatRunsTargets(results['repeat-runs']));
   targets.push(...secretsTargets(results.secrets));
   targets.push(...mcpServersTargets(results['mcp-servers']));
+  targets.push(...serveTargets(results['mcp-serve']));
   return targets;
 }
 
@@ -700,6 +702,7 @@ const sections = {
   secrets: secretsSection,
   'secrets-proxy': secretsProxySection,
   'mcp-servers': mcpServersSection,
+  'serve-parts': servePartsSection,
 };
 
 export function renderMarkdown({ machine, mode, startedAt, durationMs, results, targets }) {

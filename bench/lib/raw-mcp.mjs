@@ -1,0 +1,130 @@
+/**
+ * Minimal MCP clients for the serve-parts scenario: JSON-RPC by hand, one line (or one POST) per
+ * message, no SDK, so that what they measure is the server's side and not a client's layers.
+ */
+import { spawn } from 'node:child_process';
+
+/** Calls one request at a time over newline-delimited JSON on `writable` / `readable`. */
+class LineRpc {
+  #write;
+  #waiting = new Map();
+  #rest = '';
+  #nextId = 1;
+
+  constructor(write, readable, { signedLines = false } = {}) {
+    this.#write = write;
+    readable.setEncoding('utf8');
+    readable.on('data', (chunk) => {
+      const lines = (this.#rest + chunk).split('\n');
+      this.#rest = lines.pop();
+      for (const line of lines) {
+        // The hosting process signs each line (64 hex characters and a space before the JSON).
+        const message = JSON.parse(signedLines ? line.slice(65) : line);
+        const waiter = message.id === undefined ? undefined : this.#waiting.get(message.id);
+        if (waiter === undefined) continue;
+        this.#waiting.delete(message.id);
+        waiter(message);
+      }
+    });
+  }
+
+  request(method, params) {
+    const id = this.#nextId++;
+    return new Promise((resolve) => {
+      this.#waiting.set(id, resolve);
+      this.#write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    });
+  }
+
+  notify(method, params) {
+    this.#write(`${JSON.stringify({ jsonrpc: '2.0', method, params })}\n`);
+  }
+}
+
+const INITIALIZE = {
+  protocolVersion: '2025-11-25',
+  capabilities: {},
+  clientInfo: { name: 'bench-raw', version: '1.0.0' },
+};
+
+async function initialized(rpc) {
+  const answer = await rpc.request('initialize', INITIALIZE);
+  if (answer.error !== undefined) throw new Error(JSON.stringify(answer.error));
+  rpc.notify('notifications/initialized');
+  return rpc;
+}
+
+/**
+ * `toolhost serve <tools>` over stdio (the relay and its hosting process), spoken to by hand.
+ * `nodeArgs` go to the relay's node (`--cpu-prof`, say).
+ */
+export async function rawStdio({ cli, tools, env, nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', tools], {
+    env,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const rpc = await initialized(new LineRpc((line) => child.stdin.write(line), child.stdout));
+  return { rpc, close: () => child.stdin.end() };
+}
+
+/**
+ * The hosting process alone (serve-child.js), without the relay: the bench takes the relay's place
+ * on fd 3, sends the greeting (with `settings`, the parsed command line), and reads the signed lines without checking their signatures.
+ */
+export async function rawHosting({ entry, settings, env, nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, entry], {
+    env,
+    stdio: ['ignore', 'ignore', 'ignore', 'pipe'],
+  });
+  const channel = child.stdio[3];
+  channel.write(`${JSON.stringify({ key: '0'.repeat(64), settings })}\n`);
+  const rpc = await initialized(new LineRpc((line) => channel.write(line), channel, { signedLines: true }));
+  return { rpc, close: () => child.kill('SIGTERM') };
+}
+
+/** A stateless Streamable HTTP endpoint, one POST per call, by hand. */
+export function rawHttp(url) {
+  let nextId = 1;
+  return {
+    async request(method, params) {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
+      });
+      const text = await response.text();
+      // A JSON answer, or one SSE event whose data is the answer.
+      const json = text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)?.[1];
+      return JSON.parse(json);
+    },
+  };
+}
+
+/** Two linked in-process transports, each message cloned through JSON as a wire would. */
+export function linkedTransports() {
+  const make = () => ({
+    onmessage: undefined,
+    onclose: undefined,
+    onerror: undefined,
+    async start() {},
+    async close() {
+      this.onclose?.();
+    },
+  });
+  const client = make();
+  const server = make();
+  for (const [from, to] of [
+    [client, server],
+    [server, client],
+  ]) {
+    from.send = async (message) => {
+      const copy = JSON.parse(JSON.stringify(message));
+      queueMicrotask(() => to.onmessage?.(copy));
+    };
+  }
+  return { client, server };
+}

@@ -1,0 +1,64 @@
+/**
+ * `toolhost serve`'s targets (section 8's rows against host.call, issue 47) and section 20, where
+ * a serve `tools/call` goes, layer by layer (bench/scenarios/serve-parts.mjs).
+ */
+import { table } from './markdown.mjs';
+import { formatMs, formatRatio } from './stats.mjs';
+
+/** serve `tools/call` ≤ 2× host.call over stdio and ≤ 2.5× over HTTP, for both protocol eras. */
+export function serveTargets(result) {
+  if (result?.roundTrip?.hostCall === undefined) return [];
+  const base = result.roundTrip.hostCall.median;
+  const rows = [
+    ['stdio', 'over stdio, 2025-11-25', 2],
+    ['stdioModern', 'over stdio, 2026-07-28', 2],
+    ['http', 'over Streamable HTTP, 2025-11-25', 2.5],
+    ['httpModern', 'over Streamable HTTP, 2026-07-28', 2.5],
+  ];
+  return rows.flatMap(([name, label, bound]) => {
+    const stats = result.roundTrip[name];
+    if (stats === undefined) return [];
+    const ratio = stats.median / base;
+    return [
+      {
+        id: `serve-${name}`,
+        target: `\`toolhost serve\` \`tools/call\` ${label} ≤ ${bound} × host.call (medians)`,
+        ratio,
+        measured: `${formatRatio(ratio)} (${formatMs(stats.median)} vs ${formatMs(base)})`,
+        met: ratio <= bound,
+      },
+    ];
+  });
+}
+
+const PART_LABELS = {
+  hostCall: 'host.call in the same process',
+  sdkInProcess:
+    'the official client and toolhost’s MCP server in this process (messages cloned through JSON)',
+  hostingRaw: 'the hosting process alone, its channel spoken by hand',
+  stdioRaw: '`toolhost serve` over stdio spoken by hand (the relay added)',
+  stdio: '**`toolhost serve` over stdio, the official client**',
+  httpRaw: '`toolhost serve --http`, a POST by hand',
+  http: '**`toolhost serve --http`, the official client**',
+  stdioBefore: 'the baseline build’s serve over stdio, the official client',
+  httpBefore: 'the baseline build’s serve over HTTP, the official client',
+};
+
+export function servePartsSection(result) {
+  const base = result.roundTrip.hostCall;
+  const rows = Object.entries(result.roundTrip).map(([name, stats]) => [
+    PART_LABELS[name] ?? name,
+    formatMs(stats.median),
+    formatMs(stats.p99),
+    formatRatio(stats.median / base.median),
+    String(stats.n),
+  ]);
+  return [
+    '## 20. Where a serve tools/call goes',
+    '',
+    `The echo tool, one call at a time, each layer added in turn, interleaved call by call; ${result.cycles} cycles. The 2025-11-25 client (SDK 1.x).${result.baseline === null ? '' : ` Baseline build: ${result.baseline}.`}`,
+    '',
+    table(['Path', 'Median', 'p99', 'Median vs host.call', 'n'], rows),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,165 @@
+/**
+ * 20. Where a `toolhost serve` `tools/call` goes: the same trivial call, one at a time, through
+ * each layer added in turn, interleaved call by call so every layer shares the machine's noise:
+ *
+ * - `hostCall`: `host.call` in this process (the baseline of section 8);
+ * - `sdkInProcess`: the official client (1.x) and toolhost's MCP server (`ToolServer`) in this
+ *   process, joined by transports that only clone each message through JSON: the SDK's layers on
+ *   both sides and toolhost's `tools/call` handler, without any process or wire;
+ * - `hostingRaw`: the hosting process (serve-child.js) alone, spoken to on its channel by hand
+ *   (no relay, no SDK client): a second process, the channel's signing, the SDK's server there;
+ * - `stdioRaw`: `toolhost serve` over stdio spoken to by hand: the relay on top of `hostingRaw`;
+ * - `stdio`: the same through the official client (section 8's row): the client's own layers;
+ * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
+ *
+ * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/, with package.json in its parent folder, under the
+ * repository so that node_modules is found> adds `stdioBefore`
+ * and `httpBefore`: that build's `serve` through the official client, in the same run, so a change
+ * is measured against the build before it.
+ */
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { iterations, log, report } from '../lib/child.mjs';
+import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
+import { linkedTransports, rawHosting, rawHttp, rawStdio } from '../lib/raw-mcp.mjs';
+import { interleave, runWindow, summarize } from '../lib/stats.mjs';
+
+const { ToolHost } = await importToolhost();
+const { ToolServer } = await import(new URL('src/mcp/tool-server.js', distUrl).href);
+const { parseCommandLine } = await import(new URL('src/cli/args/args.js', distUrl).href);
+const cliOf = (dist) => fileURLToPath(new URL('src/cli/main.js', dist));
+const cli = cliOf(distUrl);
+const tools = fileURLToPath(benchToolsDir);
+const args = { text: 'hello' };
+const env = { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp' };
+const baselineDist = process.env.TOOLHOST_BENCH_BASELINE_DIST;
+
+const host = new ToolHost({ logger: quietLogger() });
+await host.load(tools);
+
+function startHttp(cliPath) {
+  const child = spawn(process.execPath, [cliPath, 'serve', '--http', '127.0.0.1:0', tools], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolvePromise, reject) => {
+    let text = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+      const match = /over MCP at (http:\/\/\S+)/.exec(text);
+      if (match) resolvePromise({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
+  });
+}
+
+async function sdkStdio(cliPath) {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [cliPath, 'serve', tools],
+      env,
+      stderr: 'ignore',
+    }),
+  );
+  return client;
+}
+
+async function sdkHttp(url) {
+  const client = new Client({ name: 'bench', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      fetch: (input, init) => fetch(input, { ...init, signal: undefined }),
+    }),
+  );
+  return client;
+}
+
+const toolServer = new ToolServer(host, {
+  name: 'toolhost',
+  version: '0.0.0',
+  listChanged: true,
+  legacyLogScope: 'connection',
+});
+const linked = linkedTransports();
+await toolServer.createServer({ era: 'legacy' }).connect(linked.server);
+const inProcess = new Client({ name: 'bench', version: '1.0.0' });
+await inProcess.connect(linked.client);
+
+const hosting = await rawHosting({
+  entry: fileURLToPath(new URL('src/cli/commands/serve-child.js', distUrl)),
+  settings: parseCommandLine(['serve', tools], env),
+  env,
+});
+const stdioByHand = await rawStdio({ cli, tools, env });
+const stdioClient = await sdkStdio(cli);
+const served = await startHttp(cli);
+const httpClient = await sdkHttp(served.url);
+const httpByHand = rawHttp(served.url);
+
+const callParams = { name: 'echo', arguments: args };
+const viaClient = (client) => async () => {
+  const result = await client.callTool(callParams);
+  if (result.isError || result.content[0]?.text !== 'hello') throw new Error(JSON.stringify(result));
+};
+const byHand = (rpc) => async () => {
+  const answer = await rpc.request('tools/call', callParams);
+  if (answer.result?.content?.[0]?.text !== 'hello') throw new Error(JSON.stringify(answer));
+};
+const variants = {
+  hostCall: async () => {
+    const outcome = await host.call('echo', args);
+    if (outcome.isError) throw new Error(JSON.stringify(outcome));
+  },
+  sdkInProcess: viaClient(inProcess),
+  hostingRaw: byHand(hosting.rpc),
+  stdioRaw: byHand(stdioByHand.rpc),
+  stdio: viaClient(stdioClient),
+  httpRaw: byHand(httpByHand),
+  http: viaClient(httpClient),
+};
+
+const closers = [];
+if (baselineDist !== undefined) {
+  const before = new URL(`${pathToFileURL(resolve(baselineDist)).href}/`);
+  const beforeStdio = await sdkStdio(cliOf(before));
+  const beforeServed = await startHttp(cliOf(before));
+  const beforeHttp = await sdkHttp(beforeServed.url);
+  variants.stdioBefore = viaClient(beforeStdio);
+  variants.httpBefore = viaClient(beforeHttp);
+  closers.push(
+    () => beforeStdio.close(),
+    () => beforeHttp.close(),
+    () => beforeServed.child.kill('SIGTERM'),
+  );
+}
+
+for (const variant of Object.values(variants)) await runWindow({ total: 200, window: 4, makeCall: variant });
+
+const cycles = iterations(2000, 300);
+log(`serve parts: ${cycles} cycles, ${Object.keys(variants).length} paths`);
+const samples = await interleave({ variants, cycles, warmupCycles: iterations(200, 50) });
+
+await Promise.all([
+  inProcess.close(),
+  stdioClient.close(),
+  httpClient.close(),
+  ...closers.map((close) => close()),
+]);
+stdioByHand.close();
+hosting.close();
+served.child.kill('SIGTERM');
+toolServer.close();
+await host.close();
+
+report({
+  cycles,
+  baseline: baselineDist ?? null,
+  roundTrip: Object.fromEntries(Object.entries(samples).map(([name, values]) => [name, summarize(values)])),
+});
