@@ -12,10 +12,10 @@
  * - `stdio`: the same through the official client (section 8's row): the client's own layers;
  * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
  *
- * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/, with package.json in its parent folder, under the
- * repository so that node_modules is found> adds `stdioBefore`
- * and `httpBefore`: that build's `serve` through the official client, in the same run, so a change
- * is measured against the build before it.
+ * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/ whose parent folder holds a copy of package.json and
+ * node_modules (a link to the repository's will do)> adds `stdioBefore` and `httpBefore`: that
+ * build's `serve` through the official client, in the same run, so a change is measured against the
+ * build before it.
  */
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
