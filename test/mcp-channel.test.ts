@@ -13,7 +13,10 @@ const line = (text: string) => text.replace(/\n$/, '');
 
 describe('signed lines', () => {
   it('reads a line signed with the key as the message it holds', () => {
-    expect(readSignedLine(key, line(signedLine(key, message)))).toEqual(message);
+    const read = readSignedLine(key, line(signedLine(key, message)));
+    expect(read?.message).toEqual(message);
+    // The JSON passed on is the JSON signed, as it was written.
+    expect(read?.json).toBe(JSON.stringify(message));
   });
 
   it('refuses a line signed with another key, a made-up signature, or no signature', () => {
@@ -33,21 +36,23 @@ describe('signed lines', () => {
     expect(readSignedLine(key, `${signature} ${json}`)).toBeUndefined();
     // The same construction over a message is read: the signature above was a real one.
     const real = JSON.stringify(message);
-    expect(readSignedLine(key, `${createHmac('sha256', key).update(real).digest('hex')} ${real}`)).toEqual(
-      message,
-    );
+    expect(
+      readSignedLine(key, `${createHmac('sha256', key).update(real).digest('hex')} ${real}`)?.message,
+    ).toEqual(message);
   });
 
   it('finds a signed line behind junk a tool wrote without a newline', () => {
     const junk = `junk ${'f'.repeat(64)} {"not": "signed"} and more `;
-    expect(readSignedLine(key, `${junk}${line(signedLine(key, message))}`)).toEqual(message);
+    expect(readSignedLine(key, `${junk}${line(signedLine(key, message))}`)?.json).toBe(
+      JSON.stringify(message),
+    );
   });
 
   it('looks for a signed line at most 8 places past the start: each try hashes the rest of the line', () => {
     const fakes = (count: number) => `${'f'.repeat(64)} {x} `.repeat(count);
     const signed = line(signedLine(key, message));
     // The line's start is tried first, then the later places: the 9th would-be signature is too far.
-    expect(readSignedLine(key, `${fakes(8)}${signed}`)).toEqual(message);
+    expect(readSignedLine(key, `${fakes(8)}${signed}`)?.message).toEqual(message);
     expect(readSignedLine(key, `${fakes(9)}${signed}`)).toBeUndefined();
     // A megabyte of them is refused after those few tries, not after one per signature.
     expect(readSignedLine(key, `${fakes(14_000)}${signed}`)).toBeUndefined();

@@ -11,7 +11,8 @@
  * the other way is the client's own messages, as plain lines.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { type JSONRPCMessage, parseJSONRPCMessage } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import { asJsonRpcMessage } from './json-rpc.js';
 
 /** Hex characters of a line's signature, then one space, then the message. */
 const SIGNATURE_CHARS = 64;
@@ -34,12 +35,18 @@ function sign(key: Buffer, json: string): string {
  */
 const MAX_LATER_STARTS = 8;
 
+/** A signed line's message, and its JSON as signed (what the relay passes on, not re-serialized). */
+export interface SignedMessage {
+  message: JSONRPCMessage;
+  json: string;
+}
+
 /**
  * The message a signed line holds, or `undefined`. A tool's bytes written just before a real line
  * would otherwise cost that line, so when the line as a whole fails, the next few places where a
  * signed line could start are tried (only then: the common case costs one HMAC).
  */
-export function readSignedLine(key: Buffer, line: string): JSONRPCMessage | undefined {
+export function readSignedLine(key: Buffer, line: string): SignedMessage | undefined {
   const whole = verified(key, line, 0);
   if (whole !== undefined) return whole;
   SIGNED_START.lastIndex = 1;
@@ -54,16 +61,17 @@ export function readSignedLine(key: Buffer, line: string): JSONRPCMessage | unde
   return undefined;
 }
 
-function verified(key: Buffer, line: string, start: number): JSONRPCMessage | undefined {
+function verified(key: Buffer, line: string, start: number): SignedMessage | undefined {
   if (line.charCodeAt(start + SIGNATURE_CHARS) !== 0x20) return undefined;
   const signature = Buffer.from(line.slice(start, start + SIGNATURE_CHARS), 'hex');
   if (signature.length !== SIGNATURE_CHARS / 2) return undefined;
   const json = line.slice(start + SIGNATURE_CHARS + 1);
   if (!timingSafeEqual(signature, Buffer.from(sign(key, json), 'hex'))) return undefined;
-  return parseMessage(json);
+  const message = parseMessage(json);
+  return message === undefined ? undefined : { message, json };
 }
 
-/** A JSON-RPC message from one line of JSON, or `undefined` for anything else. */
+/** A JSON-RPC message from one line of JSON (see json-rpc.ts), or `undefined` for anything else. */
 export function parseMessage(json: string): JSONRPCMessage | undefined {
   let value: unknown;
   try {
@@ -71,11 +79,7 @@ export function parseMessage(json: string): JSONRPCMessage | undefined {
   } catch {
     return undefined;
   }
-  try {
-    return parseJSONRPCMessage(value);
-  } catch {
-    return undefined;
-  }
+  return asJsonRpcMessage(value);
 }
 
 /**

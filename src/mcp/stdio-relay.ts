@@ -12,17 +12,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Duplex, Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import {
-  isJSONRPCErrorResponse,
-  isJSONRPCNotification,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  type JSONRPCMessage,
-  ProtocolErrorCode,
-  type RequestId,
-} from '@modelcontextprotocol/server';
+import { type JSONRPCMessage, ProtocolErrorCode, type RequestId } from '@modelcontextprotocol/server';
 import { LineSplitter, parseMessage, readSignedLine } from './channel.js';
 import { type ChannelGreeting, HEARS_SIGNALS_METHOD, MAX_CHANNEL_LINE_BYTES } from './channel-transport.js';
+import { kindOf } from './json-rpc.js';
 
 /** Notifications a server may send without being asked; anything else unasked is dropped. */
 const UNASKED_NOTIFICATIONS = new Set([
@@ -113,7 +106,7 @@ export class StdioRelay {
       onLine: (line) => {
         // A line that is not a JSON-RPC message is dropped, as the SDK's own reader does.
         const message = line === '' ? undefined : parseMessage(line);
-        if (message !== undefined) this.#fromClient(message);
+        if (message !== undefined) this.#fromClient(message, line);
       },
       onDropped: () => {},
     });
@@ -153,20 +146,30 @@ export class StdioRelay {
     return this.ended;
   }
 
-  #fromClient(message: JSONRPCMessage): void {
-    if (isJSONRPCRequest(message)) {
+  /**
+   * Passes the client's line on as it came (it was just checked to be a JSON-RPC message, and the
+   * hosting process parses it again), noting the requests it opens and the ones it cancels.
+   */
+  #fromClient(message: JSONRPCMessage, line: string): void {
+    const kind = kindOf(message);
+    if (kind === 'request' && 'id' in message && 'method' in message) {
       const token = message.params?._meta?.progressToken;
       this.#open.set(idKey(message.id), token);
-    } else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+    } else if (
+      kind === 'notification' &&
+      'method' in message &&
+      message.method === 'notifications/cancelled'
+    ) {
       // A cancelled request gets no answer (the spec): forget it, so a late one is not passed on.
       const id = (message.params as { requestId?: RequestId } | undefined)?.requestId;
       if (id !== undefined) this.#open.delete(idKey(id));
     }
-    this.#channel.write(`${JSON.stringify(message)}\n`);
+    this.#channel.write(`${line}\n`);
   }
 
   #fromHost(line: string): void {
-    const message = readSignedLine(this.#key, line);
+    const signed = readSignedLine(this.#key, line);
+    const message = signed?.message;
     if (
       message !== undefined &&
       !this.#hearsSignals &&
@@ -177,23 +180,29 @@ export class StdioRelay {
       if (this.#termPending) this.#child.kill('SIGTERM');
       return;
     }
-    if (message === undefined || !this.#answersTheClient(message)) {
+    if (signed === undefined || !this.#answersTheClient(signed.message)) {
       this.#drop(Buffer.byteLength(line) + 1);
       return;
     }
-    this.#send(message);
+    // The JSON as signed and checked: one JSON-RPC message on one line, not serialized again.
+    this.#write(signed.json);
   }
 
   #send(message: JSONRPCMessage): void {
-    if (this.#stdout.writable) this.#stdout.write(`${JSON.stringify(message)}\n`);
+    this.#write(JSON.stringify(message));
+  }
+
+  #write(json: string): void {
+    if (this.#stdout.writable) this.#stdout.write(`${json}\n`);
   }
 
   #answersTheClient(message: JSONRPCMessage): boolean {
-    if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
-      if (message.id === undefined) return false;
+    const kind = kindOf(message);
+    if (kind === 'result' || kind === 'error') {
+      if (!('id' in message) || message.id === undefined) return false;
       return this.#open.delete(idKey(message.id));
     }
-    if (isJSONRPCNotification(message)) {
+    if (kind === 'notification' && 'method' in message) {
       if (message.method !== 'notifications/progress') return UNASKED_NOTIFICATIONS.has(message.method);
       const token = (message.params as { progressToken?: unknown } | undefined)?.progressToken;
       return token !== undefined && [...this.#open.values()].includes(token as string | number);
