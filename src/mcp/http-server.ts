@@ -213,15 +213,13 @@ async function handle(
       changed();
     });
   }
-  await answerWith(fetch, request, response, { raw: body.raw, parsed: body.value }, cors);
+  await answerWith(fetch, request, response, body.value, cors);
 }
 
 /** The most a request body may hold: the SDK's own default. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
-type ReadBody =
-  | { ok: true; raw: Buffer; value: unknown }
-  | { ok: false; status: number; code: number; message: string };
+type ReadBody = { ok: true; value: unknown } | { ok: false; status: number; code: number; message: string };
 
 /**
  * The request's JSON, read here under a bound (the SDK's own) so that a body too large or not JSON
@@ -244,7 +242,7 @@ async function readJson(request: IncomingMessage): Promise<ReadBody> {
   }
   const raw = Buffer.concat(chunks);
   try {
-    return { ok: true, raw, value: JSON.parse(raw.toString('utf8')) };
+    return { ok: true, value: JSON.parse(raw.toString('utf8')) };
   } catch {
     return { ok: false, status: 400, code: -32700, message: 'Parse error: Invalid JSON' };
   }

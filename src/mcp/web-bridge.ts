@@ -1,9 +1,10 @@
 /**
  * Node's `http` on one side, the web-standard `Request` → `Response` of the SDK's HTTP entry on
- * the other: the request (its body already read and bounded here) becomes a `Request` whose signal
- * aborts when the client goes away, and the `Response` (a JSON body, or an SSE stream for a call
- * that sends progress or log messages, or a `subscriptions/listen` stream) is written back as it
- * comes, no faster than the client reads it.
+ * the other: the request (its body already read, bounded and parsed here) becomes a `Request` whose
+ * signal aborts when the client goes away, and the `Response` is written back: a JSON body whole,
+ * headers and body in one write (it is complete before it is sent); an SSE stream (a call that
+ * sends progress or log messages, a `subscriptions/listen` stream) as it comes, no faster than the
+ * client reads it.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
@@ -19,7 +20,7 @@ export async function answerWith(
   handler: WebHandler,
   request: IncomingMessage,
   response: ServerResponse,
-  body: { raw: Buffer; parsed: unknown },
+  parsedBody: unknown,
   extraHeaders: Record<string, string>,
 ): Promise<void> {
   const gone = new AbortController();
@@ -27,22 +28,33 @@ export async function answerWith(
     if (!response.writableFinished) gone.abort();
   };
   response.once('close', onClose);
+  // No body: the SDK's entries read the parsed one handed to them and never the request's own, which
+  // would be copied here for nothing.
   const webRequest = new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
     method: request.method ?? 'POST',
     headers: headersOf(request),
-    body: new Uint8Array(body.raw),
     signal: gone.signal,
   });
-  const webResponse = await handler(webRequest, { parsedBody: body.parsed });
+  const webResponse = await handler(webRequest, { parsedBody });
   const headers: Record<string, string> = { ...extraHeaders };
   webResponse.headers.forEach((value, name) => {
     headers[name] = value;
   });
-  response.writeHead(webResponse.status, headers);
   if (webResponse.body === null) {
+    response.writeHead(webResponse.status, headers);
     response.end();
     return;
   }
+  if (!isEventStream(webResponse)) {
+    // Whole, then headers and body in one write: a header write of its own cost a system call and
+    // woke the client once more for every answer.
+    const whole = Buffer.from(await webResponse.arrayBuffer());
+    if (gone.signal.aborted) return;
+    response.writeHead(webResponse.status, headers);
+    response.end(whole);
+    return;
+  }
+  response.writeHead(webResponse.status, headers);
   const reader = webResponse.body.getReader();
   const cancel = () => void reader.cancel().catch(() => {});
   gone.signal.addEventListener('abort', cancel, { once: true });
@@ -69,6 +81,10 @@ export async function answerWith(
   } finally {
     gone.signal.removeEventListener('abort', cancel);
   }
+}
+
+function isEventStream(response: Response): boolean {
+  return response.headers.get('content-type')?.startsWith('text/event-stream') === true;
 }
 
 /** The request's headers as a `Headers` (repeated ones joined, as HTTP allows). */
