@@ -82,6 +82,34 @@ export async function rawHosting({ entry, settings, env, nodeArgs = [] }) {
   return { rpc, close: () => child.kill('SIGTERM') };
 }
 
+/**
+ * The floor under any relay: `depth` node processes in a chain, each passing every byte on to the
+ * next and back, the last echoing; a line sent comes back through all of them. Only the processes'
+ * wake-ups and copies, no parsing, no checks.
+ */
+export function echoChain(depth, env) {
+  const script = (level) =>
+    level === 1
+      ? 'process.stdin.pipe(process.stdout)'
+      : `const c = require('node:child_process').spawn(process.execPath, ['-e', ${JSON.stringify(script(level - 1))}], { stdio: ['pipe', 'pipe', 'inherit'] }); process.stdin.pipe(c.stdin); c.stdout.pipe(process.stdout); process.stdin.on('end', () => c.stdin.end());`;
+  const child = spawn(process.execPath, ['-e', script(depth)], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  child.stdout.setEncoding('utf8');
+  // Lines come back in the order they were sent, so each resolves the oldest still waiting.
+  const waiting = [];
+  child.stdout.on('data', (chunk) => {
+    for (let index = chunk.indexOf('\n'); index !== -1; index = chunk.indexOf('\n', index + 1))
+      waiting.shift()?.();
+  });
+  return {
+    roundTrip: () =>
+      new Promise((resolve) => {
+        waiting.push(resolve);
+        child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"ping"}\n');
+      }),
+    close: () => child.stdin.end(),
+  };
+}
+
 /** A stateless Streamable HTTP endpoint, one POST per call, by hand. */
 export function rawHttp(url) {
   let nextId = 1;
@@ -102,6 +130,34 @@ export function rawHttp(url) {
       return JSON.parse(json);
     },
   };
+}
+
+/**
+ * A client by hand on the client side of {@link linkedTransports}: requests as plain objects, no
+ * SDK; `initialize` first.
+ */
+export async function rawLinked(transport) {
+  const waiting = new Map();
+  let nextId = 1;
+  transport.onmessage = (message) => {
+    const waiter = waiting.get(message.id);
+    if (waiter === undefined) return;
+    waiting.delete(message.id);
+    waiter(message);
+  };
+  const rpc = {
+    request(method, params) {
+      const id = nextId++;
+      return new Promise((resolve) => {
+        waiting.set(id, resolve);
+        void transport.send({ jsonrpc: '2.0', id, method, params });
+      });
+    },
+    notify(method, params) {
+      void transport.send({ jsonrpc: '2.0', method, params });
+    },
+  };
+  return initialized(rpc);
 }
 
 /** Two linked in-process transports, each message cloned through JSON as a wire would. */

@@ -35,6 +35,8 @@ const PART_LABELS = {
   hostCall: 'host.call in the same process',
   sdkInProcess:
     'the official client and toolhost’s MCP server in this process (messages cloned through JSON)',
+  echoOne: 'a line echoed by one other node process (no parsing, no checks)',
+  echoTwo: 'a line through two node processes in a chain, echoed by the second',
   hostingRaw: 'the hosting process alone, its channel spoken by hand',
   stdioRaw: '`toolhost serve` over stdio spoken by hand (the relay added)',
   stdio: '**`toolhost serve` over stdio, the official client**',

@@ -3,9 +3,13 @@
  * each layer added in turn, interleaved call by call so every layer shares the machine's noise:
  *
  * - `hostCall`: `host.call` in this process (the baseline of section 8);
- * - `sdkInProcess`: the official client (1.x) and toolhost's MCP server (`ToolServer`) in this
- *   process, joined by transports that only clone each message through JSON: the SDK's layers on
- *   both sides and toolhost's `tools/call` handler, without any process or wire;
+ * - `serverInProcess`: toolhost's MCP server (`ToolServer`, the SDK's `Server`) in this process,
+ *   spoken to by hand through transports that only clone each message through JSON: the SDK's
+ *   server layers and toolhost's `tools/call` handler, without any process or wire;
+ * - `sdkInProcess`: the same with the official client (1.x): its layers added;
+ * - `echoOne` and `echoTwo`: a line through one node process that echoes it, and through two in a
+ *   chain (the relay's and the hosting process's hops with nothing in them): what each process a
+ *   call passes through costs on this machine, its wake-ups and copies;
  * - `hostingRaw`: the hosting process (serve-child.js) alone, spoken to on its channel by hand
  *   (no relay, no SDK client): a second process, the channel's signing, the SDK's server there;
  * - `stdioRaw`: `toolhost serve` over stdio spoken to by hand: the relay on top of `hostingRaw`;
@@ -25,7 +29,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { iterations, log, report } from '../lib/child.mjs';
 import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
-import { linkedTransports, rawHosting, rawHttp, rawStdio } from '../lib/raw-mcp.mjs';
+import { echoChain, linkedTransports, rawHosting, rawHttp, rawLinked, rawStdio } from '../lib/raw-mcp.mjs';
 import { interleave, runWindow, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
@@ -91,12 +95,17 @@ const linked = linkedTransports();
 await toolServer.createServer({ era: 'legacy' }).connect(linked.server);
 const inProcess = new Client({ name: 'bench', version: '1.0.0' });
 await inProcess.connect(linked.client);
+const byHandLinked = linkedTransports();
+await toolServer.createServer({ era: 'legacy' }).connect(byHandLinked.server);
+const serverByHand = await rawLinked(byHandLinked.client);
 
 const hosting = await rawHosting({
   entry: fileURLToPath(new URL('src/cli/commands/serve-child.js', distUrl)),
   settings: parseCommandLine(['serve', tools], env),
   env,
 });
+const echoOne = echoChain(1, env);
+const echoTwo = echoChain(2, env);
 const stdioByHand = await rawStdio({ cli, tools, env });
 const stdioClient = await sdkStdio(cli);
 const served = await startHttp(cli);
@@ -117,7 +126,10 @@ const variants = {
     const outcome = await host.call('echo', args);
     if (outcome.isError) throw new Error(JSON.stringify(outcome));
   },
+  serverInProcess: byHand(serverByHand),
   sdkInProcess: viaClient(inProcess),
+  echoOne: echoOne.roundTrip,
+  echoTwo: echoTwo.roundTrip,
   hostingRaw: byHand(hosting.rpc),
   stdioRaw: byHand(stdioByHand.rpc),
   stdio: viaClient(stdioClient),
@@ -153,6 +165,8 @@ await Promise.all([
   ...closers.map((close) => close()),
 ]);
 stdioByHand.close();
+echoOne.close();
+echoTwo.close();
 hosting.close();
 served.child.kill('SIGTERM');
 toolServer.close();
