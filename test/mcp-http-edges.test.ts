@@ -68,6 +68,19 @@ describe('a loopback-bound server and the Origin header', () => {
     // And the next request is served as before.
     expect((await post(serve.url)).status).toBe(200);
   });
+
+  it('sends a JSON answer whole, its length known, not as a chunked stream', async () => {
+    const answer = await post(serve.url);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(answer.headers.get('transfer-encoding')).toBeNull();
+    const text = await answer.text();
+    expect(Number(answer.headers.get('content-length'))).toBe(Buffer.byteLength(text));
+    expect(JSON.parse(text)).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { protocolVersion: '2025-11-25' },
+    });
+  });
 });
 
 describe('--allow-origin: CORS for the origins named', () => {

@@ -46,10 +46,11 @@ export async function answerWith(
     return;
   }
   if (!isEventStream(webResponse)) {
-    // Whole, then headers and body in one write: a header write of its own cost a system call and
-    // woke the client once more for every answer.
+    // Whole, then headers and body in one write, its length known (not chunked): a header write of
+    // its own cost a system call and woke the client once more for every answer.
     const whole = Buffer.from(await webResponse.arrayBuffer());
     if (gone.signal.aborted) return;
+    headers['content-length'] = String(whole.length);
     response.writeHead(webResponse.status, headers);
     response.end(whole);
     return;
