@@ -33,6 +33,7 @@ export function serveTargets(result) {
 
 const PART_LABELS = {
   hostCall: 'host.call in the same process',
+  serverInProcess: 'toolhost’s MCP server in this process, spoken to by hand (messages cloned through JSON)',
   sdkInProcess:
     'the official client and toolhost’s MCP server in this process (messages cloned through JSON)',
   echoOne: 'a line echoed by one other node process (no parsing, no checks)',
