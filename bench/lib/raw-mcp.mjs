@@ -110,6 +110,24 @@ export function echoChain(depth, env) {
   };
 }
 
+/** Starts `toolhost serve --http 127.0.0.1:0 <tools>` with `cli`; resolves with the process and its URL. */
+export function startServeHttp({ cli, tools, env }) {
+  const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', tools], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk) => {
+      text += chunk;
+      const match = /over MCP at (http:\/\/\S+)/.exec(text);
+      if (match) resolve({ child, url: match[1] });
+    });
+    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
+  });
+}
+
 /** A stateless Streamable HTTP endpoint, one POST per call, by hand. */
 export function rawHttp(url) {
   let nextId = 1;

@@ -5,7 +5,6 @@
  * `host.call` of the same tool in this process, interleaved per call. Then calls/s with many calls in
  * flight through one HTTP instance and through two behind a round-robin client, batches alternating.
  */
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
   Client as ModernClient,
@@ -17,6 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { iterations, log, report } from '../lib/child.mjs';
 import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
+import { startServeHttp } from '../lib/raw-mcp.mjs';
 import { interleave, runWindow, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
@@ -28,22 +28,7 @@ const env = { PATH: process.env.PATH ?? '', TMPDIR: process.env.TMPDIR ?? '/tmp'
 const host = new ToolHost({ logger: quietLogger() });
 await host.load(tools);
 
-function startHttp() {
-  const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', tools], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolve, reject) => {
-    let text = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk) => {
-      text += chunk;
-      const match = /over MCP at (http:\/\/\S+)/.exec(text);
-      if (match) resolve({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
-  });
-}
+const startHttp = () => startServeHttp({ cli, tools, env });
 
 async function httpClient(urls) {
   let next = 0;

@@ -21,7 +21,6 @@
  * build's `serve` through the official client, in the same run, so a change is measured against the
  * build before it.
  */
-import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -29,7 +28,15 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { iterations, log, report } from '../lib/child.mjs';
 import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
-import { echoChain, linkedTransports, rawHosting, rawHttp, rawLinked, rawStdio } from '../lib/raw-mcp.mjs';
+import {
+  echoChain,
+  linkedTransports,
+  rawHosting,
+  rawHttp,
+  rawLinked,
+  rawStdio,
+  startServeHttp,
+} from '../lib/raw-mcp.mjs';
 import { interleave, runWindow, summarize } from '../lib/stats.mjs';
 
 const { ToolHost } = await importToolhost();
@@ -45,22 +52,7 @@ const baselineDist = process.env.TOOLHOST_BENCH_BASELINE_DIST;
 const host = new ToolHost({ logger: quietLogger() });
 await host.load(tools);
 
-function startHttp(cliPath) {
-  const child = spawn(process.execPath, [cliPath, 'serve', '--http', '127.0.0.1:0', tools], {
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  return new Promise((resolvePromise, reject) => {
-    let text = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk) => {
-      text += chunk;
-      const match = /over MCP at (http:\/\/\S+)/.exec(text);
-      if (match) resolvePromise({ child, url: match[1] });
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${text}`)));
-  });
-}
+const startHttp = (cliPath) => startServeHttp({ cli: cliPath, tools, env });
 
 async function sdkStdio(cliPath) {
   const client = new Client({ name: 'bench', version: '1.0.0' });
