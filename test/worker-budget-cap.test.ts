@@ -6,55 +6,12 @@
  * there are places, spread over more packages than places, with calls that end their worker among
  * them, so workers start, end, crash and are replaced all the time.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { type IsolationTier, outcomeText } from '../dist/src/index.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
+import { liveChildren, liveThreads } from './support/live-workers.js';
 import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
-
-/**
- * Every worker thread made through `node:worker_threads` as piscina reaches it (its CommonJS build
- * reads `Worker` off the module when it makes one), alive until its `exit` event.
- */
-const liveThreads = { now: 0 };
-const threadsModule = createRequire(import.meta.url)('node:worker_threads') as { Worker: typeof Worker };
-const OriginalWorker = threadsModule.Worker;
-threadsModule.Worker = class CountedWorker extends OriginalWorker {
-  constructor(...args: ConstructorParameters<typeof Worker>) {
-    super(...args);
-    liveThreads.now += 1;
-    this.once('exit', () => {
-      liveThreads.now -= 1;
-    });
-  }
-};
-
-/** This process's children that are alive (not zombies), from /proc. */
-function liveChildren(): number {
-  let count = 0;
-  for (const task of readdirSync('/proc/self/task')) {
-    let children: string[];
-    try {
-      children = readFileSync(`/proc/self/task/${task}/children`, 'utf8').trim().split(' ');
-    } catch {
-      continue;
-    }
-    for (const pid of children) {
-      if (pid === '') continue;
-      try {
-        // The state follows the command's closing parenthesis.
-        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-        if (stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z') count += 1;
-      } catch {
-        // Gone in between.
-      }
-    }
-  }
-  return count;
-}
 
 const TIERS: Array<{ tier: IsolationTier; packages: number; maxWorkers: number; calls: number }> = [
   { tier: 'worker', packages: 6, maxWorkers: 3, calls: 240 },

@@ -16,6 +16,7 @@ import { addonsAllowed } from './addons.js';
 import type { WorkerBudgetEvent } from './budget-member.js';
 import type { DomainPaths, IsolationTier } from './isolation.js';
 import type { PoolLimits } from './pool-workers.js';
+import { ServerPlaces } from './server-places.js';
 import { WorkerBudget } from './worker-budget.js';
 import type { WorkerFlags } from './worker-flags.js';
 import { type CallPool, TrustDomainPool } from './worker-pool.js';
@@ -61,6 +62,8 @@ export class DomainPools {
   #inProcess: CallSettings | undefined;
   /** Every pool's calls start through this one budget. */
   readonly #budget: WorkerBudget;
+  /** MCP servers' places in that budget: one per running server. */
+  readonly serverPlaces: ServerPlaces;
 
   constructor(
     settings: PoolSettings,
@@ -70,6 +73,7 @@ export class DomainPools {
     onWorkers?: (event: WorkerBudgetEvent) => void,
   ) {
     this.#budget = new WorkerBudget(settings.maxWorkers, { onEvent: onWorkers });
+    this.serverPlaces = new ServerPlaces(this.#budget);
     this.#settings = settings;
     this.#flags = flags;
     this.#onFault = onFault;

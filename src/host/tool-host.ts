@@ -130,6 +130,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       networkOf: ({ packageName, permissions }) =>
         grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
       serverSettings: serverSettings(settings, (event) => this.#networkCounts.record(event)),
+      serverPlaces: this.#pools.serverPlaces,
       adoptServers: (servers) => this.#pools.adoptServers(servers),
     };
     this.#served = new ServedSources({

@@ -8,6 +8,7 @@
  * Loaded with a dynamic import only when a config is used: the MCP client and the sandbox's code
  * stay unloaded otherwise.
  */
+import type { ServerPlaces } from '../../calls/server-places.js';
 import { cgroupSupport } from '../../process/sandbox/memory-cgroup.js';
 import { sandboxSupport } from '../../process/sandbox/sandbox.js';
 import type { Registry } from '../../registry/registry.js';
@@ -20,6 +21,8 @@ export interface ServersLoading {
   registry: Registry;
   /** The host's settings for servers (the machine's sandbox and cgroups are found here). */
   serverSettings: Omit<ServerSettings, 'sandbox' | 'cgroups' | 'hostEnv'>;
+  /** The host's worker budget's places for servers: each running server holds one. */
+  serverPlaces: ServerPlaces;
   /** Hands a set to the host, which ends it at `close()`; false when the host is closed already. */
   adoptServers(set: ServerSet): boolean;
 }
@@ -34,12 +37,8 @@ export async function loadServers(
   const current = registry.source(root)?.servers;
   if (current instanceof ServerSet && current.fingerprint === JSON.stringify(configured)) return;
   const [sandbox, cgroups] = await Promise.all([sandboxSupport(), cgroupSupport()]);
-  const set = new ServerSet(root, configured, {
-    ...parts.serverSettings,
-    sandbox,
-    cgroups,
-    hostEnv: { ...process.env },
-  });
+  const settings = { ...parts.serverSettings, sandbox, cgroups, hostEnv: { ...process.env } };
+  const set = new ServerSet(root, configured, settings, parts.serverPlaces);
   if (!parts.adoptServers(set)) return;
   const { ticket, orderOf } = registry.beginLoad(root, []);
   await set.start();

@@ -9,6 +9,7 @@ import type { LeftOutCode } from '../../boundary/errors.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
 import type { CallerSignal } from '../../calls/pool-call.js';
+import type { ServerPlace } from '../../calls/server-places.js';
 import { type ServerRuns, serverRunsDigest } from '../../lock/server-runs.js';
 import type { RereadView } from '../../registry/generation.js';
 import { RereadSchedule } from '../../registry/reread-schedule.js';
@@ -38,6 +39,12 @@ export type RuntimeState =
   | { kind: 'restarting' }
   | { kind: 'left-out'; code: LeftOutCode; reason: string; schedule?: RereadView };
 
+/** What a runtime reads: the servers' settings, and where it takes its place in the worker budget. */
+export interface RuntimeSettings extends ServerSettings {
+  /** Asks for the server's place in the host's worker budget (see calls/server-places.ts). */
+  takePlace(): ServerPlace;
+}
+
 export interface RuntimeCall {
   timeoutMs: number;
   signal?: CallerSignal | undefined;
@@ -46,7 +53,7 @@ export interface RuntimeCall {
 
 export class ServerRuntime {
   readonly entry: ServerEntry;
-  readonly #settings: ServerSettings;
+  readonly #settings: RuntimeSettings;
   readonly #onChange: () => void;
   #state: RuntimeState = { kind: 'starting' };
   /** Calls waiting for the server to be ready (a restart, a check after a timeout). */
@@ -67,8 +74,15 @@ export class ServerRuntime {
   readonly #logSinks = new Set<(line: string) => void>();
   /** Re-reads after a first read that ran over its time bound. */
   #schedule: RereadSchedule | undefined;
+  /**
+   * Its place in the host's worker budget: taken before its first start, kept through restarts, given
+   * back once it is left out or closed (and its process has ended).
+   */
+  #place: ServerPlace | undefined;
+  /** A process is being started (startServer has not returned): it gives the place back if closed meanwhile. */
+  #startingProcess = false;
 
-  constructor(entry: ServerEntry, settings: ServerSettings, onChange: () => void) {
+  constructor(entry: ServerEntry, settings: RuntimeSettings, onChange: () => void) {
     this.entry = entry;
     this.#settings = settings;
     this.#onChange = onChange;
@@ -82,9 +96,28 @@ export class ServerRuntime {
   async start(): Promise<void> {
     const first = this.#state.kind === 'starting';
     const restart = this.#state.kind === 'restarting';
-    const started = await startServer(this.entry, this.#settings);
+    if (this.#place === undefined) {
+      const place = this.#settings.takePlace();
+      this.#place = place;
+      const answer = await place.answer;
+      if (this.#closed) return;
+      if (!answer.held) {
+        this.#place = undefined;
+        this.#leaveOut('SERVER_FAILED', answer.reason);
+        return;
+      }
+    }
+    this.#startingProcess = true;
+    const started = await startServer(this.entry, this.#settings).finally(() => {
+      this.#startingProcess = false;
+    });
     if (this.#closed) {
-      if (started.ok) started.connection.close();
+      // close() saw no process: the place comes back once this one has ended.
+      if (started.ok) {
+        started.connection.close();
+        await started.connection.ended;
+      }
+      this.#releasePlace();
       return;
     }
     if (!started.ok && restart) {
@@ -95,22 +128,7 @@ export class ServerRuntime {
     if (!started.ok) {
       const timedOut = started.code === 'DECLARATION_TIMEOUT';
       if (first && timedOut) this.#scheduleReads();
-      const schedule = this.#schedule;
-      this.#state = { kind: 'left-out', code: started.code, reason: started.reason };
-      // The schedule outlives versions: a version retired cancels nothing of it.
-      if (timedOut && schedule !== undefined)
-        this.#state.schedule = {
-          get nextAt() {
-            return schedule.nextAt;
-          },
-          cancel: () => {},
-        };
-      this.#wake();
-      // Its tools were offered (it is being restarted): they are not any more.
-      if (this.#listed !== '') {
-        this.#listed = '';
-        this.#onChange();
-      }
+      this.#leaveOut(started.code, started.reason, timedOut ? this.#schedule : undefined);
       return;
     }
     const { connection, tools, plan, runs } = started;
@@ -159,9 +177,12 @@ export class ServerRuntime {
     this.#schedule?.cancel();
     this.#wake();
     const state = this.#state;
-    if (state.kind !== 'ready') return;
-    state.connection.close();
-    await state.connection.ended;
+    if (state.kind === 'ready') {
+      state.connection.close();
+      await state.connection.ended;
+    }
+    // A process being started gives the place back once it has ended (see start).
+    if (!this.#startingProcess) this.#releasePlace();
   }
 
   async #call(toolName: string, args: unknown, call: RuntimeCall): Promise<PoolReply> {
@@ -243,11 +264,8 @@ export class ServerRuntime {
     const next = this.#restarts.ended(Date.now());
     if ('giveUp' in next) {
       const reason = `${next.giveUp} (last: it ${how}); toolhost stopped restarting it (load the config again to retry)`;
-      this.#state = { kind: 'left-out', code: 'SERVER_FAILED', reason };
-      this.#listed = '';
       this.#settings.logger.warn(`MCP server ${this.entry.name}: ${reason}`);
-      this.#wake();
-      this.#onChange();
+      this.#leaveOut('SERVER_FAILED', reason);
       return;
     }
     this.#state = { kind: 'restarting' };
@@ -313,6 +331,33 @@ export class ServerRuntime {
       schemaLimits: this.#settings.schemaLimits,
     };
     return tools.map((tool) => checkServerTool(tool, settings));
+  }
+
+  /**
+   * Left out (until a re-read, with `schedule`): calls waiting for it are answered, its tools are no
+   * longer offered, and its place in the worker budget is given back.
+   */
+  #leaveOut(code: LeftOutCode, reason: string, schedule?: RereadSchedule): void {
+    // Published as offered or as being restarted: its new state is published too.
+    const shown = this.#listed !== '' || this.#state.kind === 'restarting';
+    this.#state = { kind: 'left-out', code, reason };
+    // The schedule outlives versions: a version retired cancels nothing of it.
+    if (schedule !== undefined)
+      this.#state.schedule = {
+        get nextAt() {
+          return schedule.nextAt;
+        },
+        cancel: () => {},
+      };
+    this.#releasePlace();
+    this.#wake();
+    this.#listed = '';
+    if (shown) this.#onChange();
+  }
+
+  #releasePlace(): void {
+    this.#place?.release();
+    this.#place = undefined;
   }
 
   #wake(): void {

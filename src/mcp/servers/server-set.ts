@@ -8,6 +8,7 @@
 
 import type { CallTask } from '../../boundary/protocol.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
+import type { ServerPlaces } from '../../calls/server-places.js';
 import type { PoolCallHooks } from '../../calls/worker-pool.js';
 import type { ServerRuns } from '../../lock/server-runs.js';
 import type { ModuleRecord, ServerPool, SourceVersion } from '../../registry/generation.js';
@@ -29,13 +30,17 @@ export class ServerSet implements ServerPool {
   /** Hears every change of what the servers offer after the first read. */
   onChange: (() => void) | undefined;
 
-  constructor(root: string, configured: ConfiguredServer[], settings: ServerSettings) {
+  /** `places`: the host's worker budget, where each of these servers holds a place while it runs. */
+  constructor(root: string, configured: ConfiguredServer[], settings: ServerSettings, places: ServerPlaces) {
     this.root = root;
     this.#configured = configured;
     this.fingerprint = JSON.stringify(configured);
-    this.#runtimes = configured.map((server) =>
-      server.ok ? new ServerRuntime(server.entry, settings, () => this.#changed()) : undefined,
-    );
+    this.#runtimes = configured.map((server) => {
+      if (!server.ok) return undefined;
+      // Named as its status is: its `workers` events say which server took or gave back a place.
+      const takePlace = () => places.take(`${root}#${server.entry.name}`);
+      return new ServerRuntime(server.entry, { ...settings, takePlace }, () => this.#changed());
+    });
   }
 
   /** Starts every server and reads its tools; resolves when each has been read or left out. */

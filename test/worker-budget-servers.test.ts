@@ -1,0 +1,162 @@
+/**
+ * MCP servers in the host-wide worker budget: each running server holds one place of `maxWorkers`
+ * for as long as it runs (through its restarts), pools run on the places left, the last place
+ * stays for packages (a server that would take it is left out, naming `maxWorkers`), a server
+ * that starts on a full budget waits for an idle worker to be ended, and unload and close give
+ * the places back. Threads are counted from outside the budget, as worker-budget-cap.test.ts does.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { outcomeText, type ToolHost, type WorkerBudgetEvent } from '../dist/src/index.js';
+import { answered, nextEvent, useHosts } from './support/host-harness.js';
+import { liveThreads } from './support/live-workers.js';
+import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
+import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
+
+/** Every `workers` event of a host, and the places each source holds by them. */
+function recordWorkers(host: ToolHost): { events: WorkerBudgetEvent[]; holds(source: string): number } {
+  const events: WorkerBudgetEvent[] = [];
+  host.on('workers', (event) => events.push(event));
+  return {
+    events,
+    holds: (source) =>
+      events
+        .filter((event) => event.source === source)
+        .reduce((sum, event) => sum + (event.type === 'started' ? event.count : -event.count), 0),
+  };
+}
+
+/** Loads `count` packages with one echo tool each (`echo_<index>`). */
+async function loadEchoPackages(host: ToolHost, root: string, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    const report = await host.load(
+      await writePackage(join(root, `p${index}`), {
+        'echo.js': toolSource(`echo_${index}`, `'echo ${index}'`),
+      }),
+    );
+    expect(report.modules.map((module) => module.state)).toEqual(['offered']);
+  }
+}
+
+describe('MCP servers in the worker budget', () => {
+  const makeHost = useHosts();
+
+  it('a server holds one place while it runs and through a restart; pools run on the rest; the last place stays for packages; unload and close give places back', async () => {
+    const maxWorkers = 4;
+    const { host } = await makeHost({ maxWorkers, maxThreadsPerPool: 1, isolation: 'worker' });
+    const workers = recordWorkers(host);
+    const root = await tempDir('toolhost-budget-servers-');
+    const packages = 4;
+    await loadEchoPackages(host, root, packages);
+    const first = await writeServersConfig(root, {
+      honest: fixtureEntry('honest'),
+      exits: fixtureEntry('exit-mid-call', { toolhost: { timeoutMs: 50_000 } }),
+    });
+    const firstReport = await host.load(first);
+    expect(firstReport.modules.filter((module) => module.state !== 'offered')).toEqual([]);
+    expect(workers.holds(`${first}#honest`)).toBe(1);
+    expect(workers.holds(`${first}#exits`)).toBe(1);
+    expect(await host.call('count', {})).toStrictEqual(answered('count: 1'));
+
+    // Calls spread over more packages than the places the servers leave, the servers' calls among them.
+    const baseline = liveThreads.now;
+    let mostThreads = 0;
+    let mostCounted = 0;
+    host.on('workers', (event) => {
+      mostThreads = Math.max(mostThreads, liveThreads.now - baseline);
+      mostCounted = Math.max(mostCounted, event.workers);
+    });
+    const calls = 150;
+    const answers: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: maxWorkers * 3 }, async () => {
+        while (next < calls) {
+          const index = next;
+          next += 1;
+          const server = index % 5 === 4;
+          const outcome = await host.call(server ? 'echo' : `echo_${index % packages}`, { text: `${index}` });
+          mostThreads = Math.max(mostThreads, liveThreads.now - baseline);
+          answers[index] = outcomeText(outcome);
+        }
+      }),
+    );
+    expect(answers).toEqual(
+      Array.from({ length: calls }, (_, index) =>
+        index % 5 === 4 ? `echo: ${index}` : `echo ${index % packages}`,
+      ),
+    );
+    expect(mostThreads).toBeGreaterThan(0);
+    expect(mostThreads).toBeLessThanOrEqual(maxWorkers - 2);
+    expect(mostCounted).toBeLessThanOrEqual(maxWorkers);
+    // The same process all along: its state was kept.
+    expect(await host.call('count', {})).toStrictEqual(answered('count: 2'));
+
+    // A server that dies is restarted on the place it holds: it never holds two.
+    expect((await host.call('exit_mid_reply', {})).error?.code).toBe('TOOL_CRASHED');
+    expect(await host.call('exit_say', {})).toStrictEqual(answered('still here'));
+    expect(await host.call('exit_count', {})).toStrictEqual(answered('count: 1'));
+    expect(workers.holds(`${first}#exits`)).toBe(1);
+
+    // Two servers run, one more fits; a fourth would take the last place.
+    const second = await writeServersConfig(
+      root,
+      { second: fixtureEntry('honest', { toolhost: { prefix: 'second' } }) },
+      'second.json',
+    );
+    expect((await host.load(second)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
+    const third = await writeServersConfig(
+      root,
+      { third: fixtureEntry('honest', { toolhost: { prefix: 'third' } }) },
+      'third.json',
+    );
+    await host.load(third);
+    const refused = host.status().find((status) => status.path === `${third}#third`);
+    expect(refused).toMatchObject({ state: 'left-out', code: 'SERVER_FAILED' });
+    expect(refused?.reason).toContain("the last of the host's maxWorkers (4) places");
+    expect(refused?.reason).toContain('raise maxWorkers');
+    expect(workers.holds(`${third}#third`)).toBe(0);
+
+    // Unloaded, a server gives its place back, and the refused one starts when loaded again.
+    const secondEnded = nextEvent(host, 'workers', (event) => event.source === `${second}#second`);
+    expect(host.unload(second)).toBe(true);
+    expect(await secondEnded).toMatchObject([{ type: 'ended', count: 1 }]);
+    expect(workers.holds(`${second}#second`)).toBe(0);
+    host.unload(third);
+    expect((await host.load(third)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
+    expect(workers.holds(`${third}#third`)).toBe(1);
+    expect(await host.call('third_echo', { text: 'back' })).toStrictEqual(answered('echo: back'));
+    expect(await host.call('echo_0', {})).toStrictEqual(answered('echo 0'));
+
+    await host.close();
+    for (const source of [`${first}#honest`, `${first}#exits`, `${third}#third`]) {
+      expect(workers.holds(source)).toBe(0);
+    }
+  }, 120_000);
+
+  it('a server that starts on a full budget waits for an idle worker to be ended, and never runs beyond maxWorkers', async () => {
+    const maxWorkers = 2;
+    const { host } = await makeHost({ maxWorkers, maxThreadsPerPool: 1, isolation: 'worker' });
+    const workers = recordWorkers(host);
+    const root = await tempDir('toolhost-budget-servers-');
+    await loadEchoPackages(host, root, 2);
+    expect(await host.call('echo_0', {})).toStrictEqual(answered('echo 0'));
+    expect(await host.call('echo_1', {})).toStrictEqual(answered('echo 1'));
+    // Both places are held by idle workers.
+    expect(workers.events.at(-1)?.workers).toBe(maxWorkers);
+    const config = await writeServersConfig(root, { honest: fixtureEntry('honest') });
+    const before = workers.events.length;
+    expect((await host.load(config)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
+    const during = workers.events.slice(before);
+    const serverStarted = during.findIndex((event) => event.source === `${config}#honest`);
+    expect(serverStarted).toBeGreaterThan(0);
+    expect(during[serverStarted]?.type).toBe('started');
+    expect(during.slice(0, serverStarted).some((event) => event.type === 'ended')).toBe(true);
+    expect(Math.max(...workers.events.map((event) => event.workers))).toBeLessThanOrEqual(maxWorkers);
+    expect(await host.call('echo', { text: 'in' })).toStrictEqual(answered('echo: in'));
+    // The package whose worker was ended starts one on the place left.
+    expect(await host.call('echo_0', {})).toStrictEqual(answered('echo 0'));
+    expect(await host.call('echo_1', {})).toStrictEqual(answered('echo 1'));
+    expect(Math.max(...workers.events.map((event) => event.workers))).toBeLessThanOrEqual(maxWorkers);
+  }, 60_000);
+});
