@@ -132,8 +132,7 @@ export class ServerRuntime {
       return;
     }
     const { connection, tools, plan, runs } = started;
-    // What it runs is part of what is published: a restart into other code is judged again.
-    const listed = `${JSON.stringify(tools)}\0${runs === undefined ? '' : serverRunsDigest(runs)}`;
+    const listed = listedText(tools, runs);
     const changed = listed !== this.#listed;
     this.#listed = listed;
     this.#lastListAt = Date.now();
@@ -310,9 +309,10 @@ export class ServerRuntime {
       this.#relisting = false;
       const state = this.#state;
       if (this.#closed || state.kind !== 'ready' || state.connection !== connection) return;
-      const runs = state.runs === undefined ? '' : serverRunsDigest(state.runs);
-      if (tools !== undefined && `${JSON.stringify(tools)}\0${runs}` !== this.#listed) {
-        this.#listed = `${JSON.stringify(tools)}\0${runs}`;
+      // Stringified once: what it lists now, against what was published.
+      const listed = tools === undefined ? this.#listed : listedText(tools, state.runs);
+      if (tools !== undefined && listed !== this.#listed) {
+        this.#listed = listed;
         this.#state = { ...state, tools: this.#check(tools) };
         this.#onChange();
       }
@@ -363,4 +363,13 @@ export class ServerRuntime {
   #wake(): void {
     for (const wake of this.#waiters.splice(0)) wake();
   }
+}
+
+/**
+ * The tools as listed and what the server runs, as one text: a re-read or a restart that gives the
+ * same text publishes nothing (what it runs is part of what is published: a restart into other code
+ * is judged again).
+ */
+function listedText(tools: unknown[], runs: ServerRuns | undefined): string {
+  return `${JSON.stringify(tools)}\0${runs === undefined ? '' : serverRunsDigest(runs)}`;
 }
