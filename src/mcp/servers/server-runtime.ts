@@ -2,22 +2,19 @@
  * One server entry over its life: started in its sandbox, its tools read and checked, restarted
  * with backoff when it ends (left out once it keeps dying), read again on the host's re-read
  * schedule when its first read ran over its time bound, its tools read again when it says they
- * changed (at most once per {@link RELIST_INTERVAL_MS}), and every call relayed (relay-call.ts).
+ * changed (at most once per {@link RELIST_INTERVAL_MS}), and its calls relayed (server-calls.ts).
  * `onChange` hears every change of what it offers; the server set publishes it.
  */
 import type { LeftOutCode } from '../../boundary/errors.js';
-import type { JsonValue } from '../../boundary/tool-contract.js';
-import { failure, type PoolReply } from '../../calls/answer-once.js';
-import type { CallerSignal } from '../../calls/pool-call.js';
+import type { PoolReply } from '../../calls/answer-once.js';
 import type { ServerPlace } from '../../calls/server-places.js';
 import { type ServerRuns, serverRunsDigest } from '../../lock/server-runs.js';
 import type { RereadView } from '../../registry/generation.js';
 import { RereadSchedule } from '../../registry/reread-schedule.js';
-import { CallLogs } from './call-logs.js';
 import type { ServerEntry } from './config.js';
 import { type ServerConnection, stderrWords } from './connection.js';
-import { relayCall } from './relay-call.js';
 import { RestartPolicy } from './restart-policy.js';
+import { type RuntimeCall, ServerCalls } from './server-calls.js';
 import { serverRunsOf } from './server-files.js';
 import type { ServerPlan } from './server-sandbox.js';
 import { type ServerSettings, startServer } from './server-start.js';
@@ -45,19 +42,12 @@ export interface RuntimeSettings extends ServerSettings {
   takePlace(): ServerPlace;
 }
 
-export interface RuntimeCall {
-  timeoutMs: number;
-  signal?: CallerSignal | undefined;
-  onProgress: (data: JsonValue) => void;
-}
-
 export class ServerRuntime {
   readonly entry: ServerEntry;
   readonly #settings: RuntimeSettings;
   readonly #onChange: () => void;
   #state: RuntimeState = { kind: 'starting' };
-  /** Calls waiting for the server to be ready (a restart, a check after a timeout). */
-  #waiters: Array<() => void> = [];
+  readonly #calls: ServerCalls;
   readonly #restarts = new RestartPolicy();
   #closed = false;
   #restartTimer: NodeJS.Timeout | undefined;
@@ -67,11 +57,6 @@ export class ServerRuntime {
   #relisting = false;
   #relistAgain = false;
   #lastListAt = 0;
-  readonly #inFlight = new Set<Promise<PoolReply>>();
-  /** A connection whose call timed out, until it answers a ping (calls wait for that) or is ended. */
-  #suspect: ServerConnection | undefined;
-  /** The calls in flight that hear the server's log messages (each keeps its own, bounded). */
-  readonly #logSinks = new Set<(line: string) => void>();
   /** Re-reads after a first read that ran over its time bound. */
   #schedule: RereadSchedule | undefined;
   /**
@@ -86,6 +71,12 @@ export class ServerRuntime {
     this.entry = entry;
     this.#settings = settings;
     this.#onChange = onChange;
+    this.#calls = new ServerCalls({
+      serverName: entry.name,
+      settings,
+      state: () => this.#state,
+      closed: () => this.#closed,
+    });
   }
 
   get state(): RuntimeState {
@@ -138,11 +129,9 @@ export class ServerRuntime {
     this.#lastListAt = Date.now();
     this.#state = { kind: 'ready', connection, tools: this.#check(tools), plan, runs };
     connection.onToolsChanged = () => this.#relist(connection);
-    connection.onLog = (line) => {
-      for (const sink of this.#logSinks) sink(line);
-    };
+    connection.onLog = (line) => this.#calls.log(line);
     void connection.ended.then(() => this.#ended(connection));
-    this.#wake();
+    this.#calls.wake();
     if (changed) this.#onChange();
   }
 
@@ -156,15 +145,12 @@ export class ServerRuntime {
 
   /** Relays one call; resolves with exactly one reply, whatever the server does. */
   call(toolName: string, args: unknown, call: RuntimeCall): Promise<PoolReply> {
-    const running = this.#call(toolName, args, call);
-    this.#inFlight.add(running);
-    void running.finally(() => this.#inFlight.delete(running));
-    return running;
+    return this.#calls.call(toolName, args, call);
   }
 
   /** Waits for the calls in flight, then ends the server. */
   async drain(): Promise<void> {
-    await Promise.allSettled([...this.#inFlight]);
+    await this.#calls.settled();
     await this.close();
   }
 
@@ -174,7 +160,7 @@ export class ServerRuntime {
     clearTimeout(this.#restartTimer);
     clearTimeout(this.#relistTimer);
     this.#schedule?.cancel();
-    this.#wake();
+    this.#calls.wake();
     const state = this.#state;
     if (state.kind === 'ready') {
       state.connection.close();
@@ -184,77 +170,9 @@ export class ServerRuntime {
     if (!this.#startingProcess) this.#releasePlace();
   }
 
-  async #call(toolName: string, args: unknown, call: RuntimeCall): Promise<PoolReply> {
-    const deadline = Date.now() + call.timeoutMs;
-    const connection = await this.#ready(deadline, call.signal);
-    if (!('callTool' in connection)) return connection;
-    const logs = new CallLogs(this.#settings.maxLogChars);
-    const sink = (line: string) => logs.add(line);
-    this.#logSinks.add(sink);
-    const reply = await relayCall(connection, toolName, args, {
-      serverName: this.entry.name,
-      deadline,
-      timeoutMs: call.timeoutMs,
-      signal: call.signal,
-      onProgress: call.onProgress,
-      maxResultBytes: this.#settings.maxResultBytes,
-      memoryMb: this.#settings.memoryMb,
-      onTimeout: (timedOut) => this.#checkAfterTimeout(timedOut),
-    }).finally(() => this.#logSinks.delete(sink));
-    return logs.withReply(reply);
-  }
-
-  /** The connection to call on, waiting through a restart or a check until `deadline`; or the reply that ends the call. */
-  async #ready(deadline: number, signal: CallerSignal | undefined): Promise<ServerConnection | PoolReply> {
-    while (!this.#closed) {
-      const state = this.#state;
-      if (state.kind === 'ready' && this.#suspect !== state.connection) return state.connection;
-      if (state.kind === 'left-out') {
-        return failure('TOOL_CRASHED', `the MCP server ${this.entry.name} is not running: ${state.reason}`);
-      }
-      if (signal?.aborted === true) return failure('CALL_ABORTED', 'the call was aborted by its caller');
-      const left = deadline - Date.now();
-      if (left <= 0) {
-        return failure(
-          'TOOL_TIMEOUT',
-          `the MCP server ${this.entry.name} was not ready before the call's timeout`,
-        );
-      }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, left);
-        signal?.addEventListener('abort', done, { once: true });
-        this.#waiters.push(done);
-      });
-    }
-    return failure('HOST_CLOSED', 'the tool host is closed');
-  }
-
-  /**
-   * A call ran over its deadline (the server got `notifications/cancelled`): until the server answers
-   * a ping, within the grace, it takes no call; one that doesn't is ended and restarted.
-   */
-  #checkAfterTimeout(connection: ServerConnection): void {
-    if (this.#suspect === connection) return;
-    this.#suspect = connection;
-    void connection.answers(this.#settings.timeoutGraceMs).then((answers) => {
-      // One that doesn't answer stays suspect until its end restarts it: calls wait for that.
-      if (!answers) {
-        connection.close();
-        return;
-      }
-      if (this.#suspect === connection) this.#suspect = undefined;
-      this.#wake();
-    });
-  }
-
   #ended(connection: ServerConnection): void {
     if (this.#closed || this.#state.kind !== 'ready' || this.#state.connection !== connection) return;
-    if (this.#suspect === connection) this.#suspect = undefined;
+    this.#calls.ended(connection);
     this.#died(`${connection.exit?.description ?? 'ended'}${stderrWords(connection.stderrTail)}`);
   }
 
@@ -350,7 +268,7 @@ export class ServerRuntime {
         cancel: () => {},
       };
     this.#releasePlace();
-    this.#wake();
+    this.#calls.wake();
     this.#listed = '';
     if (shown) this.#onChange();
   }
@@ -358,10 +276,6 @@ export class ServerRuntime {
   #releasePlace(): void {
     this.#place?.release();
     this.#place = undefined;
-  }
-
-  #wake(): void {
-    for (const wake of this.#waiters.splice(0)) wake();
   }
 }
 
