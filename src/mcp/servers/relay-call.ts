@@ -5,7 +5,8 @@
  * last stderr words when it ends during the call, `TOOL_BAD_RESULT` for a malformed reply, and
  * `TOOL_THREW` for a JSON-RPC error it answers with. Its progress is bounded as a tool's is.
  */
-import { MAX_PROGRESS_BYTES, MAX_PROGRESS_MESSAGES } from '../../boundary/protocol.js';
+import { parseProgressData } from '../../boundary/parse-call-reply.js';
+import { MAX_PROGRESS_MESSAGES } from '../../boundary/protocol.js';
 import { escapeControl, truncate } from '../../boundary/sanitize.js';
 import type { JsonValue } from '../../boundary/tool-contract.js';
 import { failure, type PoolReply } from '../../calls/answer-once.js';
@@ -46,12 +47,13 @@ export async function relayCall(
     const result = await connection.callTool(toolName, args, {
       timeoutMs: options.timeoutMs,
       signal: controller.signal,
-      // Bounded as a tool's progress is: so many messages a call, so large each.
+      // Checked and bounded as a tool's progress is: plain data, so many messages a call, so large each.
       onProgress: (data) => {
         if (progressSent >= MAX_PROGRESS_MESSAGES) return;
-        if (JSON.stringify(data).length > MAX_PROGRESS_BYTES) return;
+        const parsed = parseProgressData(data);
+        if (!parsed.ok) return;
         progressSent += 1;
-        options.onProgress(data);
+        options.onProgress(parsed.value);
       },
     });
     return replyOfResult(result, options.maxResultBytes);
