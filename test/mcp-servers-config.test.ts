@@ -103,6 +103,11 @@ describe('an MCP client config', () => {
       badnet: 'badnet: "toolhost.net" must be true, false or a list of hosts',
       notobject: 'notobject is not an object with a "command"',
     });
+    // Each carries its code: remote and disabled servers are unsupported, the rest invalid.
+    const unsupported = servers.flatMap((server) =>
+      !server.ok && server.code === 'SERVER_UNSUPPORTED' ? [server.name] : [],
+    );
+    expect(unsupported).toEqual(['remote', 'sse', 'off']);
   });
 
   it('is recognised by its top-level mcpServers; a package.json or other JSON is not one', async () => {

@@ -44,8 +44,13 @@ export interface ServerEntry {
   config: string;
 }
 
-/** One entry of a config: a server to run, or why it is not run. */
-export type ConfiguredServer = { ok: true; entry: ServerEntry } | { ok: false; name: string; reason: string };
+/**
+ * One entry of a config: a server to run, or why it is not run (`SERVER_UNSUPPORTED`: remote or
+ * disabled; `DECLARATION_INVALID`: an entry that can't be read).
+ */
+export type ConfiguredServer =
+  | { ok: true; entry: ServerEntry }
+  | { ok: false; name: string; code: 'SERVER_UNSUPPORTED' | 'DECLARATION_INVALID'; reason: string };
 
 /** The largest config file read (real ones are a few KB). */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -111,15 +116,22 @@ async function parseEntry(
   value: unknown,
   { folder, config }: { folder: string; config: string },
 ): Promise<ConfiguredServer> {
-  const refuse = (reason: string): ConfiguredServer => ({ ok: false, name, reason });
+  const refuse = (
+    reason: string,
+    code: 'SERVER_UNSUPPORTED' | 'DECLARATION_INVALID' = 'DECLARATION_INVALID',
+  ) => ({ ok: false, name, code, reason }) satisfies ConfiguredServer;
   const hiddenName = firstHidden(name);
   if (name === '' || name.length > 128 || hiddenName !== undefined) {
     return refuse('its name must be 1 to 128 visible characters');
   }
   if (!isRecord(value)) return refuse(`${name} is not an object with a "command"`);
-  if (value['disabled'] === true) return refuse(`${name} is disabled in the config ("disabled": true)`);
+  if (value['disabled'] === true)
+    return refuse(`${name} is disabled in the config ("disabled": true)`, 'SERVER_UNSUPPORTED');
   if (value['url'] !== undefined || value['type'] === 'http' || value['type'] === 'sse') {
-    return refuse(`${name} is a remote server (url): toolhost hosts stdio servers only`);
+    return refuse(
+      `${name} is a remote server (url): toolhost hosts stdio servers only`,
+      'SERVER_UNSUPPORTED',
+    );
   }
   const { command } = value;
   if (typeof command !== 'string' || command.trim() === '') {

@@ -76,7 +76,7 @@ export class ServerSet implements ServerPool {
       const add = (path: string, url: string, read: ModuleRecord['read']) =>
         modules.push({ path, source: version, order: orderOf(path), url, read });
       if (!server.ok) {
-        add(at, '', { kind: 'failed', code: leftOutCode(server.reason), reason: server.reason });
+        add(at, '', { kind: 'failed', code: server.code, reason: server.reason });
         return;
       }
       const state = this.#runtimes[index]?.state;
@@ -155,11 +155,4 @@ export class ServerSet implements ServerPool {
       // The host's listener; a server's change never throws into it.
     }
   }
-}
-
-/** A config entry's reason as a code: remote and disabled servers are unsupported, the rest invalid. */
-function leftOutCode(reason: string): 'SERVER_UNSUPPORTED' | 'DECLARATION_INVALID' {
-  return /is a remote server|is disabled in the config/.test(reason)
-    ? 'SERVER_UNSUPPORTED'
-    : 'DECLARATION_INVALID';
 }
