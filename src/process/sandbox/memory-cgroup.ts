@@ -15,44 +15,13 @@ import { readFileSync, rmdirSync } from 'node:fs';
 import { mkdir, readdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isAlive } from '../../host/pid-alive.js';
+import { hostCgroupFolder } from './cgroup-mounts.js';
 
 export type CgroupSupport =
   | { available: true; version: 1 | 2; parent: string }
   | { available: false; reason: string };
 
 const FOLDER_NAME = /^toolhost-(\d+)-/;
-
-/** Undoes mountinfo's octal escapes (`\040` is a space). */
-function unescapeMountPath(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-}
-
-/** The folder of this process's memory cgroup, from /proc (v1 memory hierarchy first, then cgroup2). */
-function hostCgroupFolder(): { version: 1 | 2; folder: string } | undefined {
-  const cgroups = readFileSync('/proc/self/cgroup', 'utf8').split('\n');
-  const mounts = readFileSync('/proc/self/mountinfo', 'utf8').split('\n');
-  const locate = (version: 1 | 2, path: string) => {
-    for (const line of mounts) {
-      const [before, after] = line.split(' - ');
-      const fields = before?.split(' ') ?? [];
-      const [fsType, , superOptions = ''] = after?.split(' ') ?? [];
-      const root = unescapeMountPath(fields[3] ?? '');
-      const mountPoint = unescapeMountPath(fields[4] ?? '');
-      if (version === 1 && !(fsType === 'cgroup' && superOptions.split(',').includes('memory'))) continue;
-      if (version === 2 && fsType !== 'cgroup2') continue;
-      // A mount of part of the hierarchy (a container's) shows paths relative to its root.
-      if (path !== root && !path.startsWith(root === '/' ? '/' : `${root}/`)) continue;
-      return { version, folder: join(mountPoint, path.slice(root === '/' ? 0 : root.length)) };
-    }
-    return undefined;
-  };
-  for (const line of cgroups) {
-    const [, controllers = '', path = ''] = line.split(':');
-    if (controllers.split(',').includes('memory')) return locate(1, path);
-  }
-  const unified = cgroups.find((line) => line.startsWith('0::'));
-  return unified === undefined ? undefined : locate(2, unified.slice(3));
-}
 
 let support: Promise<CgroupSupport> | undefined;
 
@@ -96,8 +65,11 @@ async function detect(): Promise<CgroupSupport> {
   return { available: true, version, parent: folder };
 }
 
-/** Removes the cgroups of hosts that are gone (killing what still runs in them). Never throws. */
-async function sweep(parent: string, version: 1 | 2): Promise<void> {
+/**
+ * Removes the cgroups (`toolhost-<pid>-…`) under `parent` of hosts that are gone, killing what still
+ * runs in them. Never throws.
+ */
+export async function sweep(parent: string, version: 1 | 2): Promise<void> {
   const names = await readdir(parent).catch(() => [] as string[]);
   for (const name of names) {
     const pid = Number(FOLDER_NAME.exec(name)?.[1]);
@@ -147,16 +119,30 @@ export class ChildCgroup {
     this.limitBytes = limitBytes;
   }
 
-  /** Makes a cgroup with the limit under `parent`; swap is limited too, where there is any. */
-  static async create(parent: string, version: 1 | 2, limitMb: number): Promise<ChildCgroup> {
-    const path = join(parent, `toolhost-${process.pid}-${++counter}`);
-    const cgroup = new ChildCgroup(path, version, limitMb * 1024 * 1024);
-    await mkdir(path);
+  /**
+   * Makes a cgroup's folder, `toolhost-<host pid>-<kind><n>` under `parent` (what the next host's
+   * sweep finds), and sees it removed at exit, its processes killed, unless {@link remove}d before.
+   * `limitBytes` is what the caller will limit it to (0: no memory limit).
+   */
+  static async make(parent: string, version: 1 | 2, limitBytes: number, kind = ''): Promise<ChildCgroup> {
+    const cgroup = new ChildCgroup(
+      join(parent, `toolhost-${process.pid}-${kind}${++counter}`),
+      version,
+      limitBytes,
+    );
+    await mkdir(cgroup.path);
     made.add(cgroup);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       process.on('exit', removeAllAtExit);
     }
+    return cgroup;
+  }
+
+  /** Makes a cgroup with the limit under `parent`; swap is limited too, where there is any. */
+  static async create(parent: string, version: 1 | 2, limitMb: number): Promise<ChildCgroup> {
+    const cgroup = await ChildCgroup.make(parent, version, limitMb * 1024 * 1024);
+    const { path } = cgroup;
     try {
       const limit = String(cgroup.limitBytes);
       if (version === 1) {
