@@ -122,11 +122,14 @@ describe('MCP servers in the worker budget', () => {
     expect(host.unload(second)).toBe(true);
     expect(await secondEnded).toMatchObject([{ type: 'ended', count: 1 }]);
     expect(workers.holds(`${second}#second`)).toBe(0);
-    host.unload(third);
     expect((await host.load(third)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
     expect(workers.holds(`${third}#third`)).toBe(1);
     expect(await host.call('third_echo', { text: 'back' })).toStrictEqual(answered('echo: back'));
     expect(await host.call('echo_0', {})).toStrictEqual(answered('echo 0'));
+    // Loaded again unchanged, a config's running servers go on: the same process, no new place.
+    await host.load(first);
+    expect(await host.call('count', {})).toStrictEqual(answered('count: 3'));
+    expect(workers.holds(`${first}#honest`)).toBe(1);
 
     await host.close();
     for (const source of [`${first}#honest`, `${first}#exits`, `${third}#third`]) {

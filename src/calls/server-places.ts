@@ -73,7 +73,7 @@ export class ServerPlaces {
     const { limit } = this.#budget;
     return (
       `it would take the last of the host's maxWorkers (${limit}) places, which stays for packages' calls ` +
-      `(running MCP servers hold ${this.#held}, and are never ended to make room): raise maxWorkers, or unload another config (then unload and load this one)`
+      `(running MCP servers hold ${this.#held}, and are never ended to make room): raise maxWorkers, or unload another config and load this one again`
     );
   }
 

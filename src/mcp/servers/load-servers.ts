@@ -1,7 +1,7 @@
 /**
  * `host.load` of an MCP client config: its servers are started and read, then published as one
  * version of the config's source, as a package's modules are. A load of the config unchanged keeps
- * the servers running; a changed one starts a new set, and the old set ends once it is no longer
+ * the servers running (and starts again those left out for good); a changed one starts a new set, and the old set ends once it is no longer
  * current. Later changes (a server's `list_changed`, a restart, a server left out for dying) are
  * published the same way, each as a whole new version.
  *
@@ -35,7 +35,11 @@ export async function loadServers(
 ): Promise<void> {
   const { registry } = parts;
   const current = registry.source(root)?.servers;
-  if (current instanceof ServerSet && current.fingerprint === JSON.stringify(configured)) return;
+  if (current instanceof ServerSet && current.fingerprint === JSON.stringify(configured)) {
+    // Unchanged: its servers keep running, and those left out for good are tried again.
+    if (await current.retry()) current.onChange?.();
+    return;
+  }
   const [sandbox, cgroups] = await Promise.all([sandboxSupport(), cgroupSupport()]);
   const settings = { ...parts.serverSettings, sandbox, cgroups, hostEnv: { ...process.env } };
   const set = new ServerSet(root, configured, settings, parts.serverPlaces);

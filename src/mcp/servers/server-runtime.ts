@@ -48,7 +48,7 @@ export class ServerRuntime {
   readonly #onChange: () => void;
   #state: RuntimeState = { kind: 'starting' };
   readonly #calls: ServerCalls;
-  readonly #restarts = new RestartPolicy();
+  #restarts = new RestartPolicy();
   #closed = false;
   #restartTimer: NodeJS.Timeout | undefined;
   #relistTimer: NodeJS.Timeout | undefined;
@@ -133,6 +133,20 @@ export class ServerRuntime {
     void connection.ended.then(() => this.#ended(connection));
     this.#calls.wake();
     if (changed) this.#onChange();
+  }
+
+  /**
+   * The config was loaded again: a server left out for good (it kept dying, it could not start, it
+   * had no place) starts again, its past ends forgotten. False (nothing done) for one that runs, is
+   * being restarted, or waits for a re-read.
+   */
+  async retry(): Promise<boolean> {
+    const state = this.#state;
+    if (this.#closed || state.kind !== 'left-out' || state.schedule !== undefined) return false;
+    this.#restarts = new RestartPolicy();
+    this.#state = { kind: 'starting' };
+    await this.start();
+    return true;
   }
 
   /** What the running server runs, as a lock pins it (digested now when its start did not); undefined when not running. */

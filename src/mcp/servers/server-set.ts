@@ -48,6 +48,15 @@ export class ServerSet implements ServerPool {
     await Promise.all(this.#runtimes.map((runtime) => runtime?.start()));
   }
 
+  /**
+   * The config was loaded again unchanged: its servers left out for good start again (see
+   * {@link ServerRuntime.retry}); resolves with whether any did, once each has been read or left out.
+   */
+  async retry(): Promise<boolean> {
+    const retried = await Promise.all(this.#runtimes.map((runtime) => runtime?.retry() ?? false));
+    return retried.includes(true);
+  }
+
   /** Process ids of the servers running now (for tests and `status`). */
   pids(): number[] {
     return this.#runtimes.flatMap((runtime) => {
