@@ -3,13 +3,14 @@
  * for as long as it runs (through its restarts), pools run on the places left, the last place
  * stays for packages (a server that would take it is left out, naming `maxWorkers`), a server
  * that starts on a full budget waits for an idle worker to be ended, and unload and close give
- * the places back. Threads are counted from outside the budget, as worker-budget-cap.test.ts does.
+ * the places back. Threads and child processes are counted from outside the budget, as
+ * worker-budget-cap.test.ts does.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { outcomeText, type ToolHost, type WorkerBudgetEvent } from '../dist/src/index.js';
 import { answered, nextEvent, useHosts } from './support/host-harness.js';
-import { liveThreads } from './support/live-workers.js';
+import { liveChildren, liveThreads } from './support/live-workers.js';
 import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
 import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
@@ -135,6 +136,47 @@ describe('MCP servers in the worker budget', () => {
     for (const source of [`${first}#honest`, `${first}#exits`, `${third}#third`]) {
       expect(workers.holds(source)).toBe(0);
     }
+  }, 120_000);
+
+  it("in the process tier, the host's live child processes (package processes, the spare, the server) stay within maxWorkers", async () => {
+    const maxWorkers = 3;
+    const { host } = await makeHost({ maxWorkers, maxThreadsPerPool: 1, isolation: 'process' });
+    const root = await tempDir('toolhost-budget-servers-');
+    const packages = 3;
+    await loadEchoPackages(host, root, packages);
+    const config = await writeServersConfig(root, { honest: fixtureEntry('honest') });
+    expect((await host.load(config)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
+    let mostLive = 0;
+    let mostCounted = 0;
+    host.on('workers', (event) => {
+      mostLive = Math.max(mostLive, liveChildren());
+      mostCounted = Math.max(mostCounted, event.workers);
+    });
+    const calls = 40;
+    const answers: string[] = [];
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: maxWorkers * 3 }, async () => {
+        while (next < calls) {
+          const index = next;
+          next += 1;
+          const server = index % 4 === 3;
+          const outcome = await host.call(server ? 'echo' : `echo_${index % packages}`, { text: `${index}` });
+          mostLive = Math.max(mostLive, liveChildren());
+          answers[index] = outcomeText(outcome);
+        }
+      }),
+    );
+    expect(answers).toEqual(
+      Array.from({ length: calls }, (_, index) =>
+        index % 4 === 3 ? `echo: ${index}` : `echo ${index % packages}`,
+      ),
+    );
+    // The server is one of them all along, so packages never had more than two.
+    expect(mostLive).toBeGreaterThan(1);
+    expect(mostLive).toBeLessThanOrEqual(maxWorkers);
+    expect(mostCounted).toBeLessThanOrEqual(maxWorkers);
+    expect(await host.call('count', {})).toStrictEqual(answered('count: 1'));
   }, 120_000);
 
   it('a server that starts on a full budget waits for an idle worker to be ended, and never runs beyond maxWorkers', async () => {
