@@ -413,7 +413,8 @@ describe('a config through the CLI, and a machine without bubblewrap', () => {
     mkdirSync(bin);
     symlinkSync(process.execPath, join(bin, 'node'));
     const run = await runHostProcess({
-      options: {},
+      // No place of the worker budget for a server: the reason is still bubblewrap, not maxWorkers.
+      options: { maxWorkers: 1 },
       packages: [join(work.path, 'servers.json')],
       calls: [{ name: 'echo', args: { text: 'x' } }],
       env: { PATH: bin },

@@ -87,7 +87,8 @@ export class ServerRuntime {
   async start(): Promise<void> {
     const first = this.#state.kind === 'starting';
     const restart = this.#state.kind === 'restarting';
-    if (this.#place === undefined) {
+    // Without bubblewrap no server runs (startServer says so at once): none waits for a place first.
+    if (this.#place === undefined && this.#settings.sandbox.available) {
       const place = this.#settings.takePlace();
       this.#place = place;
       const answer = await place.answer;
