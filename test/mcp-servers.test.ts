@@ -475,4 +475,37 @@ describe('a server whose initialize runs over the read time bound', () => {
       work.remove();
     }
   });
+
+  it('is published left out with its new reason when its re-read fails otherwise (it exits)', async () => {
+    const work = freshDir('mcp-servers-slow-exits');
+    const clock = new FakeClock();
+    const host = new ToolHost({ logger: quiet, readTimeoutMs: 1000, rereadDelaysMs: [60_000], clock });
+    try {
+      // Never answers initialize at first; exits at once by its re-read.
+      const script = join(work.path, 'server.mjs');
+      writeFileSync(script, 'setInterval(() => {}, 60_000);\n');
+      const { path } = writeConfig(work.path, { slow: { command: 'node', args: [script] } });
+      await host.load(path);
+      await clock.untilPending();
+      expect(host.status().find((status) => status.path.endsWith('#slow'))).toMatchObject({
+        state: 'reread-pending',
+        code: 'DECLARATION_TIMEOUT',
+      });
+      const leftOut = new Promise<ModuleEvent>((resolve) => {
+        const listen = (event: ModuleEvent) => {
+          if (event.type !== 'left-out' || !event.status.path.endsWith('#slow')) return;
+          host.off('module', listen);
+          resolve(event);
+        };
+        host.on('module', listen);
+      });
+      writeFileSync(script, 'process.exit(3);\n');
+      clock.advance(60_000);
+      expect((await leftOut).status).toMatchObject({ state: 'left-out', code: 'SERVER_FAILED' });
+      expect(host.status().find((status) => status.path.endsWith('#slow'))?.reason).toContain('code 3');
+    } finally {
+      await host.close();
+      work.remove();
+    }
+  });
 });

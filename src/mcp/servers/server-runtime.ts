@@ -271,8 +271,9 @@ export class ServerRuntime {
    * longer offered, and its place in the worker budget is given back.
    */
   #leaveOut(code: LeftOutCode, reason: string, schedule?: RereadSchedule): void {
-    // Published as offered or as being restarted: its new state is published too.
-    const shown = this.#listed !== '' || this.#state.kind === 'restarting';
+    // Published here, but for a first start (its load publishes it) and a re-read still over its
+    // time bound (its schedule does).
+    const shown = this.#state.kind !== 'starting' && schedule === undefined;
     this.#state = { kind: 'left-out', code, reason };
     // The schedule outlives versions: a version retired cancels nothing of it.
     if (schedule !== undefined)
