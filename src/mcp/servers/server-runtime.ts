@@ -2,7 +2,7 @@
  * One server entry over its life: started in its sandbox, its tools read and checked, restarted
  * with backoff when it ends (left out once it keeps dying), read again on the host's re-read
  * schedule when its first read ran over its time bound, its tools read again when it says they
- * changed (at most once per {@link RELIST_INTERVAL_MS}), and its calls relayed (server-calls.ts).
+ * changed (at most once a second, relist-limiter.ts), and its calls relayed (server-calls.ts).
  * `onChange` hears every change of what it offers; the server set publishes it.
  */
 import type { LeftOutCode } from '../../boundary/errors.js';
@@ -13,15 +13,13 @@ import type { RereadView } from '../../registry/generation.js';
 import { RereadSchedule } from '../../registry/reread-schedule.js';
 import type { ServerEntry } from './config.js';
 import { type ServerConnection, stderrWords } from './connection.js';
+import { RelistLimiter } from './relist-limiter.js';
 import { RestartPolicy } from './restart-policy.js';
 import { type RuntimeCall, ServerCalls } from './server-calls.js';
 import { serverRunsOf } from './server-files.js';
 import type { ServerPlan } from './server-sandbox.js';
 import { type ServerSettings, startServer } from './server-start.js';
 import { type CheckedServerTool, checkServerTool } from './tool-check.js';
-
-/** Tools are read again at most this often after `list_changed`. */
-export const RELIST_INTERVAL_MS = 1000;
 
 export type RuntimeState =
   | { kind: 'starting' }
@@ -51,12 +49,9 @@ export class ServerRuntime {
   #restarts = new RestartPolicy();
   #closed = false;
   #restartTimer: NodeJS.Timeout | undefined;
-  #relistTimer: NodeJS.Timeout | undefined;
   /** The tools as last listed (JSON): a re-read that lists the same publishes nothing. */
   #listed = '';
-  #relisting = false;
-  #relistAgain = false;
-  #lastListAt = 0;
+  readonly #relists = new RelistLimiter();
   /** Re-reads after a first read that ran over its time bound. */
   #schedule: RereadSchedule | undefined;
   /**
@@ -127,9 +122,9 @@ export class ServerRuntime {
     const listed = listedText(tools, runs);
     const changed = listed !== this.#listed;
     this.#listed = listed;
-    this.#lastListAt = Date.now();
+    this.#relists.listedNow();
     this.#state = { kind: 'ready', connection, tools: this.#check(tools), plan, runs };
-    connection.onToolsChanged = () => this.#relist(connection);
+    connection.onToolsChanged = () => this.#relists.ask(() => this.#relist(connection));
     connection.onLog = (line) => this.#calls.log(line);
     void connection.ended.then(() => this.#ended(connection));
     this.#calls.wake();
@@ -173,7 +168,7 @@ export class ServerRuntime {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#restartTimer);
-    clearTimeout(this.#relistTimer);
+    this.#relists.close();
     this.#schedule?.cancel();
     this.#calls.wake();
     const state = this.#state;
@@ -227,34 +222,19 @@ export class ServerRuntime {
     });
   }
 
-  /** `list_changed`: the tools are read again on the same connection, at most once per interval. */
-  #relist(connection: ServerConnection): void {
-    if (this.#relisting) {
-      this.#relistAgain = true;
+  /** `list_changed` (at the limiter's rate): the tools are read again on the same connection. */
+  async #relist(connection: ServerConnection): Promise<void> {
+    const bounds = { ...this.#settings.listBounds, timeoutMs: this.#settings.readTimeoutMs };
+    const tools = await connection.listTools(bounds).catch(() => undefined);
+    const state = this.#state;
+    if (tools === undefined || this.#closed || state.kind !== 'ready' || state.connection !== connection)
       return;
-    }
-    this.#relisting = true;
-    const wait = Math.max(0, this.#lastListAt + RELIST_INTERVAL_MS - Date.now());
-    this.#relistTimer = setTimeout(async () => {
-      this.#lastListAt = Date.now();
-      const bounds = { ...this.#settings.listBounds, timeoutMs: this.#settings.readTimeoutMs };
-      const tools = await connection.listTools(bounds).catch(() => undefined);
-      this.#relisting = false;
-      const state = this.#state;
-      if (this.#closed || state.kind !== 'ready' || state.connection !== connection) return;
-      // Stringified once: what it lists now, against what was published.
-      const listed = tools === undefined ? this.#listed : listedText(tools, state.runs);
-      if (tools !== undefined && listed !== this.#listed) {
-        this.#listed = listed;
-        this.#state = { ...state, tools: this.#check(tools) };
-        this.#onChange();
-      }
-      if (this.#relistAgain) {
-        this.#relistAgain = false;
-        this.#relist(connection);
-      }
-    }, wait);
-    this.#relistTimer.unref();
+    // Stringified once: what it lists now, against what was published.
+    const listed = listedText(tools, state.runs);
+    if (listed === this.#listed) return;
+    this.#listed = listed;
+    this.#state = { ...state, tools: this.#check(tools) };
+    this.#onChange();
   }
 
   #check(tools: unknown[]): CheckedServerTool[] {
