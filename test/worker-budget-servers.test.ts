@@ -11,7 +11,8 @@ import { describe, expect, it } from 'vitest';
 import { outcomeText, type ToolHost, type WorkerBudgetEvent } from '../dist/src/index.js';
 import { answered, nextEvent, useHosts } from './support/host-harness.js';
 import { liveChildren, liveThreads } from './support/live-workers.js';
-import { fixtureEntry, writeServersConfig } from './support/mcp-server-fixtures.js';
+import { markedProcesses, writeConfig } from './support/mcp-server-configs.js';
+import { fixtureEntry, mcpServerFile, writeServersConfig } from './support/mcp-server-fixtures.js';
 import { tempDir, toolSource, writePackage } from './support/tool-packages.js';
 
 /** Every `workers` event of a host, and the places each source holds by them. */
@@ -203,5 +204,24 @@ describe('MCP servers in the worker budget', () => {
     expect(await host.call('echo_0', {})).toStrictEqual(answered('echo 0'));
     expect(await host.call('echo_1', {})).toStrictEqual(answered('echo 1'));
     expect(Math.max(...workers.events.map((event) => event.workers))).toBeLessThanOrEqual(maxWorkers);
+  }, 60_000);
+
+  it('a server left out at its start gives its place back only once its process has ended', async () => {
+    const { host } = await makeHost({ maxWorkers: 3, readTimeoutMs: 1000, rereadDelaysMs: [] });
+    const workers = recordWorkers(host);
+    const root = await tempDir('toolhost-budget-servers-');
+    const { path, marker } = writeConfig(root, {
+      slow: { command: process.execPath, args: [mcpServerFile('slow-initialize')] },
+    });
+    await host.load(path);
+    expect(host.status().find((status) => status.path === `${path}#slow`)).toMatchObject({
+      state: 'left-out',
+      code: 'DECLARATION_TIMEOUT',
+    });
+    // It held a place while it ran, and gave it back: by then nothing of it runs.
+    expect(
+      workers.events.filter((event) => event.source === `${path}#slow`).map((event) => event.type),
+    ).toEqual(['started', 'ended']);
+    expect(markedProcesses(marker)).toEqual([]);
   }, 60_000);
 });

@@ -108,7 +108,9 @@ export class ServerConnection {
         `did not answer initialize within ${timeoutMs} ms`,
       );
     } catch (error) {
+      // Ended before it is left out: its place in the worker budget comes back only then.
       connection.close();
+      await connection.ended;
       throw error;
     }
     return connection;

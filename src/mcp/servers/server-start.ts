@@ -128,7 +128,9 @@ export async function startServer(entry: ServerEntry, settings: ServerSettings):
     const tools = await connection.listTools({ ...settings.listBounds, timeoutMs });
     return { ok: true, connection, tools, plan, runs: await runs };
   } catch (error) {
+    // Ended before it is left out: its place in the worker budget comes back only then.
     connection.close();
+    await connection.ended;
     return failed(error, 'failed to list its tools');
   }
 }
