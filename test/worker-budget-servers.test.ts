@@ -40,6 +40,47 @@ async function loadEchoPackages(host: ToolHost, root: string, count: number): Pr
   }
 }
 
+/**
+ * Makes `calls` calls, `inFlight` at once, every `serverEvery`th to the server's `echo` and the rest
+ * spread over the packages' (`echo_<index>`), checks every answer, and returns the most `live()` and
+ * the most `workers` the budget counted, each read at every `workers` event and every answer.
+ */
+async function spreadCalls(
+  host: ToolHost,
+  options: { calls: number; inFlight: number; packages: number; serverEvery: number; live(): number },
+): Promise<{ mostLive: number; mostCounted: number }> {
+  const { calls, packages, serverEvery, live } = options;
+  let mostLive = 0;
+  let mostCounted = 0;
+  const onWorkers = (event: WorkerBudgetEvent) => {
+    mostLive = Math.max(mostLive, live());
+    mostCounted = Math.max(mostCounted, event.workers);
+  };
+  host.on('workers', onWorkers);
+  const toServer = (index: number) => index % serverEvery === serverEvery - 1;
+  const answers: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.inFlight }, async () => {
+      while (next < calls) {
+        const index = next;
+        next += 1;
+        const name = toServer(index) ? 'echo' : `echo_${index % packages}`;
+        const outcome = await host.call(name, { text: `${index}` });
+        mostLive = Math.max(mostLive, live());
+        answers[index] = outcomeText(outcome);
+      }
+    }),
+  );
+  host.off('workers', onWorkers);
+  expect(answers).toEqual(
+    Array.from({ length: calls }, (_, index) =>
+      toServer(index) ? `echo: ${index}` : `echo ${index % packages}`,
+    ),
+  );
+  return { mostLive, mostCounted };
+}
+
 describe('MCP servers in the worker budget', () => {
   const makeHost = useHosts();
 
@@ -62,32 +103,13 @@ describe('MCP servers in the worker budget', () => {
 
     // Calls spread over more packages than the places the servers leave, the servers' calls among them.
     const baseline = liveThreads.now;
-    let mostThreads = 0;
-    let mostCounted = 0;
-    host.on('workers', (event) => {
-      mostThreads = Math.max(mostThreads, liveThreads.now - baseline);
-      mostCounted = Math.max(mostCounted, event.workers);
+    const { mostLive: mostThreads, mostCounted } = await spreadCalls(host, {
+      calls: 150,
+      inFlight: maxWorkers * 3,
+      packages,
+      serverEvery: 5,
+      live: () => liveThreads.now - baseline,
     });
-    const calls = 150;
-    const answers: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: maxWorkers * 3 }, async () => {
-        while (next < calls) {
-          const index = next;
-          next += 1;
-          const server = index % 5 === 4;
-          const outcome = await host.call(server ? 'echo' : `echo_${index % packages}`, { text: `${index}` });
-          mostThreads = Math.max(mostThreads, liveThreads.now - baseline);
-          answers[index] = outcomeText(outcome);
-        }
-      }),
-    );
-    expect(answers).toEqual(
-      Array.from({ length: calls }, (_, index) =>
-        index % 5 === 4 ? `echo: ${index}` : `echo ${index % packages}`,
-      ),
-    );
     expect(mostThreads).toBeGreaterThan(0);
     expect(mostThreads).toBeLessThanOrEqual(maxWorkers - 2);
     expect(mostCounted).toBeLessThanOrEqual(maxWorkers);
@@ -147,32 +169,13 @@ describe('MCP servers in the worker budget', () => {
     await loadEchoPackages(host, root, packages);
     const config = await writeServersConfig(root, { honest: fixtureEntry('honest') });
     expect((await host.load(config)).modules.map((module) => module.state)).toEqual(['offered', 'offered']);
-    let mostLive = 0;
-    let mostCounted = 0;
-    host.on('workers', (event) => {
-      mostLive = Math.max(mostLive, liveChildren());
-      mostCounted = Math.max(mostCounted, event.workers);
+    const { mostLive, mostCounted } = await spreadCalls(host, {
+      calls: 40,
+      inFlight: maxWorkers * 3,
+      packages,
+      serverEvery: 4,
+      live: liveChildren,
     });
-    const calls = 40;
-    const answers: string[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: maxWorkers * 3 }, async () => {
-        while (next < calls) {
-          const index = next;
-          next += 1;
-          const server = index % 4 === 3;
-          const outcome = await host.call(server ? 'echo' : `echo_${index % packages}`, { text: `${index}` });
-          mostLive = Math.max(mostLive, liveChildren());
-          answers[index] = outcomeText(outcome);
-        }
-      }),
-    );
-    expect(answers).toEqual(
-      Array.from({ length: calls }, (_, index) =>
-        index % 4 === 3 ? `echo: ${index}` : `echo ${index % packages}`,
-      ),
-    );
     // The server is one of them all along, so packages never had more than two.
     expect(mostLive).toBeGreaterThan(1);
     expect(mostLive).toBeLessThanOrEqual(maxWorkers);
