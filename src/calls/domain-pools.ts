@@ -209,6 +209,7 @@ export class DomainPools {
     // A strict worker imports from its package's snapshot and may read nothing else of the package.
     const paths: DomainPaths = { domain: version.root, tmpDir: this.#domainTmpDir(version.root) };
     if (version.snapshot !== undefined) paths.snapshot = version.snapshot.grant;
+    if (version.snapshot?.keptTree !== undefined) paths.keptTree = version.snapshot.keptTree;
     // A version's manifest is part of its snapshot: a manifest that changes what it asks for is a
     // new version, with a new pool started with the new flags.
     const manifest = { packageName: version.packageName, permissions: version.permissions };

@@ -52,6 +52,8 @@ export interface DomainPaths {
    * what a strict worker may read of the domain (none, where there is no snapshot).
    */
   snapshot?: string;
+  /** The dependency tree kept in the store that the snapshot leads to, if any (`Snapshot.keptTree`). */
+  keptTree?: string;
   /** The folder under which this domain's calls get their tmpDirs. */
   tmpDir: string;
 }
@@ -158,7 +160,7 @@ export function workerExecArgv(
   // Node grants a whole folder only if it exists when the worker starts; the tmp folder is made by
   // the first call, so it is granted as `tmpDir/*`, which Node matches by prefix.
   const grant = (path: string) => (path === tmpDir ? `${path}${sep}*` : path);
-  const snapshot = paths.snapshot === undefined ? [] : [paths.snapshot];
+  const snapshot = [paths.snapshot, paths.keptTree].filter((path) => path !== undefined);
   const reads = minimalPaths([...snapshot, tmpDir, ...cachedWorkerCodePaths]).map(grant);
   const writes = minimalPaths([tmpDir]).map(grant);
   return [

@@ -229,7 +229,13 @@ export class ProcessDomains {
    */
   #unsandboxedExecArgv(version: ProcessVersion, paths: SandboxPaths): string[] {
     const allowAddons = this.#addons(version, false);
-    const snapshot = version.snapshot === undefined ? {} : { snapshot: version.snapshot.grant };
+    const snapshot =
+      version.snapshot === undefined
+        ? {}
+        : {
+            snapshot: version.snapshot.grant,
+            ...(version.snapshot.keptTree === undefined ? {} : { keptTree: version.snapshot.keptTree }),
+          };
     const domain = { domain: version.root, ...snapshot, tmpDir: paths.tmpDir };
     if (!PERMISSION_MODEL_USABLE) return workerExecArgv('worker', domain, { allowAddons });
     return [
@@ -240,7 +246,13 @@ export class ProcessDomains {
 
   #paths(version: ProcessVersion, tmpDir: string, grant: NetworkGrant): SandboxPaths {
     return {
-      readOnly: version.snapshot === undefined ? [] : [version.snapshot.grant],
+      readOnly:
+        version.snapshot === undefined
+          ? []
+          : [
+              version.snapshot.grant,
+              ...(version.snapshot.keptTree === undefined ? [] : [version.snapshot.keptTree]),
+            ],
       tmpDir,
       network: grant.kind === 'all',
     };

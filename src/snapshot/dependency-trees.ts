@@ -5,11 +5,13 @@
  * store remembers, by the files' identities, which copy each file was: a later run (another process)
  * with the same `node_modules` links the copies without reading a file.
  */
+import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { srcFile } from '../own-files.js';
 import type { Dependencies } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
+import { KEPT_TREE_MIN_ENTRIES, KeptTrees } from './kept-trees.js';
 import { buildingFolder, treeFolder } from './layout.js';
 import { linkTarget } from './links.js';
 import { forEachLimit, makeFolders, settled } from './package-scan.js';
@@ -21,6 +23,11 @@ export interface DependencyTree {
   refs: number;
   /** Settles once the tree is built (or failed to be). */
   ready: Promise<void>;
+  /**
+   * The tree kept in the store that this one's `node_modules` leads to (kept-trees.ts), for a
+   * closure too large to link per host: readable wherever the tree is.
+   */
+  kept?: string;
 }
 
 export class DependencyTrees {
@@ -28,12 +35,19 @@ export class DependencyTrees {
   readonly #store: FileStore;
   readonly #track: (work: Promise<unknown>) => unknown;
   readonly #trees = new Map<string, DependencyTree>();
+  readonly #kept: KeptTrees;
   #counter = 0;
 
   constructor(folder: string, store: FileStore, track: (work: Promise<unknown>) => unknown) {
     this.#folder = folder;
     this.#store = store;
     this.#track = track;
+    this.#kept = new KeptTrees(() => store.folder);
+  }
+
+  /** Removes the kept trees unused for `unusedMs` that no living host holds (a store over its bound). */
+  sweepKept(unusedMs: number): Promise<void> {
+    return this.#kept.sweep(unusedMs);
   }
 
   /** The tree of `root` for this fingerprint (`print`), linked now if no version holds it yet. */
@@ -86,7 +100,9 @@ export class DependencyTrees {
   release(tree: DependencyTree): void {
     if (--tree.refs > 0) return;
     if (this.#trees.get(tree.key) === tree) this.#trees.delete(tree.key);
-    this.#track(rm(tree.folder, { recursive: true, force: true, maxRetries: 2 }));
+    const removed = rm(tree.folder, { recursive: true, force: true, maxRetries: 2 });
+    const { kept } = tree;
+    this.#track(kept === undefined ? removed : removed.finally(() => this.#kept.release(kept)));
   }
 
   async #build(
@@ -99,39 +115,57 @@ export class DependencyTrees {
     // Built aside and renamed into place: a tree appears whole or not at all.
     const building = buildingFolder(tree.folder);
     await mkdir(building, { recursive: true });
-    const installed = dependencies?.entries.some((entry) => entry.rel === 'toolhost') ?? false;
-    if (!installed) await writeAuthorHelpers(join(building, 'node_modules', 'toolhost'));
-    if (dependencies !== undefined) {
-      const modules = join(building, 'node_modules');
-      await mkdir(modules, { recursive: true });
-      const layout = { root, version: '', dependencies: modules, base: dependencies.base };
-      await makeFolders(modules, dependencies.entries);
-      const key = `nm-${print.slice(0, 32)}`;
-      const known = (await this.#store.readRecord(key)) ?? {};
-      const record: StoreRecord = Object.create(null);
-      const now = Date.now();
-      let bytes = 0;
-      let copied = 0;
-      await forEachLimit(dependencies.entries, 16, async (entry) => {
-        signal.throwIfAborted();
-        const destination = join(modules, entry.rel);
-        if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'dependency'), destination);
-        else if (entry.type === 'file') {
-          const source = join(dependencies.base, entry.rel);
-          const remembered = Object.hasOwn(known, entry.rel) ? known[entry.rel] : undefined;
-          const hash = await this.#place(source, remembered, destination, signal);
-          if (hash === undefined) return;
-          if (hash !== remembered) copied += 1;
-          bytes += Number(entry.identity.size);
-          // A file changed within a tick of the clock before it was read may keep its identity
-          // with other bytes: its copy is recorded (for the store's bound) but not reused.
-          record[entry.rel] = settled(entry.identity, now) ? hash : `${UNSETTLED}${hash}`;
-        }
-      });
-      // Reading the record marked it used; it is written only when it learnt something.
-      if (copied > 0) await this.#store.writeRecord(key, record, bytes);
+    const keptKey = keptTreeKey(print, dependencies);
+    if (keptKey === undefined)
+      await this.#fill(join(building, 'node_modules'), root, print, dependencies, signal);
+    else {
+      tree.kept = await this.#kept.take(keptKey, (folder) =>
+        this.#fill(join(folder, 'node_modules'), root, print, dependencies, signal),
+      );
+      // Absolute: the sandbox binds the kept tree at its own path.
+      await symlink(join(tree.kept, 'node_modules'), join(building, 'node_modules'));
     }
     await rename(building, tree.folder);
+  }
+
+  /** Makes `modules` (a tree's `node_modules`): the closure's files from the store, its links, its folders. */
+  async #fill(
+    modules: string,
+    root: string,
+    print: string,
+    dependencies: Dependencies | undefined,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const installed = dependencies?.entries.some((entry) => entry.rel === 'toolhost') ?? false;
+    if (!installed) await writeAuthorHelpers(join(modules, 'toolhost'));
+    if (dependencies === undefined) return;
+    await mkdir(modules, { recursive: true });
+    const layout = { root, version: '', dependencies: modules, base: dependencies.base };
+    await makeFolders(modules, dependencies.entries);
+    const key = `nm-${print.slice(0, 32)}`;
+    const known = (await this.#store.readRecord(key)) ?? {};
+    const record: StoreRecord = Object.create(null);
+    const now = Date.now();
+    let bytes = 0;
+    let copied = 0;
+    await forEachLimit(dependencies.entries, 16, async (entry) => {
+      signal.throwIfAborted();
+      const destination = join(modules, entry.rel);
+      if (entry.type === 'link') await symlink(linkTarget(layout, entry, 'dependency'), destination);
+      else if (entry.type === 'file') {
+        const source = join(dependencies.base, entry.rel);
+        const remembered = Object.hasOwn(known, entry.rel) ? known[entry.rel] : undefined;
+        const hash = await this.#place(source, remembered, destination, signal);
+        if (hash === undefined) return;
+        if (hash !== remembered) copied += 1;
+        bytes += Number(entry.identity.size);
+        // A file changed within a tick of the clock before it was read may keep its identity
+        // with other bytes: its copy is recorded (for the store's bound) but not reused.
+        record[entry.rel] = settled(entry.identity, now) ? hash : `${UNSETTLED}${hash}`;
+      }
+    });
+    // Reading the record marked it used; it is written only when it learnt something.
+    if (copied > 0) await this.#store.writeRecord(key, record, bytes);
   }
 
   /**
@@ -163,6 +197,27 @@ export class DependencyTrees {
 
 /** The author helpers (`toolhost/tool`) of the host itself. */
 const AUTHOR_HELPERS = srcFile('tool-module.js').href;
+
+/** Changes when what a kept tree holds for the same key changes (how a tree is laid out). */
+const KEPT_TREE_FORMAT = 'kept-tree-1';
+
+/**
+ * The key of the tree kept in the store for this closure, or undefined when it is linked per host:
+ * a small one, one with no node_modules of its own, or one holding a file too fresh for its identity
+ * to name its content (see package-scan.ts's `settled`). The key names everything the tree follows
+ * from: every path, file identity and link text (the fingerprint), where the links that lead out
+ * point from (the node_modules' real path) and the author helpers a tree without toolhost gets.
+ */
+function keptTreeKey(print: string, dependencies: Dependencies | undefined): string | undefined {
+  if (dependencies === undefined || dependencies.outside !== undefined) return undefined;
+  if (dependencies.entries.length <= KEPT_TREE_MIN_ENTRIES) return undefined;
+  const now = Date.now();
+  if (!dependencies.entries.every((entry) => entry.type !== 'file' || settled(entry.identity, now)))
+    return undefined;
+  return createHash('sha256')
+    .update(JSON.stringify([KEPT_TREE_FORMAT, print, dependencies.base, AUTHOR_HELPERS]))
+    .digest('hex');
+}
 
 /**
  * `toolhost/tool` for a snapshot whose package does not install toolhost itself: tool packages

@@ -42,6 +42,11 @@ export interface Snapshot {
   /** What a strict worker may read: this version and the dependency tree beside it. */
   readonly grant: string;
   /**
+   * The dependency tree kept in the store that `grant`'s `node_modules` leads to, for a large
+   * closure (see kept-trees.ts): what a strict worker or a sandbox may read besides `grant`.
+   */
+  readonly keptTree?: string;
+  /**
    * The first symbolic link the copy keeps to the original, outside the package (an `npm link`ed
    * dependency, an own file linked from elsewhere): what it leads to is in neither the copy nor
    * `digest`, so a lock can't pin it.
@@ -66,6 +71,14 @@ export function toOriginalPaths(snapshot: Snapshot, text: string): string {
       : [
           [snapshot.folder, snapshot.root],
           [join(snapshot.grant, 'node_modules'), join(snapshot.root, 'node_modules')],
+          ...(snapshot.keptTree === undefined
+            ? []
+            : [
+                [join(snapshot.keptTree, 'node_modules'), join(snapshot.root, 'node_modules')] as [
+                  string,
+                  string,
+                ],
+              ]),
         ];
   let result = text;
   for (const [from, to] of pairs) {

@@ -5,7 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import { lstat, mkdir, readdir, readlink } from 'node:fs/promises';
+import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import type { FileStore } from './file-store.js';
@@ -33,9 +34,17 @@ export type OwnEntry =
 /** Version-control folders: never imported, often large, and changing with every commit. */
 export const VCS_FOLDERS: ReadonlySet<string> = new Set(['.git', '.hg', '.svn']);
 
+/** Entries listed between two turns of the event loop (a few milliseconds of system calls). */
+const ENTRIES_PER_TURN = 256;
+
 /**
  * Lists `base` recursively, sorted by path (a folder before what it holds). An entry removed while
  * it is listed is skipped: the package is changing, and its next scan sees where it settled.
+ *
+ * One folder at a time with the file system's synchronous calls, giving the event loop a turn every
+ * {@link ENTRIES_PER_TURN} entries: a `node_modules` of thousands of files is listed at every load
+ * (its fingerprint is how a changed dependency is seen), and a promise per file cost several times
+ * the system calls themselves (a 6,811-entry closure: 0.2–0.6 s against 0.05–0.1 s).
  */
 export async function listTree(
   base: string,
@@ -43,28 +52,33 @@ export async function listTree(
   signal: AbortSignal,
 ): Promise<TreeEntry[]> {
   const entries: TreeEntry[] = [];
-  const visit = async (rel: string): Promise<void> => {
+  const folders = [''];
+  let sinceTurn = 0;
+  while (folders.length > 0) {
     signal.throwIfAborted();
-    const dirents = await readdir(join(base, rel), { withFileTypes: true }).catch(ignoreGone);
-    await Promise.all(
-      (dirents ?? []).map(async (dirent) => {
-        const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
-        if (skip(child, dirent.name)) return;
-        if (dirent.isDirectory()) {
-          entries.push({ type: 'dir', rel: child });
-          await visit(child);
-        } else if (dirent.isSymbolicLink()) {
-          const target = await readlink(join(base, child)).catch(ignoreGone);
-          if (target !== undefined) entries.push({ type: 'link', rel: child, target });
-        } else if (dirent.isFile()) {
-          const info = await lstat(join(base, child), { bigint: true }).catch(ignoreGone);
-          if (info?.isFile()) entries.push({ type: 'file', rel: child, identity: identityOf(info) });
-        }
-        // Sockets, pipes and devices are no part of a package.
-      }),
-    );
-  };
-  await visit('');
+    const rel = folders.pop() as string;
+    const dirents = unlessGone(() => readdirSync(join(base, rel), { withFileTypes: true })) ?? [];
+    for (const dirent of dirents) {
+      const child = rel === '' ? dirent.name : `${rel}/${dirent.name}`;
+      if (skip(child, dirent.name)) continue;
+      if (dirent.isDirectory()) {
+        entries.push({ type: 'dir', rel: child });
+        folders.push(child);
+      } else if (dirent.isSymbolicLink()) {
+        const target = unlessGone(() => readlinkSync(join(base, child)));
+        if (target !== undefined) entries.push({ type: 'link', rel: child, target });
+      } else if (dirent.isFile()) {
+        const info = unlessGone(() => lstatSync(join(base, child), { bigint: true }));
+        if (info?.isFile()) entries.push({ type: 'file', rel: child, identity: identityOf(info) });
+      }
+      // Sockets, pipes and devices are no part of a package.
+    }
+    sinceTurn += dirents.length + 1;
+    if (sinceTurn >= ENTRIES_PER_TURN) {
+      sinceTurn = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
   return entries.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }
 
@@ -217,9 +231,15 @@ function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
   return a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
 }
 
-function ignoreGone(error: NodeJS.ErrnoException): undefined {
-  if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined;
-  throw error;
+/** What `read` returns, or undefined when what it reads is gone (or is no folder any more). */
+function unlessGone<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw error;
+  }
 }
 
 /** A snapshot's `files` (see layout.ts): each own file's digest, each link's, and node_modules' as one. */

@@ -27,6 +27,7 @@ import { basename, dirname, join, sep } from 'node:path';
 import { type Dependencies, listDependencyClosure } from './dependency-closure.js';
 import { type DependencyTree, DependencyTrees } from './dependency-trees.js';
 import { FileStore } from './file-store.js';
+import { PRUNE_UNUSED_MS } from './kept-trees.js';
 import {
   buildingFolder,
   hostStoreFolder,
@@ -213,6 +214,7 @@ export class Snapshots {
         kind: plan.kind,
         folder,
         grant: tree.folder,
+        ...(tree.kept === undefined ? {} : { keptTree: tree.kept }),
         ...(out === undefined ? {} : { linkOut: { link: out.link, target: out.target } }),
       };
       const live: Live = { snapshot, refs: 0, tree };
@@ -244,7 +246,7 @@ export class Snapshots {
     if (this.#pruning !== undefined || this.#store.addedBytes === this.#prunedAt) return;
     this.#prunedAt = this.#store.addedBytes;
     this.#pruning = this.#track(
-      pruneStore(this.#store, this.#maxStoreBytes)
+      pruneStore(this.#store, this.#maxStoreBytes, () => this.#trees.sweepKept(PRUNE_UNUSED_MS))
         // The bound is housekeeping: a store that can't be pruned now is pruned by a later run.
         .catch(() => {})
         .finally(() => {

@@ -24,14 +24,21 @@ interface RecordFile {
 }
 
 /**
- * Prunes `store` to `maxBytes`. The records' own sizes (in their names) are summed first: that
+ * Prunes `store` to `maxBytes`, first removing the kept trees (kept-trees.ts) that `sweepKeptTrees`
+ * finds unused. The records' own sizes (in their names) are summed first: that
  * sum is at least what the copies hold (copies shared between records count once per record), so
  * a store under it is left without walking its copies.
  */
-export async function pruneStore(store: FileStore, maxBytes: number): Promise<void> {
+export async function pruneStore(
+  store: FileStore,
+  maxBytes: number,
+  sweepKeptTrees: () => Promise<void> = async () => {},
+): Promise<void> {
   const records = await listRecords(store.folder);
   const claimed = records.reduce((sum, record) => sum + record.bytes, 0);
   if (claimed <= maxBytes && store.addedBytes <= maxBytes) return;
+  // A kept tree's files are links to the copies: unlinking a copy frees nothing while one holds it.
+  await sweepKeptTrees();
 
   const copies = await listCopies(store.folder);
   const now = Date.now();
