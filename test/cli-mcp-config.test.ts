@@ -86,6 +86,45 @@ describe('toolhost mcp-config', () => {
     }
   });
 
+  it('names on stderr the --allow-network each package that asks for the network must be served with', async () => {
+    const asking = (name: string | undefined, net: unknown): string => {
+      const folder = join(tmp.path, `asks-${name ?? 'nameless'}`);
+      mkdirSync(folder, { recursive: true });
+      const manifest = { ...(name === undefined ? {} : { name }), type: 'module' };
+      writeFileSync(
+        join(folder, 'package.json'),
+        JSON.stringify({ ...manifest, toolhost: { tools: ['./fetch.js'], permissions: { net } } }),
+      );
+      writeFileSync(
+        join(folder, 'fetch.js'),
+        "export const name = 'fetch_page'; export const description = 'Fetches'; export const parameterSchema = { type: 'object' }; export const run = () => 'ok';\n",
+      );
+      return folder;
+    };
+    const weather = asking('weather', ['api.weather.gov', '*.example.com:443']);
+    const everything = asking('crawler', true);
+    const nameless = asking(undefined, true);
+    const result = await runCli(['mcp-config', GOOD, weather, everything, nameless], { tmpDir: tmp.path });
+    expect(result.code).toBe(0);
+    expect(stderrLines(result)).toEqual([
+      "toolhost: package weather asks for the network: api.weather.gov, *.example.com:443; the configurations above don't grant it: add --allow-network weather to the serve command (or --allow-network weather=HOST,... for some of those hosts), or its tools get none",
+      "toolhost: package crawler asks for all of the network; the configurations above don't grant it: add --allow-network crawler to the serve command (or --allow-network crawler=HOST,... for some of those hosts), or its tools get none",
+      `toolhost: ${nameless} asks for all of the network, but its package.json has no "name", which --allow-network grants by: give it one, then add --allow-network <name> to the serve command`,
+    ]);
+    // The configurations grant nothing themselves; --json carries what stderr says.
+    expect(result.stdout).not.toContain('--allow-network');
+    const printed = await configs([GOOD, weather]);
+    expect(printed.stdio.serve.args).not.toContain('--allow-network');
+    expect(printed.packages).toEqual([
+      {
+        path: weather,
+        name: 'weather',
+        net: ['api.weather.gov', '*.example.com:443'],
+        allowNetwork: ['--allow-network', 'weather'],
+      },
+    ]);
+  });
+
   it('names a path that does not exist, with exit 2 and one line', async () => {
     const result = await runCli(['mcp-config', 'nowhere'], { tmpDir: tmp.path, cwd: tmp.path });
     expect(result.code).toBe(2);

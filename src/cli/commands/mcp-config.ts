@@ -5,7 +5,8 @@
  * not on the registry or in the folder the client starts it from). For Claude Desktop
  * (`mcpServers`), Claude Code (`claude mcp add`) and VS Code (`.vscode/mcp.json`), over stdio and
  * over HTTP. A path may be an MCP client config (`mcpServers`): the printed config then runs those
- * servers through toolhost's sandbox, and stderr says which grants each gets. `--lock` is passed on.
+ * servers through toolhost's sandbox, and stderr says which grants each gets; for a package that
+ * asks for the network, stderr names the `--allow-network` that grants it. `--lock` is passed on.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -16,6 +17,11 @@ import type { McpConfigArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';
+import {
+  type NetworkAskingPackage,
+  networkAskingPackages,
+  packageGrantLines,
+} from './mcp-config-packages.js';
 import { serverGrantLines, type WrappedServer, wrappedServers } from './mcp-config-servers.js';
 
 /** A command line: the program and its arguments. */
@@ -43,6 +49,8 @@ export interface McpConfigJson {
   };
   /** The MCP servers of each wrapped `mcpServers` config, with the grants each will run with. */
   servers: WrappedServer[];
+  /** The packages that ask for the network, with the `--allow-network` that `serve` needs to grant it. */
+  packages: NetworkAskingPackage[];
 }
 
 /** The CLI module of this installation (dist/src/cli/main.js). */
@@ -58,6 +66,7 @@ export async function mcpConfigs(args: McpConfigArgs, cwd: string): Promise<McpC
   if (args.lock !== undefined) readLockFile(args.lock);
   const lock = args.lock === undefined ? [] : ['--lock', args.lock];
   const servers = await wrappedServers(paths);
+  const packages = await networkAskingPackages(paths);
   const host = args.http.host.includes(':') ? `[${args.http.host}]` : args.http.host;
   const url = `http://${host}:${args.http.port}/mcp`;
   const stdio: CommandLine = { command: process.execPath, args: [CLI_MAIN, 'serve', ...lock, ...paths] };
@@ -80,12 +89,14 @@ export async function mcpConfigs(args: McpConfigArgs, cwd: string): Promise<McpC
       vscode: { servers: { [args.name]: { type: 'http', url } } },
     },
     servers,
+    packages,
   };
 }
 
 /**
  * Prints the configurations (text, or one JSON document with `--json`); for a wrapped `mcpServers`
- * config, stderr says which grants each server gets (`servers` in the JSON).
+ * config, stderr says which grants each server gets (`servers` in the JSON), and for a package that
+ * asks for the network, the grant it must be served with (`packages`).
  */
 export async function mcpConfigCommand(args: McpConfigArgs, io: CliIo): Promise<ExitCode> {
   const configs = await mcpConfigs(args, process.cwd());
@@ -119,7 +130,10 @@ export async function mcpConfigCommand(args: McpConfigArgs, io: CliIo): Promise<
     ].join('\n'),
   );
   // Beside the configurations, not in them: each stays a JSON document to paste.
-  const grants = serverGrantLines(configs.servers, args.lock);
+  const grants = [
+    ...packageGrantLines(configs.packages, shellLine),
+    ...serverGrantLines(configs.servers, args.lock),
+  ];
   if (grants.length > 0) io.stderr.write(`${grants.join('\n')}\n`);
   return ExitCode.ok;
 }
