@@ -27,7 +27,7 @@ export interface DependencyTree {
    * The tree kept in the store that this one's `node_modules` leads to (kept-trees.ts), for a
    * closure too large to link per host: readable wherever the tree is.
    */
-  kept?: string;
+  kept?: string | undefined;
 }
 
 export class DependencyTrees {
@@ -43,6 +43,21 @@ export class DependencyTrees {
     this.#store = store;
     this.#track = track;
     this.#kept = new KeptTrees(() => store.folder);
+  }
+
+  /**
+   * Lets go of the kept trees this host's trees still hold (`close`: the host's folder, with the
+   * trees in it, is removed whole after).
+   */
+  async close(): Promise<void> {
+    const trees = [...this.#trees.values()];
+    this.#trees.clear();
+    for (const tree of trees) {
+      const { kept } = tree;
+      // Let go once: a release of the tree after this one has nothing of it to let go.
+      tree.kept = undefined;
+      if (kept !== undefined) await this.#kept.release(kept);
+    }
   }
 
   /** Removes the kept trees unused for `unusedMs` that no living host holds (a store over its bound). */

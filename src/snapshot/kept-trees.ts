@@ -23,7 +23,7 @@
  * bytes on disk after pruning unlinks them).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { isAlive } from '../host/pid-alive.js';
 
@@ -185,6 +185,8 @@ export async function sweepKeptTrees(root: string, unusedMs: number): Promise<vo
       continue;
     }
     await rm(aside, { recursive: true, force: true }).catch(() => {});
+    // Its holder marks' folder, when no host began to hold it again meanwhile.
+    await rmdir(join(root, `${name}${HOLDERS}`)).catch(() => {});
   }
 }
 

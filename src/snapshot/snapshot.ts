@@ -112,6 +112,7 @@ export class Snapshots {
   async close(): Promise<void> {
     this.#closing.abort();
     while (this.#work.size > 0) await Promise.allSettled([...this.#work]);
+    await this.#trees.close();
   }
 
   async #take(
