@@ -5,24 +5,18 @@
  * and one changed too recently to be known by its identity is never kept; the sweep leaves a tree
  * a living host holds and removes one nobody does.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, type ToolHostOptions } from '../dist/src/index.js';
+import { sandboxSupport } from '../dist/src/process/sandbox/sandbox.js';
 import { sweepKeptTrees } from '../dist/src/snapshot/kept-trees.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
-const HAS_BWRAP = (() => {
-  try {
-    execFileSync('/bin/sh', ['-c', 'command -v bwrap'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
+/** The process tier runs in bubblewrap here (as it does on CI's Linux machines). */
+const SANDBOXED = (await sandboxSupport()).available;
 
 /** More files than a closure may hold and still be linked per host (KEPT_TREE_MIN_ENTRIES). */
 const DEPENDENCY_FILES = 2100;
@@ -157,6 +151,17 @@ describe('dependency trees kept in the store', () => {
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 
+  it("a store that can't be written: the host keeps the tree in its own folder, and leaves nothing", async () => {
+    const blocker = join(root, 'a-file');
+    await writeFile(blocker, '');
+    const kept = await keptTreeNames();
+    await withHost({ cacheDir: join(blocker, 'cache') }, async (host) => {
+      expect(outcomeText(await host.call('dep_value', {}))).toBe('first');
+    });
+    expect(await keptTreeNames()).toEqual(kept);
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
   const readsButCannotWrite = async (isolation: 'strict' | 'process') => {
     await withHost({ isolation }, async (host) => {
       expect(outcomeText(await host.call('dep_value', {}))).toBe('first');
@@ -169,7 +174,7 @@ describe('dependency trees kept in the store', () => {
 
   it('the strict tier reads the kept tree and cannot write it', () => readsButCannotWrite('strict'));
 
-  it.skipIf(!HAS_BWRAP)('the process tier in bubblewrap reads the kept tree and cannot write it', () =>
+  it.skipIf(!SANDBOXED)('the process tier in bubblewrap reads the kept tree and cannot write it', () =>
     readsButCannotWrite('process'),
   );
 

@@ -131,16 +131,38 @@ export class DependencyTrees {
     const building = buildingFolder(tree.folder);
     await mkdir(building, { recursive: true });
     const keptKey = keptTreeKey(print, dependencies);
-    if (keptKey === undefined)
+    const kept =
+      keptKey === undefined ? undefined : await this.#keptTree(keptKey, root, print, dependencies, signal);
+    if (kept === undefined)
       await this.#fill(join(building, 'node_modules'), root, print, dependencies, signal);
     else {
-      tree.kept = await this.#kept.take(keptKey, (folder) =>
-        this.#fill(join(folder, 'node_modules'), root, print, dependencies, signal),
-      );
+      tree.kept = kept;
       // Absolute: the sandbox binds the kept tree at its own path.
-      await symlink(join(tree.kept, 'node_modules'), join(building, 'node_modules'));
+      await symlink(join(kept, 'node_modules'), join(building, 'node_modules'));
     }
     await rename(building, tree.folder);
+  }
+
+  /**
+   * The kept tree `key`, built now if the store has none; undefined when the store can't hold it
+   * (a store that can't be written, a full disk): the host then links a tree of its own, as for a
+   * small closure.
+   */
+  async #keptTree(
+    key: string,
+    root: string,
+    print: string,
+    dependencies: Dependencies | undefined,
+    signal: AbortSignal,
+  ): Promise<string | undefined> {
+    try {
+      return await this.#kept.take(key, (folder) =>
+        this.#fill(join(folder, 'node_modules'), root, print, dependencies, signal),
+      );
+    } catch {
+      signal.throwIfAborted();
+      return undefined;
+    }
   }
 
   /** Makes `modules` (a tree's `node_modules`): the closure's files from the store, its links, its folders. */
