@@ -5,7 +5,7 @@
  * and one changed too recently to be known by its identity is never kept; the sweep leaves a tree
  * a living host holds and removes one nobody does.
  */
-import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +149,27 @@ describe('dependency trees kept in the store', () => {
     expect((await stat(file)).ino).toBe(before.ino);
     expect(await readdir(join(keptTrees, `${first}.holders`))).toEqual([]);
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('a kept tree replaced by a link (to a tree of other code) is not run: the host links a tree of its own', async () => {
+    const [name] = await keptTreeNames();
+    const forged = join(root, 'forged');
+    await mkdir(join(forged, 'node_modules', 'big-dep'), { recursive: true });
+    await writeFile(
+      join(forged, 'node_modules', 'big-dep', 'package.json'),
+      JSON.stringify({ name: 'big-dep', type: 'module', main: 'index.js' }),
+    );
+    await writeDependencyIndex(join(forged, 'node_modules', 'big-dep'), 'forged');
+    const tree = join(keptTrees, name as string);
+    await rm(tree, { recursive: true });
+    await symlink(forged, tree);
+    try {
+      await withHost({}, async (host) => {
+        expect(outcomeText(await host.call('dep_value', {}))).toBe('first');
+      });
+    } finally {
+      await rm(tree);
+    }
   });
 
   it("a store that can't be written: the host keeps the tree in its own folder, and leaves nothing", async () => {

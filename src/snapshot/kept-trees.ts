@@ -23,7 +23,7 @@
  * bytes on disk after pruning unlinks them).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, readdir, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { isAlive } from '../host/pid-alive.js';
 
@@ -206,7 +206,12 @@ function holderFile(root: string, key: string): string {
   return join(root, `${key}${HOLDERS}`, String(process.pid));
 }
 
-/** Whether a whole tree is at `folder` (one appears by rename, with its node_modules). */
+/**
+ * Whether a whole tree is at `folder` (one appears by rename, with its node_modules). Both must be
+ * folders, not links: a tree is granted by its path, and a link put there would grant where it leads.
+ */
 async function whole(folder: string): Promise<boolean> {
-  return (await stat(join(folder, 'node_modules')).catch(() => undefined))?.isDirectory() === true;
+  for (const path of [folder, join(folder, 'node_modules')])
+    if ((await lstat(path).catch(() => undefined))?.isDirectory() !== true) return false;
+  return true;
 }
