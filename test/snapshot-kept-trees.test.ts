@@ -5,13 +5,17 @@
  * and one changed too recently to be known by its identity is never kept; the sweep leaves a tree
  * a living host holds and removes one nobody does.
  */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdir, readdir, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { outcomeText, ToolHost, type ToolHostOptions } from '../dist/src/index.js';
 import { sandboxSupport } from '../dist/src/process/sandbox/sandbox.js';
 import { sweepKeptTrees } from '../dist/src/snapshot/kept-trees.js';
+import { REPO } from './support/cli-run.js';
 import { recordingLogger } from './support/host-harness.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
@@ -73,7 +77,11 @@ export function run() { ${body} }
     );
 }
 
+/** What the installed big-dep's `value` is now. */
+let installedValue = '';
+
 function writeDependencyIndex(dep: string, value: string): Promise<void> {
+  if (dep === join(pkg, 'node_modules', 'big-dep')) installedValue = value;
   return writeFile(
     join(dep, 'index.js'),
     `export const value = ${JSON.stringify(value)};
@@ -241,5 +249,55 @@ describe('dependency trees kept in the store', () => {
       expect(outcomeText(await host.call('dep_value', {}))).toBe('second');
     });
     expect(await keptTreeNames()).toHaveLength(1);
+  });
+  it('two processes keeping the same tree at once both run the package, and one whole tree is kept', async () => {
+    await rm(keptTrees, { recursive: true, force: true });
+    const script = `
+      const [index, cacheDir, tempRoot, dataDir, pkg] = process.argv.slice(1);
+      const { ToolHost, outcomeText } = await import(index);
+      const host = new ToolHost({ isolation: 'worker', cacheDir, tempRoot, dataDir });
+      process.stdout.write('ready\\n');
+      process.stdin.once('data', async () => {
+        try {
+          await host.load(pkg);
+          process.stdout.write(outcomeText(await host.call('dep_value', {})) + '\\n');
+        } finally {
+          await host.close();
+        }
+      });
+    `;
+    const children = [0, 1].map(() => {
+      const child = spawn(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          script,
+          join(REPO, 'dist/src/index.js'),
+          cache,
+          join(root, 'tmp'),
+          join(root, 'data'),
+          pkg,
+        ],
+        { stdio: ['pipe', 'pipe', 'inherit'] },
+      );
+      const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+      return {
+        child,
+        next: async () => (await lines.next()).value as string | undefined,
+        exit: once(child, 'exit'),
+      };
+    });
+    expect(await Promise.all(children.map(({ next }) => next()))).toEqual(['ready', 'ready']);
+    for (const { child } of children) child.stdin.end('go\n');
+    expect(await Promise.all(children.map(({ next }) => next()))).toEqual([installedValue, installedValue]);
+    expect(await Promise.all(children.map(({ exit }) => exit))).toEqual([
+      [0, null],
+      [0, null],
+    ]);
+    const names = await readdir(keptTrees);
+    expect(names.filter((name) => name.includes('.tmp-'))).toEqual([]);
+    expect(await keptTreeNames()).toHaveLength(1);
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 });
