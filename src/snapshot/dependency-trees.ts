@@ -3,7 +3,9 @@
  * `node_modules` (see dependency-closure.ts), made of links to the store's copies and shared by every
  * version of the package that has that state, so a change of a tool file copies nothing again. The
  * store remembers, by the files' identities, which copy each file was: a later run (another process)
- * with the same `node_modules` links the copies without reading a file.
+ * with the same `node_modules` links the copies without reading a file. A closure too large to link
+ * on every run is linked once into the store and kept there (kept-trees.ts): a host's tree then
+ * holds one link to it.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';

@@ -8,6 +8,8 @@
  *     snapshots/store/                                    the host's records of the file store
  *     snapshots/<slug of the package root>/               a trust domain
  *       nm-<fingerprint>-<n>/                             one per state of what the package can import
+ *                                                         (its node_modules may lead to a kept tree:
+ *                                                         kept-trees.ts)
  *         v-<version>-<n>/                                one per version of its own files
  *   <any of these>.tmp-<hex>                              one still being built (renamed when whole)
  */

@@ -4,8 +4,10 @@
  *
  *   <store>/files/<2 hex>/<sha256>              one read-only copy per distinct content (file-store.ts),
  *                                               kept across runs under the user's cache folder
+ *   <store>/kept-trees/<key>/node_modules/…      a large closure, kept across runs (kept-trees.ts)
  *   <snapshots>/<domain>/nm-<fingerprint>-<n>/   one per state of what the package can import
  *     node_modules/…                             the dependency closure: hard links to the store's copies
+ *                                                (for a large closure: a link to its kept tree's)
  *     v-<version>-<n>/…                          one per version: the package's own files, copied from the store
  *
  * Nothing is ever linked to a package's own inode: loading leaves every file of the package as it
