@@ -11,10 +11,11 @@
  * one of run.js's scenarios: it needs the other build.
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { LIBRARIES, settle, writePackage } from './repeat-runs-packages.mjs';
 
 const other = process.argv[2];
 if (other === undefined) {
@@ -30,42 +31,6 @@ const builds = {
 };
 const rounds = Number(process.argv[3] ?? 5);
 const work = await mkdtemp(join(tmpdir(), 'toolhost-bench-repeat-builds-'));
-
-const LIBRARIES = {
-  zod_check: ['zod', `import { z } from 'zod'; const check = z.object({ text: z.string() });`],
-  undici_agent: ['undici', `import { Agent } from 'undici'; void Agent;`],
-  ajv_compile: ['ajv', `import Ajv from 'ajv'; void Ajv;`],
-  piscina_pool: ['piscina', `import { Piscina } from 'piscina'; void Piscina;`],
-  retry_once: ['p-retry', `import pRetry from 'p-retry'; void pRetry;`],
-  anthropic_client: ['@anthropic-ai/sdk', `import Anthropic from '@anthropic-ai/sdk'; void Anthropic;`],
-  property_sample: ['fast-check', `import fc from 'fast-check'; void fc;`],
-};
-
-async function writePackage(folder, names) {
-  await mkdir(join(folder, 'tools'), { recursive: true });
-  const manifest = {
-    name: `repeat-${names.length}`,
-    type: 'module',
-    private: true,
-    dependencies: Object.fromEntries(names.map((name) => [LIBRARIES[name][0], '*'])),
-    toolhost: { tools: names.map((name) => `./tools/${name}.js`) },
-  };
-  await writeFile(join(folder, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  for (const name of names)
-    await writeFile(
-      join(folder, 'tools', `${name}.js`),
-      `${LIBRARIES[name][1]}
-export const name = ${JSON.stringify(name)};
-export const description = 'Echoes its text (after importing a real library)';
-export const parameterSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
-export function run({ text }) { return text; }
-`,
-    );
-  await cp(join(REPO, 'node_modules'), join(folder, 'node_modules'), {
-    recursive: true,
-    verbatimSymlinks: true,
-  });
-}
 
 /** One CLI run, a fresh process; ms from start to exit. */
 function run(cli, args, store) {
@@ -94,8 +59,7 @@ try {
   const packages = { seven: join(work, 'seven'), one: join(work, 'one') };
   await writePackage(packages.seven, Object.keys(LIBRARIES));
   await writePackage(packages.one, ['zod_check']);
-  // Installed files are known by their identity once left alone for two seconds (package-scan.ts).
-  await new Promise((resolveWait) => setTimeout(resolveWait, 2100));
+  await settle();
   const list = (build) =>
     run(builds[build], ['list', '--isolation', 'worker', packages.seven], join(work, `${build}-seven`));
   const call = (build, pkg) =>

@@ -15,57 +15,18 @@
  * one-tool package's is small enough to be linked per run.
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { iterations, log, report } from '../lib/child.mjs';
 import { distUrl } from '../lib/library.mjs';
 import { summarize } from '../lib/stats.mjs';
+import { LIBRARIES, settle, writePackage } from './repeat-runs-packages.mjs';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const cli = fileURLToPath(new URL('src/cli/main.js', distUrl));
 const rounds = iterations(7, 3);
 const work = await mkdtemp(join(tmpdir(), 'toolhost-bench-repeat-'));
-
-/** Each module imports one library at its top, as real tools do. */
-const LIBRARIES = {
-  zod_check: ['zod', `import { z } from 'zod'; const check = z.object({ text: z.string() });`],
-  undici_agent: ['undici', `import { Agent } from 'undici'; void Agent;`],
-  ajv_compile: ['ajv', `import Ajv from 'ajv'; void Ajv;`],
-  piscina_pool: ['piscina', `import { Piscina } from 'piscina'; void Piscina;`],
-  retry_once: ['p-retry', `import pRetry from 'p-retry'; void pRetry;`],
-  anthropic_client: ['@anthropic-ai/sdk', `import Anthropic from '@anthropic-ai/sdk'; void Anthropic;`],
-  property_sample: ['fast-check', `import fc from 'fast-check'; void fc;`],
-};
-
-function moduleSource(name, prelude) {
-  return `${prelude}
-export const name = ${JSON.stringify(name)};
-export const description = 'Echoes its text (after importing a real library)';
-export const parameterSchema = { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] };
-export function run({ text }) { return text; }
-`;
-}
-
-async function writePackage(folder, names) {
-  await mkdir(join(folder, 'tools'), { recursive: true });
-  const dependencies = Object.fromEntries(names.map((name) => [LIBRARIES[name][0], '*']));
-  const manifest = {
-    name: `repeat-${names.length}`,
-    type: 'module',
-    private: true,
-    dependencies,
-    toolhost: { tools: names.map((name) => `./tools/${name}.js`) },
-  };
-  await writeFile(join(folder, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
-  for (const name of names)
-    await writeFile(join(folder, 'tools', `${name}.js`), moduleSource(name, LIBRARIES[name][1]));
-  await cp(join(REPO, 'node_modules'), join(folder, 'node_modules'), {
-    recursive: true,
-    verbatimSymlinks: true,
-  });
-}
 
 /** One CLI run, a fresh process; ms from start to exit. */
 function run(args, cacheDir) {
@@ -95,10 +56,7 @@ try {
   const one = join(work, 'one');
   await writePackage(seven, Object.keys(LIBRARIES));
   await writePackage(one, ['zod_check']);
-  // A file is known by its identity only once it was left alone for two seconds: until then the
-  // store neither reuses its copy nor keeps a dependency tree holding it (src/snapshot/kept-trees.ts).
-  // The copies just made must be as settled as an installed package is before the first run.
-  await new Promise((resolve) => setTimeout(resolve, 2100));
+  await settle();
   const stores = { seven: join(work, 'store-seven'), one: join(work, 'store-one') };
   const list = (store) => run(['list', '--isolation', 'worker', seven], store);
   const call = (pkg, store) =>

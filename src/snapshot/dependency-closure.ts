@@ -13,7 +13,8 @@
  * files the package names but does not hold (anything the user can read) where a sandbox that
  * hides them from the tool lets it read.
  */
-import { lstat, readFile, readlink, realpath, stat } from 'node:fs/promises';
+import { lstatSync, readFileSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { listTree, type TreeEntry, VCS_FOLDERS } from './package-scan.js';
 
@@ -52,18 +53,21 @@ export async function listDependencyClosure(
   const placed = new Set<string>();
   // Each package folder is `at` its place in node_modules (relative to `base`, with `/`).
   const pending: Array<{ at: string; names: string[] }> = [
-    { at: '', names: await dependencyNames(join(root, 'package.json'), false) },
+    { at: '', names: dependencyNames(join(root, 'package.json'), false) },
   ];
+  // Synchronous calls, as listTree's (a promise each cost more than the calls), with a turn of the
+  // event loop between two packages.
   while (pending.length > 0) {
     signal.throwIfAborted();
     const { at, names } = pending.pop() as { at: string; names: string[] };
     for (const name of names) {
-      const found = await findPackage({ base, realRoot }, at, name, entries);
+      const found = findPackage({ base, realRoot }, at, name, entries);
       if (found === undefined || placed.has(found)) continue;
       placed.add(found);
       for (const entry of await listTree(join(base, found), skipNested, signal))
         entries.set(`${found}/${entry.rel}`, { ...entry, rel: `${found}/${entry.rel}` });
-      pending.push({ at: found, names: await dependencyNames(join(base, found, 'package.json'), true) });
+      pending.push({ at: found, names: dependencyNames(join(base, found, 'package.json'), true) });
+      await new Promise((resolve) => setImmediate(resolve));
     }
   }
   // Every folder on the way to a package, so the copy can make them in order.
@@ -75,14 +79,14 @@ export async function listDependencyClosure(
 }
 
 /** Where `name` is found from the package at `at`, with the links on the way added to `entries`. */
-async function findPackage(
+function findPackage(
   folders: { base: string; realRoot: string },
   at: string,
   name: string,
   entries: Map<string, TreeEntry>,
-): Promise<string | undefined> {
+): string | undefined {
   for (const candidate of lookupPaths(at, name)) {
-    const info = await stat(join(folders.base, candidate)).catch(() => undefined);
+    const info = unlessFailed(() => statSync(join(folders.base, candidate)));
     if (info?.isDirectory()) return placeOf(folders, candidate, entries);
   }
   return undefined;
@@ -108,27 +112,27 @@ function lookupPaths(at: string, name: string): string[] {
  * `entries`) and followed to the real folder; a link to elsewhere in the package is copied where it
  * stands; a link out of the package is kept as it is, and nothing is copied through it.
  */
-async function placeOf(
+function placeOf(
   { base, realRoot }: { base: string; realRoot: string },
   candidate: string,
   entries: Map<string, TreeEntry>,
-): Promise<string | undefined> {
+): string | undefined {
   let path = candidate;
   const links: TreeEntry[] = [];
   for (let hops = 0; hops <= MAX_LINK_HOPS; hops++) {
-    const link = await firstLink(base, path);
+    const link = firstLink(base, path);
     if (link === undefined) {
       for (const entry of links) entries.set(entry.rel, entry);
       return path;
     }
-    const target = await readlink(join(base, link.prefix)).catch(() => undefined);
+    const target = unlessFailed(() => readlinkSync(join(base, link.prefix)));
     if (target === undefined) return undefined;
     const pointsTo = isAbsolute(target) ? target : resolve(join(base, dirname(link.prefix)), target);
     if (!within(base, pointsTo)) {
       for (const entry of links) entries.set(entry.rel, entry);
       // Elsewhere in the package: copied as the folder it leads to, where the link stands. Where it
       // leads on disk decides, not its text: a package folder may itself be a link out (`.git`).
-      const real = await realpath(pointsTo).catch(() => undefined);
+      const real = unlessFailed(() => realpathSync(pointsTo));
       if (real !== undefined && within(realRoot, real)) return path;
       entries.set(link.prefix, { type: 'link', rel: link.prefix, target });
       return undefined;
@@ -143,11 +147,11 @@ async function placeOf(
 }
 
 /** The first part of `rel` (from `base`) that is a symbolic link, and what follows it. */
-async function firstLink(base: string, rel: string): Promise<{ prefix: string; rest: string[] } | undefined> {
+function firstLink(base: string, rel: string): { prefix: string; rest: string[] } | undefined {
   const parts = rel.split('/');
   for (let end = 1; end <= parts.length; end++) {
     const prefix = parts.slice(0, end).join('/');
-    const info = await lstat(join(base, prefix)).catch(() => undefined);
+    const info = unlessFailed(() => lstatSync(join(base, prefix)));
     if (info === undefined) return undefined;
     if (info.isSymbolicLink()) return { prefix, rest: parts.slice(end) };
   }
@@ -163,12 +167,12 @@ function skipNested(rel: string, name: string): boolean {
 }
 
 /** The names a manifest depends on; `peers` for installed packages, whose peers are imported too. */
-async function dependencyNames(manifest: string, peers: boolean): Promise<string[]> {
+function dependencyNames(manifest: string, peers: boolean): string[] {
   let parsed: unknown;
   try {
-    const info = await stat(manifest);
+    const info = statSync(manifest);
     if (!info.isFile() || info.size > MAX_MANIFEST_BYTES) return [];
-    parsed = JSON.parse(await readFile(manifest, 'utf8'));
+    parsed = JSON.parse(readFileSync(manifest, 'utf8'));
   } catch {
     // No manifest, or not JSON: Node would still resolve the package's imports, but nothing says
     // which; its files are copied, its dependencies are not.
@@ -188,6 +192,15 @@ async function dependencyNames(manifest: string, peers: boolean): Promise<string
     }
   }
   return [...names];
+}
+
+/** What `read` returns, or undefined when it fails (a path gone, not a folder, not readable). */
+function unlessFailed<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 function within(folder: string, path: string): boolean {
