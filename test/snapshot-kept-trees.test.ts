@@ -241,6 +241,10 @@ describe('dependency trees kept in the store', () => {
     });
     const [left] = await keptTreeNames();
     await utimes(join(keptTrees, left as string), past, past);
+    // The marks of a tree that is gone, left by a host that ended: they go too.
+    const stray = join(keptTrees, `${'0'.repeat(64)}.holders`);
+    await mkdir(stray);
+    await writeFile(join(stray, '999999999'), '');
     await sweepKeptTrees(keptTrees, 1000);
     expect(await keptTreeNames()).toEqual([]);
     expect(await readdir(keptTrees)).toEqual([]);

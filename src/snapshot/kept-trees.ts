@@ -168,6 +168,14 @@ export async function sweepKeptTrees(root: string, unusedMs: number): Promise<vo
         await rm(path, { recursive: true, force: true }).catch(() => {});
       continue;
     }
+    if (name.endsWith(HOLDERS)) {
+      // The marks of a tree that is gone (removed by hand, or never made whole): the dead ones go,
+      // and the folder with them once it is empty.
+      const key = name.slice(0, -HOLDERS.length);
+      if (KEY.test(key) && (await stat(join(root, key)).catch(() => undefined)) === undefined)
+        if (!(await heldByLiving(root, key))) await rmdir(path).catch(() => {});
+      continue;
+    }
     if (!KEY.test(name)) continue;
     const info = await stat(path).catch(() => undefined);
     if (info === undefined || now - info.mtimeMs <= unusedMs) continue;
