@@ -227,6 +227,17 @@ describe('dependency trees kept in the store', () => {
     expect(await keptTreeNames()).toHaveLength(2);
   });
 
+  it('a kept tree removed by hand under a host is built again when the package is loaded again', async () => {
+    await withHost({}, async (host) => {
+      expect(outcomeText(await host.call('dep_value', {}))).toBe(installedValue);
+      for (const name of await keptTreeNames()) await rm(join(keptTrees, name), { recursive: true });
+      await host.load(pkg);
+      expect(await keptTreeNames()).toHaveLength(1);
+      expect(outcomeText(await host.call('dep_value', {}))).toBe(installedValue);
+    });
+    expect(await readdir(join(root, 'tmp'))).toEqual([]);
+  });
+
   it('the sweep leaves a tree a living host holds, and removes the unused ones nobody holds', async () => {
     const names = await keptTreeNames();
     expect(names.length).toBeGreaterThan(0);

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { srcFile } from '../own-files.js';
 import type { Dependencies } from './dependency-closure.js';
 import { type FileStore, type StoreRecord, UNSETTLED } from './file-store.js';
-import { KEPT_TREE_MIN_ENTRIES, KeptTrees } from './kept-trees.js';
+import { KEPT_TREE_MIN_ENTRIES, KeptTrees, whole as wholeKeptTree } from './kept-trees.js';
 import { buildingFolder, treeFolder } from './layout.js';
 import { linkTarget } from './links.js';
 import { forEachLimit, makeFolders, settled } from './package-scan.js';
@@ -75,7 +75,13 @@ export class DependencyTrees {
     signal: AbortSignal,
   ): Promise<DependencyTree> {
     const key = `${root}\0${print}`;
-    const known = this.#trees.get(key);
+    let known = this.#trees.get(key);
+    // A kept tree removed from under this host (the store removed by hand) is built again; the
+    // versions that still hold the old tree let go of it as before.
+    if (known?.kept !== undefined && !(await wholeKeptTree(known.kept)) && this.#trees.get(key) === known) {
+      this.#trees.delete(key);
+      known = undefined;
+    }
     if (known !== undefined) {
       known.refs += 1;
       try {

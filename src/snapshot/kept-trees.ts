@@ -215,10 +215,11 @@ function holderFile(root: string, key: string): string {
 }
 
 /**
- * Whether a whole tree is at `folder` (one appears by rename, with its node_modules). Both must be
+ * Whether a whole kept tree is at `folder` (one appears by rename, with its node_modules): false
+ * once it was removed from under a host (the store removed by hand). Both must be
  * folders, not links: a tree is granted by its path, and a link put there would grant where it leads.
  */
-async function whole(folder: string): Promise<boolean> {
+export async function whole(folder: string): Promise<boolean> {
   for (const path of [folder, join(folder, 'node_modules')])
     if ((await lstat(path).catch(() => undefined))?.isDirectory() !== true) return false;
   return true;

@@ -6,11 +6,11 @@
 import { createHash } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import { lstatSync, readdirSync, readlinkSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import type { FileStore } from './file-store.js';
-import { MAX_FILE_DIGESTS } from './layout.js';
+import { MAX_FILE_DIGESTS, nearestPackageScope } from './layout.js';
 
 /** What tells one version of a file from another without reading it. */
 export interface FileIdentity {
@@ -155,6 +155,29 @@ export async function placeOwnFiles(
     placed[index] = { type: 'file', rel: entry.rel, hash, bytes: Number(entry.identity.size) };
   });
   return placed.filter((entry) => entry !== undefined);
+}
+
+/**
+ * A module loaded on its own, placed in the store alone, with a package.json that keeps the module
+ * format its own folder gave it (the `type` of the nearest package.json above it, if there is one).
+ */
+export async function placeLoneModule(
+  path: string,
+  options: { store: FileStore; signal: AbortSignal },
+): Promise<OwnEntry[]> {
+  const file = basename(path);
+  const hash = await options.store.place(path, options.signal);
+  const { size } = await stat(path).catch(() => ({ size: 0 }));
+  const entries: OwnEntry[] = [{ type: 'file', rel: file, hash, bytes: size }];
+  const scope = await nearestPackageScope(dirname(path));
+  // No package.json above the module: none in the copy either (one without a `type` would make
+  // Node warn about an ES module where the original gave no warning).
+  if (scope !== undefined && file !== 'package.json') {
+    const content = JSON.stringify(scope);
+    const manifest = await options.store.placeContent(content);
+    entries.push({ type: 'file', rel: 'package.json', hash: manifest, bytes: Buffer.byteLength(content) });
+  }
+  return entries.sort((a, b) => (a.rel < b.rel ? -1 : 1));
 }
 
 /** A content fingerprint of own entries. */

@@ -24,19 +24,13 @@
  * a version released and taken again gets a new folder, never one that is still being removed.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
-import { basename, dirname, join, sep } from 'node:path';
+import { mkdir, rename, rm, symlink } from 'node:fs/promises';
+import { basename, join, sep } from 'node:path';
 import { type Dependencies, listDependencyClosure } from './dependency-closure.js';
 import { type DependencyTree, DependencyTrees } from './dependency-trees.js';
 import { FileStore } from './file-store.js';
-import { PRUNE_UNUSED_MS } from './kept-trees.js';
-import {
-  buildingFolder,
-  hostStoreFolder,
-  nearestPackageScope,
-  type Snapshot,
-  versionFolder,
-} from './layout.js';
+import { PRUNE_UNUSED_MS, whole as wholeKeptTree } from './kept-trees.js';
+import { buildingFolder, hostStoreFolder, type Snapshot, versionFolder } from './layout.js';
 import { linkOut, linkTarget, UnconfinedSnapshotError, unconfinedLink } from './links.js';
 import {
   dependencyFingerprint,
@@ -47,6 +41,7 @@ import {
   makeFolders,
   type OwnEntry,
   ownFingerprint,
+  placeLoneModule,
   placeOwnFiles,
   skipOwn,
 } from './package-scan.js';
@@ -73,6 +68,8 @@ export class Snapshots {
   readonly #cache = new HashCache();
   readonly #closing = new AbortController();
   readonly #live = new Map<string, Live>();
+  /** Snapshots whose kept tree was removed from under them, replaced in `#live`, still held. */
+  readonly #replaced = new Map<Snapshot, Live>();
   readonly #trees: DependencyTrees;
   readonly #building = new Map<string, Promise<unknown>>();
   /** Builds and removals in flight: `close()` waits for them before the folder is removed. */
@@ -104,9 +101,11 @@ export class Snapshots {
   /** Lets go of one `take`; the last release removes the version's folder. */
   release(snapshot: Snapshot): void {
     const key = `${snapshot.root}\0${snapshot.id}`;
-    const live = this.#live.get(key);
+    const replaced = this.#replaced.get(snapshot);
+    const live = replaced ?? this.#live.get(key);
     if (live === undefined || live.snapshot !== snapshot || --live.refs > 0) return;
-    this.#live.delete(key);
+    if (replaced === undefined) this.#live.delete(key);
+    else this.#replaced.delete(snapshot);
     void this.#track(this.#remove(live));
   }
 
@@ -141,7 +140,9 @@ export class Snapshots {
     signal: AbortSignal,
   ): Promise<Snapshot> {
     const own =
-      kind === 'package' ? await this.#ownFiles(root, signal) : await this.#loneModule(root, signal);
+      kind === 'package'
+        ? await this.#ownFiles(root, signal)
+        : await placeLoneModule(root, { store: this.#store, signal });
     const dependencies = kind === 'package' ? await listDependencyClosure(root, signal) : undefined;
     const unconfined = confine ? unconfinedLink(root, own, dependencies) : undefined;
     if (unconfined !== undefined) throw new UnconfinedSnapshotError(unconfined);
@@ -154,8 +155,18 @@ export class Snapshots {
     for (;;) {
       const live = this.#live.get(key);
       if (live !== undefined) {
-        live.refs += 1;
-        return live.snapshot;
+        const intact = await this.#intact(live);
+        // Released or replaced meanwhile: look again.
+        if (this.#live.get(key) !== live) continue;
+        if (intact) {
+          live.refs += 1;
+          return live.snapshot;
+        }
+        // Its kept tree was removed from under it: a new snapshot of the same version takes its
+        // place, and the old one goes when whoever holds it lets go.
+        this.#live.delete(key);
+        this.#replaced.set(live.snapshot, live);
+        continue;
       }
       const building = this.#building.get(key);
       if (building !== undefined) {
@@ -244,6 +255,11 @@ export class Snapshots {
     if (again !== hash || !(await this.#store.copyTo(hash, destination))) throw new ChangedWhileCopied();
   }
 
+  /** Whether what `live`'s snapshot imports from is still there (a kept tree may be removed by hand). */
+  async #intact(live: Live): Promise<boolean> {
+    return live.snapshot.keptTree === undefined || (await wholeKeptTree(live.snapshot.keptTree));
+  }
+
   /** Prunes the store in the background once this process has added to it. */
   #pruneWhenGrown(): void {
     if (this.#pruning !== undefined || this.#store.addedBytes === this.#prunedAt) return;
@@ -261,26 +277,6 @@ export class Snapshots {
   async #ownFiles(root: string, signal: AbortSignal): Promise<OwnEntry[]> {
     const listed = await listTree(root, skipOwn, signal);
     return placeOwnFiles(root, listed, { store: this.#store, cache: this.#cache, signal });
-  }
-
-  /**
-   * A module loaded on its own is copied alone, with a package.json that keeps the module format
-   * its own folder gave it (the `type` of the nearest package.json above it, if there is one).
-   */
-  async #loneModule(path: string, signal: AbortSignal): Promise<OwnEntry[]> {
-    const file = basename(path);
-    const hash = await this.#store.place(path, signal);
-    const { size } = await stat(path).catch(() => ({ size: 0 }));
-    const entries: OwnEntry[] = [{ type: 'file', rel: file, hash, bytes: size }];
-    const scope = await nearestPackageScope(dirname(path));
-    // No package.json above the module: none in the copy either (one without a `type` would make
-    // Node warn about an ES module where the original gave no warning).
-    if (scope !== undefined && file !== 'package.json') {
-      const content = JSON.stringify(scope);
-      const manifest = await this.#store.placeContent(content);
-      entries.push({ type: 'file', rel: 'package.json', hash: manifest, bytes: Buffer.byteLength(content) });
-    }
-    return entries.sort((a, b) => (a.rel < b.rel ? -1 : 1));
   }
 
   async #remove(live: Live): Promise<void> {
