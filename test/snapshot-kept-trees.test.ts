@@ -159,6 +159,20 @@ describe('dependency trees kept in the store', () => {
     expect(await readdir(join(root, 'tmp'))).toEqual([]);
   });
 
+  it('two hosts of one process hold one tree: it stays held until the last of them closes', async () => {
+    await withHost({}, async (first) => {
+      const [name] = await keptTreeNames();
+      const holders = join(keptTrees, `${name}.holders`);
+      await withHost({}, async (second) => {
+        expect(outcomeText(await second.call('dep_value', {}))).toBe(installedValue);
+      });
+      expect(await readdir(holders)).toEqual([String(process.pid)]);
+      expect(outcomeText(await first.call('dep_value', {}))).toBe(installedValue);
+      await first.close();
+      expect(await readdir(holders)).toEqual([]);
+    });
+  });
+
   it('a kept tree replaced by a link (to a tree of other code) is not run: the host links a tree of its own', async () => {
     const [name] = await keptTreeNames();
     const forged = join(root, 'forged');

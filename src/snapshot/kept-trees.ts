@@ -46,6 +46,20 @@ export const KEPT_TREE_MIN_ENTRIES = 2000;
 
 /** Takes of each kept tree (by folder) in this process, over all its hosts: its holder mark is one. */
 const heldHere = new Map<string, number>();
+/** The last change of each tree's holder mark in flight: marks are made and removed in order. */
+const markingHere = new Map<string, Promise<void>>();
+
+/** Runs `change` of `folder`'s holder mark after the changes before it. */
+function inOrder(folder: string, change: () => Promise<void>): Promise<void> {
+  const done = (markingHere.get(folder) ?? Promise.resolve()).then(change);
+  const settled = done.catch(() => {});
+  markingHere.set(folder, settled);
+  void settled.then(() => {
+    if (markingHere.get(folder) === settled) markingHere.delete(folder);
+  });
+  return done;
+}
+
 /** Kept trees (by folder) being looked for or built by a host of this process. */
 const readyingHere = new Map<string, Promise<void>>();
 
@@ -70,7 +84,7 @@ export class KeptTrees {
     try {
       // Held before it is looked at: a sweep that finds it unheld afterwards gives it back (see
       // sweepKeptTrees).
-      await hold(root, key);
+      await inOrder(folder, () => hold(root, key));
       await readyOnce(folder, build);
       const now = new Date();
       await utimes(folder, now, now).catch(() => {});
@@ -90,7 +104,7 @@ export class KeptTrees {
       return;
     }
     heldHere.delete(folder);
-    await unlink(holderFile(join(folder, '..'), basename(folder))).catch(() => {});
+    await inOrder(folder, () => unlink(holderFile(join(folder, '..'), basename(folder))).catch(() => {}));
   }
 
   /** Sweeps the store's kept trees with `unusedMs` (for a store over its bound). */
