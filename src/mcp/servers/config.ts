@@ -12,6 +12,7 @@ import { firstHidden } from '../../declaration/visible-text.js';
 import type { NetworkAsk } from '../../process/network/grant.js';
 import { parseNetRules } from '../../process/network/rules.js';
 import { parseSecretBindings, type SecretBinding } from '../../process/network/secrets/bindings.js';
+import { packageRunOf } from './npx-entry.js';
 
 /** One stdio server of a config, its paths resolved against the config's folder. */
 export interface ServerEntry {
@@ -139,6 +140,9 @@ async function parseEntry(
   }
   const args = stringList(value['args']);
   if (args === undefined) return refuse(`${name}: "args" must be a list of strings`);
+  // `npx -y <pkg>` and the like fetch at start: the installed copy runs instead, or the entry is left out.
+  const packageRun = await packageRunOf(command, args, folder);
+  if (packageRun?.ok === false) return refuse(`${name}: ${packageRun.reason}`, packageRun.code);
   const env = stringRecord(value['env']);
   if (env === undefined) return refuse(`${name}: "env" must be an object of string values`);
   const grants = await parseToolhost(name, value['toolhost'], folder);
@@ -155,8 +159,8 @@ async function parseEntry(
     ok: true,
     entry: {
       name,
-      command: resolveRelative(command, folder),
-      args: args.map((arg) => resolveRelative(arg, folder)),
+      command: packageRun?.command ?? resolveRelative(command, folder),
+      args: (packageRun?.args ?? args).map((arg) => resolveRelative(arg, folder)),
       env,
       ...grants,
       folder,

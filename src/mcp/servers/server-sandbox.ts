@@ -56,7 +56,11 @@ export async function planServer(entry: ServerEntry, hostPath: string): Promise<
     interpreterFolders.add(dirname(interpreter));
   }
   const packages = new Set<string>();
-  const scriptArgs = entry.args.filter((arg) => isAbsolute(arg) && SCRIPT_FILE.test(arg));
+  // Node's first argument is its script whatever its name (a package's bin may have no extension).
+  const nodeCommand = NODE_PROGRAM.test(basename(command));
+  const scriptArgs = entry.args.filter(
+    (arg, index) => isAbsolute(arg) && (SCRIPT_FILE.test(arg) || (nodeCommand && index === 0)),
+  );
   const scripts = interpreter === undefined ? scriptArgs : [command, ...scriptArgs];
   for (const script of scripts) {
     const info = await stat(script).catch(() => undefined);
@@ -174,7 +178,11 @@ async function dependencyNames(folder: string): Promise<string[]> {
   return [...names];
 }
 
-async function findPackage(from: string, name: string): Promise<{ path: string; real: string } | undefined> {
+/** The package `name` as Node finds it from `from`: as met in a `node_modules` above, and by its real path. */
+export async function findPackage(
+  from: string,
+  name: string,
+): Promise<{ path: string; real: string } | undefined> {
   let folder = from;
   for (;;) {
     const candidate = join(folder, 'node_modules', name);
@@ -187,6 +195,6 @@ async function findPackage(from: string, name: string): Promise<{ path: string; 
 }
 
 /** An npm package name: `name` or `@scope/name`, nothing that climbs out of `node_modules`. */
-function isPackageName(name: string): boolean {
+export function isPackageName(name: string): boolean {
   return /^(?:@[^./\\\0][^/\\\0]*\/)?[^./\\\0_][^/\\\0]*$/.test(name);
 }
