@@ -1,8 +1,9 @@
 /**
  * examples/wrap-mcp-config: `wrap.mjs` turns an existing Claude Desktop config into a servers file
  * that toolhost runs each server of in its sandbox, and the client config that serves them through
- * `toolhost serve`. The wrapping itself is tested with each "installed" server as its package.json
- * (all wrap.mjs reads of it, to find its bin); then the real server-filesystem and server-memory,
+ * `toolhost serve`. The wrapping itself is tested without servers installed (wrap.mjs keeps `npx`
+ * entries, which toolhost resolves at load), and what toolhost makes of them with one "installed" as
+ * its package.json and bin; then the real server-filesystem and server-memory,
  * installed beside the config, run wrapped through toolhost in bubblewrap (MCP servers run in the
  * process tier's sandbox only).
  */
@@ -27,7 +28,7 @@ beforeEach(async () => {
 
 afterEach(() => root.remove());
 
-/** What `npm install` leaves of a server that wrap.mjs reads: its manifest, naming its bin. */
+/** What `npm install` leaves of a server that toolhost reads to find its bin: its manifest and the bin. */
 async function install(name: string): Promise<string> {
   const folder = join(example, 'node_modules', name);
   await mkdir(join(folder, 'dist'), { recursive: true });
@@ -58,9 +59,7 @@ function wrap(args: readonly string[]): Promise<WrapRun> {
 }
 
 describe('examples/wrap-mcp-config: wrap.mjs (for the process tier, the only one that hosts MCP servers)', () => {
-  it('wraps each installed stdio server with its grants and leaves the remote one to the client', async () => {
-    const filesystem = await install('@modelcontextprotocol/server-filesystem');
-    const memory = await install('@modelcontextprotocol/server-memory');
+  it('wraps each stdio server with its grants, keeping npx entries as written, and leaves the remote one to the client', async () => {
     const run = await wrap([
       'claude_desktop_config.json',
       '--write',
@@ -70,8 +69,8 @@ describe('examples/wrap-mcp-config: wrap.mjs (for the process tier, the only one
     ]);
     const servers = join(example, 'servers.json');
     expect(run.lines).toEqual([
-      `wrap: filesystem: sandboxed: node ${filesystem} ${example}/notes; reads ${example}/notes; writes ${example}/notes/inbox; tools offered as filesystem_<name>`,
-      `wrap: memory: sandboxed: node ${memory}; reads nothing of yours; writes ${example}/memory; tools offered as memory_<name>`,
+      `wrap: filesystem: sandboxed: npx -y @modelcontextprotocol/server-filesystem ${example}/notes; reads ${example}/notes; writes ${example}/notes/inbox; tools offered as filesystem_<name>`,
+      `wrap: memory: sandboxed: npx -y @modelcontextprotocol/server-memory; reads nothing of yours; writes ${example}/memory; tools offered as memory_<name>`,
       'wrap: docs-search: left to the client as it is: a remote server (url), which toolhost does not host',
       `wrap: wrote ${servers}: 2 servers, each in a sandbox of its own`,
     ]);
@@ -85,13 +84,13 @@ describe('examples/wrap-mcp-config: wrap.mjs (for the process tier, the only one
     expect(JSON.parse(await readFile(servers, 'utf8'))).toEqual({
       mcpServers: {
         filesystem: {
-          command: 'node',
-          args: [filesystem, `${example}/notes`],
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-filesystem', `${example}/notes`],
           toolhost: { prefix: 'filesystem', read: [`${example}/notes`], write: [`${example}/notes/inbox`] },
         },
         memory: {
-          command: 'node',
-          args: [memory],
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-memory'],
           env: { MEMORY_FILE_PATH: `${example}/memory/graph.jsonl` },
           toolhost: { prefix: 'memory', write: [`${example}/memory`] },
         },
@@ -99,21 +98,18 @@ describe('examples/wrap-mcp-config: wrap.mjs (for the process tier, the only one
     });
   });
 
-  it('does not wrap a server npx would fetch at start, saying what to install', async () => {
-    await install('@modelcontextprotocol/server-filesystem');
-    const run = await wrap(['claude_desktop_config.json', '--out', join(root.path, 'elsewhere.json')]);
-    expect(run.lines[1]).toBe(
-      `wrap: memory: not wrapped: npx fetches @modelcontextprotocol/server-memory at each start, and a sandboxed server has no network: run npm install @modelcontextprotocol/server-memory in ${example}, then wrap again`,
+  it('`toolhost mcp-config` on the wrapped file runs the installed npx server and names what to install for the other', async () => {
+    const filesystem = await install('@modelcontextprotocol/server-filesystem');
+    expect((await wrap(['claude_desktop_config.json'])).code).toBe(0);
+    const shown = await runCli(['mcp-config', 'servers.json'], { tmpDir: root.path, cwd: example });
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stderr).toContain(`  filesystem: node ${filesystem} ${example}/notes\n`);
+    expect(shown.stderr).toContain(
+      `  memory: left out: memory: npx would fetch @modelcontextprotocol/server-memory at each start, and a sandboxed server has no network; it is not installed where Node resolves it from the config's folder: run npm install @modelcontextprotocol/server-memory in ${example}`,
     );
-    expect(run.code).toBe(0);
-    const written = JSON.parse(await readFile(join(root.path, 'elsewhere.json'), 'utf8')) as {
-      mcpServers: Record<string, unknown>;
-    };
-    expect(Object.keys(written.mcpServers)).toEqual(['filesystem']);
   });
 
   it('keeps the grants and prefix an entry already names', async () => {
-    await install('@modelcontextprotocol/server-filesystem');
     const config = {
       mcpServers: {
         files: {

@@ -9,9 +9,10 @@
 // server, `toolhost serve <servers file>`, plus the remote servers as they were (toolhost hosts
 // stdio servers only). On stderr it says, server by server, what each one may read and write.
 //
-// - `npx -y <package> ...` fetches the server at each start; a sandboxed server has no network, so
-//   the package must be installed beside the config (npm install <package>): the entry becomes
-//   `node <its bin> ...`. One that isn't installed is not wrapped, saying what to install.
+// - `npx -y <package> ...` entries are kept as they are: toolhost runs the package installed beside
+//   the config (npm install <package>) as `node <its bin>`, and leaves out one that isn't installed,
+//   saying what to install (`npx toolhost mcp-config servers.json` shows it before anything runs).
+//   Packages are looked for from the servers file's folder (with --out elsewhere, from there).
 // - Every argument that names an existing file or folder is a read grant (server-filesystem's
 //   folders); --write SERVER=PATH makes one writable. Relative paths, in arguments and in env
 //   values, are resolved against the config's folder, as toolhost resolves them.
@@ -84,18 +85,8 @@ console.log(JSON.stringify(clientConfig, null, 2));
 /** The entry as toolhost runs it, or why it can't be. */
 function wrapEntry(name, entry) {
   if (typeof entry?.command !== 'string') return 'it has no "command"';
-  let command = entry.command;
-  let args = Array.isArray(entry.args) ? entry.args.map(String) : [];
-  if (command === 'npx') {
-    const flags = new Set(['-y', '--yes', '-q', '--quiet']);
-    const spec = args.find((arg) => !flags.has(arg));
-    if (spec === undefined) return 'npx with no package';
-    const installed = installedBin(spec);
-    if (typeof installed !== 'string') return installed.reason;
-    command = 'node';
-    args = [installed, ...args.slice(args.indexOf(spec) + 1)];
-  }
-  args = args.map(absolute);
+  const command = entry.command;
+  const args = (Array.isArray(entry.args) ? entry.args.map(String) : []).map(absolute);
   const env = Object.fromEntries(
     Object.entries(entry.env ?? {}).map(([key, value]) => [
       key,
@@ -105,7 +96,8 @@ function wrapEntry(name, entry) {
   const own = entry.toolhost ?? {};
   const read = unique([
     ...(own.read ?? []).map(absolute),
-    ...args.slice(1).filter((arg) => isAbsolute(arg) && existsSync(arg)),
+    // The folders and files its arguments name (past a `node <script>` entry's script).
+    ...args.slice(command === 'node' ? 1 : 0).filter((arg) => isAbsolute(arg) && existsSync(arg)),
     ...(extraGrants.read.get(name) ?? []),
   ]);
   const write = unique([...(own.write ?? []).map(absolute), ...(extraGrants.write.get(name) ?? [])]);
@@ -117,24 +109,6 @@ function wrapEntry(name, entry) {
     ...(write.length > 0 ? { write } : {}),
   };
   return { command, args, ...(Object.keys(env).length > 0 ? { env } : {}), toolhost };
-}
-
-/** The absolute path of an installed package's bin, found beside the config as Node would. */
-function installedBin(spec) {
-  const name = spec.startsWith('@') ? spec.split('@').slice(0, 2).join('@') : spec.split('@')[0];
-  for (let folder = configFolder; ; folder = dirname(folder)) {
-    const manifestPath = join(folder, 'node_modules', name, 'package.json');
-    if (existsSync(manifestPath)) {
-      const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-      const bin = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
-      if (typeof bin !== 'string') return { reason: `${name} has no bin to run` };
-      return join(dirname(manifestPath), bin);
-    }
-    if (dirname(folder) === folder) break;
-  }
-  return {
-    reason: `npx fetches ${name} at each start, and a sandboxed server has no network: run npm install ${name} in ${configFolder}, then wrap again`,
-  };
 }
 
 function grantsByServer(values, flag) {
