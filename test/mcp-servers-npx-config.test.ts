@@ -43,6 +43,7 @@ beforeAll(() => {
   fakePackage('no-bin', {}, []);
   fakePackage('escaping-bin', { bin: '../string-bin/cli.js' }, []);
   fakePackage('missing-bin', { bin: 'gone.js' }, []);
+  fakePackage('unversioned', { version: { not: 'a version' }, bin: 'cli.js' }, ['cli.js']);
 });
 afterAll(() => work?.remove());
 
@@ -139,6 +140,8 @@ describe('a fetching entry that is left out', () => {
       noBin: { command: 'npx', args: ['no-bin'] },
       escaping: { command: 'npx', args: ['escaping-bin'] },
       missingBin: { command: 'npx', args: ['missing-bin'] },
+      unversioned: { command: 'npx', args: ['unversioned@1'] },
+      hiddenFlag: { command: 'npx', args: ['--x\n\u202Ey', 'string-bin'] },
       good: { command: 'node', args: ['./server.js'] },
     });
     const reason = (name: string) => {
@@ -183,6 +186,11 @@ describe('a fetching entry that is left out', () => {
     expect(reason('noBin')).toContain('no-bin@1.0.0 has no bin to run');
     expect(reason('escaping')).toContain("escaping-bin@1.0.0's bin ../string-bin/cli.js is not a file in");
     expect(reason('missingBin')).toContain("missing-bin@1.0.0's bin gone.js is not a file in");
+    expect(reason('unversioned')).toContain(
+      `npx asks for unversioned@1, and the copy installed in ${join(project, 'node_modules/unversioned')} has no version toolhost can read ("")`,
+    );
+    // A flag's control and invisible characters are shown, never obeyed by a terminal.
+    expect(reason('hiddenFlag')).toContain('npx is given the flag "--x\\n\\u{202E}y"');
     expect(servers.get('good')?.ok).toBe(true);
   });
 });

@@ -8,8 +8,9 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
+import { showHidden } from '../../declaration/visible-text.js';
 import { findPackage, isPackageName } from './server-sandbox.js';
-import { satisfiesRange } from './version-range.js';
+import { parseVersion, satisfiesRange } from './version-range.js';
 
 /** What a fetching entry runs instead: `node <bin> <args>`, or why it is left out. */
 export type PackageRun =
@@ -165,10 +166,16 @@ async function runInstalled(
     return refuse(`${name}'s package.json in ${found.path} can't be read: ${install}`);
   const version = typeof manifest['version'] === 'string' ? manifest['version'].slice(0, 64) : '';
   if (range !== '' && range !== 'latest') {
+    if (parseVersion(version) === undefined) {
+      return refuse(
+        `${shown} asks for ${name}@${range.slice(0, 64)}, and the copy installed in ${found.path} has no version toolhost can read ("${version}"): ${install}`,
+        'SERVER_UNSUPPORTED',
+      );
+    }
     const satisfied = satisfiesRange(version, range);
     if (satisfied === undefined) {
       return refuse(
-        `${shown} asks for ${name}@${range.slice(0, 64)}, which toolhost can't check against the installed ${version || 'unversioned'} copy (a dist-tag or unreadable range needs the registry): give a version or range, or none to run the installed copy`,
+        `${shown} asks for ${name}@${range.slice(0, 64)}, which toolhost can't check against the installed ${version} copy (a dist-tag or unreadable range needs the registry): give a version or range, or none to run the installed copy`,
         'SERVER_UNSUPPORTED',
       );
     }
@@ -244,5 +251,6 @@ function refuse(
   reason: string,
   code: 'SERVER_UNSUPPORTED' | 'DECLARATION_INVALID' = 'DECLARATION_INVALID',
 ): PackageRun {
-  return { ok: false, code, reason };
+  // Flags, specs and bin names come from the config and the package: a reason stays one visible line.
+  return { ok: false, code, reason: showHidden(reason).replace(/\r/g, '\\r').replace(/\n/g, '\\n') };
 }
