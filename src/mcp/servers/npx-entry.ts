@@ -9,7 +9,7 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { showHidden } from '../../declaration/visible-text.js';
-import { findPackage, isPackageName } from './server-sandbox.js';
+import { findPackage, isPackageName } from './node-packages.js';
 import { parseVersion, satisfiesRange } from './version-range.js';
 
 /** What a fetching entry runs instead: `node <bin> <args>`, or why it is left out. */

@@ -8,6 +8,7 @@ import { open, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { findOnPath, type SandboxPaths } from '../../process/sandbox/sandbox.js';
 import type { ServerEntry } from './config.js';
+import { findPackage, isPackageName } from './node-packages.js';
 
 /** What a server's process is started with, inside bubblewrap. */
 export interface ServerPlan {
@@ -176,25 +177,4 @@ async function dependencyNames(folder: string): Promise<string[]> {
     for (const name of Object.keys(listed)) if (isPackageName(name)) names.add(name);
   }
   return [...names];
-}
-
-/** The package `name` as Node finds it from `from`: as met in a `node_modules` above, and by its real path. */
-export async function findPackage(
-  from: string,
-  name: string,
-): Promise<{ path: string; real: string } | undefined> {
-  let folder = from;
-  for (;;) {
-    const candidate = join(folder, 'node_modules', name);
-    const real = await realpath(candidate).catch(() => undefined);
-    if (real !== undefined) return { path: candidate, real };
-    const parent = dirname(folder);
-    if (parent === folder) return undefined;
-    folder = parent;
-  }
-}
-
-/** An npm package name: `name` or `@scope/name`, nothing that climbs out of `node_modules`. */
-export function isPackageName(name: string): boolean {
-  return /^(?:@[^./\\\0][^/\\\0]*\/)?[^./\\\0_][^/\\\0]*$/.test(name);
 }
