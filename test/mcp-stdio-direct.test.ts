@@ -9,24 +9,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  type CallToolResult,
-  JSONRPCMessageSchema,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimStdout } from '../dist/src/mcp/stdio-direct.js';
 import { freshDir, runCli } from './support/cli-run.js';
 import { connectStdio } from './support/mcp-clients.js';
-import {
-  childPids,
-  exited,
-  GOOD,
-  HOSTILE,
-  hostTempDirs,
-  RecordingStdioTransport,
-} from './support/mcp-serve.js';
+import { childPids, exited, GOOD, HOSTILE, hostTempDirs } from './support/mcp-serve.js';
+import { connectRecorded, errorCode, type RecordedServe } from './support/recorded-serve.js';
 
 const HOLDS = [
   { hold: 'sandbox', env: {}, line: /in a bubblewrap sandbox/ },
@@ -49,48 +38,30 @@ describe.each(HOLDS)(
   'serve over stdio, direct, a hostile package beside a good one ($hold)',
   ({ hold, env, line }) => {
     const tmp = freshDir(`toolhost-mcp-direct-${hold}`);
-    let transport: RecordingStdioTransport;
-    let client: Client;
-    const clientErrors: Error[] = [];
-    const logged: unknown[] = [];
-
-    const call = (name: string, args: Record<string, unknown> = {}) =>
-      client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
-    const expectGoodAnswers = async (text: string) => {
-      expect(await call('say', { text })).toEqual({
-        content: [{ type: 'text', text: `you said: ${text}` }],
-        isError: false,
-      });
-    };
-    const errorCode = (result: CallToolResult) =>
-      (result._meta as Record<string, unknown> | undefined)?.['toolhost/errorCode'];
+    let serve: RecordedServe;
+    const call = (name: string, args: Record<string, unknown> = {}) => serve.call(name, args);
+    const expectGoodAnswers = (text: string) => serve.expectGoodAnswers(text);
 
     beforeAll(async () => {
       // A named pipe as stdout, as many clients give: the one kind of stdout /proc can open again.
-      transport = new RecordingStdioTransport(['--heap-mb', '32', GOOD, HOSTILE], tmp.path, {
+      serve = await connectRecorded(['--heap-mb', '32', GOOD, HOSTILE], tmp.path, {
         stdout: 'fifo',
         isolation: 'default',
         env,
       });
-      client = new Client({ name: 'toolhost-tests', version: '1.0.0' });
-      client.onerror = (error) => clientErrors.push(error);
-      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-        logged.push(notification.params.data);
-      });
-      await client.connect(transport);
     });
     afterAll(async () => {
-      if (transport.child.exitCode === null) {
-        await client?.close();
-        await exited(transport.child);
+      if (serve !== undefined && serve.transport.child.exitCode === null) {
+        await serve.client.close();
+        await exited(serve.transport.child);
       }
       tmp.remove();
     });
 
     it('serves from one process: no hosting process behind a relay', async () => {
-      await transport.stderr.waitFor(line);
+      await serve.transport.stderr.waitFor(line);
       await expectGoodAnswers('direct');
-      const pid = transport.child.pid as number;
+      const pid = serve.transport.child.pid as number;
       expect(childCommands(pid).filter((command) => command.includes('serve-child'))).toEqual([]);
     });
 
@@ -112,7 +83,7 @@ describe.each(HOLDS)(
         expect(result.isError).toBe(false);
         const { refused } = result.structuredContent as { refused: Record<string, string> };
         expect(refused).toMatchObject({ 'child process': 'ERR_ACCESS_DENIED' });
-        await transport.stderr.waitFor(/the tool "noisy" printed: junk from noisy via console\.log/);
+        await serve.transport.stderr.waitFor(/the tool "noisy" printed: junk from noisy via console\.log/);
       }
       await expectGoodAnswers('after the noise');
     });
@@ -126,21 +97,23 @@ describe.each(HOLDS)(
         expect(result.content).toEqual([{ type: 'text', text: 'wrote to the parent process' }]);
       }
       await expectGoodAnswers('after /proc');
-      expect(logged).toEqual([]);
+      expect(serve.logged).toEqual([]);
     });
 
     it('drops a client line over 16 MiB and a line that is not JSON-RPC, and answers the next', async () => {
-      const stdin = transport.child.stdin;
+      const stdin = serve.transport.child.stdin;
       stdin?.write('not json\n');
       stdin?.write(
         `{"jsonrpc":"2.0","id":"long","method":"ping","params":{"x":"${'x'.repeat(17 * 1024 * 1024)}"}}\n`,
       );
       await expectGoodAnswers('after the long line');
-      expect(transport.messages.some((message) => 'id' in message && message.id === 'long')).toBe(false);
+      expect(serve.transport.messages.some((message) => 'id' in message && message.id === 'long')).toBe(
+        false,
+      );
     });
 
     it('every line on stdout was a JSON-RPC message, none of them from the hostile tool', () => {
-      const lines = transport.stdoutLines();
+      const lines = serve.transport.stdoutLines();
       expect(lines.length).toBeGreaterThan(5);
       for (const text of lines) {
         expect(JSONRPCMessageSchema.safeParse(JSON.parse(text)).success, text).toBe(true);
@@ -148,13 +121,13 @@ describe.each(HOLDS)(
         expect(text).not.toContain('forged');
         expect(text).not.toContain('written through /proc');
       }
-      expect(clientErrors).toEqual([]);
+      expect(serve.clientErrors).toEqual([]);
     });
 
     if (hold === 'sandbox') {
       it('ends with exit code 0 when the client closes stdin', async () => {
-        await client.close();
-        expect(await exited(transport.child)).toEqual({ code: 0, signal: null });
+        await serve.client.close();
+        expect(await exited(serve.transport.child)).toEqual({ code: 0, signal: null });
       });
     } else {
       it('ends with exit code 0 on SIGTERM, answering the call still running', async () => {
@@ -162,14 +135,14 @@ describe.each(HOLDS)(
         const progress = new Promise<void>((resolve) => {
           started = resolve;
         });
-        const running = client.callTool({ name: 'stall', arguments: {} }, undefined, {
+        const running = serve.client.callTool({ name: 'stall', arguments: {} }, undefined, {
           onprogress: () => started(),
         });
         await progress;
-        const pid = transport.child.pid as number;
+        const pid = serve.transport.child.pid as number;
         expect(hostTempDirs(tmp.path, pid)).toHaveLength(1);
-        transport.child.kill('SIGTERM');
-        expect(await exited(transport.child)).toEqual({ code: 0, signal: null });
+        serve.transport.child.kill('SIGTERM');
+        expect(await exited(serve.transport.child)).toEqual({ code: 0, signal: null });
         const answer = await running;
         expect(answer).toMatchObject({ isError: true, _meta: { 'toolhost/errorCode': 'HOST_CLOSED' } });
         expect(hostTempDirs(tmp.path, pid)).toEqual([]);
