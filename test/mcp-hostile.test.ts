@@ -5,11 +5,15 @@
  * none of them the hostile tool's, and the good package must keep answering. And what remains: in the
  * worker tier a tool can still open the relay's own stdout through /proc; strict refuses that.
  */
-import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDir } from './support/cli-run.js';
 import { exited, GOOD, HOSTILE } from './support/mcp-serve.js';
-import { connectRecorded, errorCode, type RecordedServe } from './support/recorded-serve.js';
+import {
+  connectRecorded,
+  errorCode,
+  expectProtocolOnly,
+  type RecordedServe,
+} from './support/recorded-serve.js';
 
 const TIERS = ['worker', 'strict'] as const;
 
@@ -87,16 +91,8 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
   });
 
   it('every line on stdout was a JSON-RPC message, none of them from the hostile tool', () => {
-    const lines = serve.transport.stdoutLines();
-    expect(lines.length).toBeGreaterThan(5);
-    for (const line of lines) {
-      expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
-      expect(line).not.toContain('junk from noisy');
-      expect(line).not.toContain('forged');
-      // The tool's list_changed carried a made-up signature.
-      expect(line).not.toContain('notifications/tools/list_changed');
-    }
-    expect(serve.clientErrors).toEqual([]);
+    // The tool's list_changed carried a made-up signature.
+    expectProtocolOnly(serve, ['junk from noisy', 'forged', 'notifications/tools/list_changed']);
   });
 
   if (tier === 'worker') {

@@ -4,7 +4,11 @@
  * package's answer, a result's error code, the log messages and the client's errors.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { type CallToolResult, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  JSONRPCMessageSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import { RecordingStdioTransport } from './mcp-serve.js';
 
@@ -55,4 +59,18 @@ export async function connectRecorded(
 /** The `toolhost/errorCode` a tool error carries, if any. */
 export function errorCode(result: CallToolResult): unknown {
   return (result._meta as Record<string, unknown> | undefined)?.['toolhost/errorCode'];
+}
+
+/**
+ * Every line serve wrote on stdout was a JSON-RPC message (more than five of them), none holding any
+ * of `forbidden` (what the hostile tool wrote), and the client reported no error.
+ */
+export function expectProtocolOnly(serve: RecordedServe, forbidden: readonly string[]): void {
+  const lines = serve.transport.stdoutLines();
+  expect(lines.length).toBeGreaterThan(5);
+  for (const line of lines) {
+    expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
+    for (const text of forbidden) expect(line).not.toContain(text);
+  }
+  expect(serve.clientErrors).toEqual([]);
 }
