@@ -5,52 +5,32 @@
  * none of them the hostile tool's, and the good package must keep answering. And what remains: in the
  * worker tier a tool can still open the relay's own stdout through /proc; strict refuses that.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  type CallToolResult,
-  JSONRPCMessageSchema,
-  LoggingMessageNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDir } from './support/cli-run.js';
-import { exited, GOOD, HOSTILE, RecordingStdioTransport } from './support/mcp-serve.js';
+import { exited, GOOD, HOSTILE } from './support/mcp-serve.js';
+import {
+  connectRecorded,
+  errorCode,
+  expectProtocolOnly,
+  type RecordedServe,
+} from './support/recorded-serve.js';
 
 const TIERS = ['worker', 'strict'] as const;
 
 describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s tier)', (tier) => {
   const tmp = freshDir(`toolhost-mcp-hostile-${tier}`);
-  let transport: RecordingStdioTransport;
-  let client: Client;
-  const clientErrors: Error[] = [];
-  const logged: unknown[] = [];
-
-  const call = (name: string, args: Record<string, unknown> = {}) =>
-    client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
-
-  const expectGoodAnswers = async (text: string) => {
-    expect(await call('say', { text })).toEqual({
-      content: [{ type: 'text', text: `you said: ${text}` }],
-      isError: false,
-    });
-  };
-
-  const errorCode = (result: CallToolResult) =>
-    (result._meta as Record<string, unknown>)['toolhost/errorCode'];
+  let serve: RecordedServe;
+  const call = (name: string, args: Record<string, unknown> = {}) => serve.call(name, args);
+  const expectGoodAnswers = (text: string) => serve.expectGoodAnswers(text);
 
   beforeAll(async () => {
     // A named pipe as stdout, as many clients give: the one kind of stdout /proc can open again.
     const args = ['--isolation', tier, '--heap-mb', '32', GOOD, HOSTILE];
-    transport = new RecordingStdioTransport(args, tmp.path, { stdout: 'fifo' });
-    client = new Client({ name: 'toolhost-tests', version: '1.0.0' });
-    client.onerror = (error) => clientErrors.push(error);
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-      logged.push(notification.params.data);
-    });
-    await client.connect(transport);
+    serve = await connectRecorded(args, tmp.path, { stdout: 'fifo' });
   });
   afterAll(async () => {
-    await client?.close();
-    await exited(transport.child);
+    await serve?.client.close();
+    if (serve !== undefined) await exited(serve.transport.child);
     tmp.remove();
   });
 
@@ -99,26 +79,20 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
     if (tier === 'worker') {
       // A child process it handed descriptor 3 wrote there: the relay dropped it, and said so once.
       expect(refused).not.toHaveProperty(['a child handed fd 3']);
-      await transport.stderr.waitFor(/dropped \d+ bytes from the tool host process that were not signed/);
+      await serve.transport.stderr.waitFor(
+        /dropped \d+ bytes from the tool host process that were not signed/,
+      );
     } else {
       expect(refused).toMatchObject({ 'a child handed fd 3': 'ERR_ACCESS_DENIED' });
     }
     // What the tool printed through console and the streams was captured and shown on stderr.
-    await transport.stderr.waitFor(/the tool "noisy" printed: junk from noisy via console\.log/);
+    await serve.transport.stderr.waitFor(/the tool "noisy" printed: junk from noisy via console\.log/);
     await expectGoodAnswers('after the noise');
   });
 
   it('every line on stdout was a JSON-RPC message, none of them from the hostile tool', () => {
-    const lines = transport.stdoutLines();
-    expect(lines.length).toBeGreaterThan(5);
-    for (const line of lines) {
-      expect(JSONRPCMessageSchema.safeParse(JSON.parse(line)).success, line).toBe(true);
-      expect(line).not.toContain('junk from noisy');
-      expect(line).not.toContain('forged');
-      // The tool's list_changed carried a made-up signature.
-      expect(line).not.toContain('notifications/tools/list_changed');
-    }
-    expect(clientErrors).toEqual([]);
+    // The tool's list_changed carried a made-up signature.
+    expectProtocolOnly(serve, ['junk from noisy', 'forged', 'notifications/tools/list_changed']);
   });
 
   if (tier === 'worker') {
@@ -127,7 +101,7 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
       expect(result.content).toEqual([{ type: 'text', text: 'wrote to the parent process' }]);
       // The tool wrote a well-formed message, so the client took it as the server's.
       await expectGoodAnswers('after /proc');
-      expect(logged).toEqual(['written through /proc']);
+      expect(serve.logged).toEqual(['written through /proc']);
     });
   } else {
     it("refuses a tool opening the relay's stdout through /proc", async () => {
@@ -138,7 +112,7 @@ describe.each(TIERS)('a hostile package beside a good one, served over stdio (%s
         text: expect.stringMatching(/^TOOL_ACCESS_DENIED: the strict isolation tier refused FileSystemWrite/),
       });
       await expectGoodAnswers('after /proc');
-      expect(logged).toEqual([]);
+      expect(serve.logged).toEqual([]);
     });
   }
 });

@@ -478,7 +478,7 @@ function mcpServeSection(result) {
   const base = result.roundTrip.hostCall;
   const labels = {
     hostCall: 'host.call in the same process',
-    stdio: '`tools/call` over stdio (relay and hosting process), 2025-11-25',
+    stdio: '`tools/call` over stdio (one process: the process tier), 2025-11-25',
     http: '`tools/call` over Streamable HTTP (stateless), 2025-11-25',
     stdioModern: '`tools/call` over stdio, 2026-07-28',
     httpModern: '`tools/call` over Streamable HTTP, 2026-07-28',

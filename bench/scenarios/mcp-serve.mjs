@@ -1,7 +1,8 @@
 /**
  * 8. `toolhost serve`: one `tools/call` round trip of a trivial tool through the official MCP clients,
  * for both protocol eras (the v1 client on 2025-11-25, the v2 client pinned to 2026-07-28), over
- * stdio (the relay and its hosting process) and over stateless Streamable HTTP, against
+ * stdio (in the default tier, `process`: serve in one process, no relay) and over stateless
+ * Streamable HTTP, against
  * `host.call` of the same tool in this process, interleaved per call. Then calls/s with many calls in
  * flight through one HTTP instance and through two behind a round-robin client, batches alternating.
  */

@@ -12,7 +12,9 @@
  *   call passes through costs on this machine, its wake-ups and copies;
  * - `hostingRaw`: the hosting process (serve-child.js) alone, spoken to on its channel by hand
  *   (no relay, no SDK client): a second process, the channel's signing, the SDK's server there;
- * - `stdioRaw`: `toolhost serve` over stdio spoken to by hand: the relay on top of `hostingRaw`;
+ * - `stdioRaw`: `toolhost serve` over stdio spoken to by hand: in the default tier (`process`) serve
+ *   in one process, the host and the SDK's server on stdio directly (no relay, no hosting process;
+ *   `hostingRaw` is what the relay's path costs without the relay; the baseline rows, with it);
  * - `stdio`: the same through the official client (section 8's row): the client's own layers;
  * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
  *

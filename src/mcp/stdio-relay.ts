@@ -28,7 +28,7 @@ const UNASKED_NOTIFICATIONS = new Set([
 ]);
 
 /** The longest line taken from the client: a request holds a tool's arguments, bounded as over HTTP. */
-const MAX_CLIENT_LINE_BYTES = 16 * 1024 * 1024;
+export const MAX_CLIENT_LINE_BYTES = 16 * 1024 * 1024;
 
 /** How long the hosting process gets to end after it was asked to, before it is killed. */
 const SHUTDOWN_GRACE_MS = 15_000;

@@ -107,7 +107,12 @@ export class RecordingStdioTransport implements Transport {
   constructor(
     args: readonly string[],
     tmpDir: string,
-    options: { stdout?: 'socket' | 'fifo'; isolation?: 'worker' | 'default' } = {},
+    options: {
+      stdout?: 'socket' | 'fifo';
+      isolation?: 'worker' | 'default';
+      /** Added to (or replacing) serve's environment, PATH included. */
+      env?: Record<string, string>;
+    } = {},
   ) {
     let stdout: 'pipe' | number = 'pipe';
     let fifoEnd: Socket | undefined;
@@ -121,7 +126,7 @@ export class RecordingStdioTransport implements Transport {
     }
     this.child = spawn(process.execPath, [CLI, ...withTier(['serve', ...args], options.isolation)], {
       cwd: REPO,
-      env: serveEnv(tmpDir),
+      env: { ...serveEnv(tmpDir), ...options.env },
       stdio: ['pipe', stdout, 'pipe'],
     });
     this.stderr = new StderrLog(this.child.stderr as Readable);

@@ -1,8 +1,10 @@
 /**
  * `toolhost serve`: the offered tools as an MCP server, until SIGINT, SIGTERM or (over stdio) the
- * client closing stdin. Over stdio the tools run in a hosting process of their own behind a relay
- * (see src/mcp/stdio-relay.ts), so that this process's stdout carries protocol messages only; over
- * HTTP they run here, and stdout carries nothing toolhost writes.
+ * client closing stdin. Over stdio, where every package runs in the process tier (no tool code in
+ * this process), the server speaks on stdin and stdout itself (serve-direct.ts); otherwise the tools
+ * run in a hosting process of their own behind a relay (see src/mcp/stdio-relay.ts), so that this
+ * process's stdout carries protocol messages only. Over HTTP they run here, and stdout carries
+ * nothing toolhost writes.
  *
  * Exit codes: 0 after a clean shut-down, 2 for a usage error (also one found while loading), 1 when
  * the hosting process ended unexpectedly.
@@ -16,6 +18,7 @@ import type { ServeArgs } from '../args/command-line.js';
 import { ExitCode, UsageError } from '../exit-codes.js';
 import { messages, writeMessage } from '../ui/messages.js';
 import type { CliIo } from '../ui/terminal.js';
+import { serveDirect, servesDirect } from './serve-direct.js';
 import { startServing } from './serve-host.js';
 
 /** Runs `toolhost serve` until it is told to stop; resolves with the exit code. */
@@ -25,9 +28,10 @@ export async function serveCommand(args: ServeArgs, io: CliIo, signal: AbortSign
   signal.addEventListener('abort', onStop, { once: true });
   process.on('SIGTERM', onStop);
   try {
-    return args.http === undefined
-      ? await overStdio(args, io, stop.signal)
-      : await overHttp(args, io, stop.signal);
+    if (args.http !== undefined) return await overHttp(args, io, stop.signal);
+    return (await servesDirect(args))
+      ? await serveDirect(args, io, stop.signal)
+      : await overStdio(args, io, stop.signal);
   } finally {
     signal.removeEventListener('abort', onStop);
     process.off('SIGTERM', onStop);
