@@ -78,7 +78,14 @@ function reported(predicate: (event: NetworkEvent) => boolean, count = 1): Promi
   });
 }
 
-type Answer = { status?: number; body?: string; headers?: Record<string, string>; error?: string };
+type Answer = {
+  status?: number;
+  body?: string;
+  headers?: Record<string, string>;
+  error?: string;
+  /** Node's client: whether the tool's own connection carried TLS. */
+  tlsInProcess?: boolean;
+};
 
 async function request(args: Record<string, unknown>): Promise<{ answers: Answer[]; outcome: ToolOutcome }> {
   const outcome = (await host.call('secret_request', args)) as ToolOutcome;
@@ -316,6 +323,24 @@ describe('connections', () => {
     const mark = await placeholder('API_TOKEN');
     expect(received.map((request) => request.body)).toEqual(Array(3).fill(`first ${mark} second`));
     // The proxy keeps its upstream connection alive too (one made by an earlier test may serve).
+    expect(servers.tlsConnections - before).toBeLessThanOrEqual(1);
+  });
+
+  it("through toolhost's agents, the tool's https to the bound host carries no TLS of its own: the proxy's upstream TLS is the only one", async () => {
+    const before = servers.tlsConnections;
+    const { answers } = await request({
+      client: 'node',
+      url: api('/echo'),
+      headers: { authorization: 'Bearer {{API_TOKEN}}' },
+      repeat: 2,
+    });
+    expect(answers.map((answer) => [answer.status, answer.tlsInProcess])).toEqual([
+      [200, false],
+      [200, false],
+    ]);
+    expect(received.map((request) => request.headers.authorization)).toEqual(
+      Array(2).fill(`Bearer ${API_TOKEN}`),
+    );
     expect(servers.tlsConnections - before).toBeLessThanOrEqual(1);
   });
 });

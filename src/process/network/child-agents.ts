@@ -15,6 +15,7 @@ import { Agent, setGlobalDispatcher } from 'undici';
 import {
   type EgressRoute,
   type OpenTunnel,
+  offersTls,
   routeNodeAgents,
   serverName,
   tunnelsOf,
@@ -34,9 +35,9 @@ export function tunnelledDispatcher(open: OpenTunnel, ca: string[] | undefined):
     connect: (options, callback) => {
       const https = options.protocol === 'https:';
       const port = Number(options.port) || (https ? 443 : 80);
-      open(options.hostname, port).then(
-        (socket) => {
-          if (!https) {
+      open(options.hostname, port, https && offersTls(options.hostname, options.servername)).then(
+        ({ socket, tlsAtProxy }) => {
+          if (!https || tlsAtProxy) {
             callback(null, socket);
             return;
           }

@@ -1,7 +1,7 @@
 /**
  * One package's egress proxy: an HTTP proxy on a Unix socket that only that package's sandbox can
  * reach. `CONNECT host:port` opens a tunnel (TLS goes through it end to end: the proxy never sees
- * the plain text), and an absolute-form request (`GET http://host/path`) is forwarded. Every request
+ * the plain text; to a host a secret is bound to, secrets/intercept.ts reads it instead), and an absolute-form request (`GET http://host/path`) is forwarded. Every request
  * is decided by the package's grant ({@link decide}); a refusal is answered `403` with the sentence
  * the tool error shows, never a bare reset. Bounded: open client connections per package, bytes per
  * connection, bytes per call ({@link CallBudget}: tunnels both ways and forwarded bodies), header
@@ -17,7 +17,7 @@ import { forward } from './proxy-forward.js';
 import type { ProxyOptions } from './proxy-options.js';
 import { type ChunkMap, Relay } from './relay.js';
 import { hostPort, normalHost } from './rules.js';
-import { Interceptor, TLS_HANDSHAKE } from './secrets/intercept.js';
+import { Interceptor, TLS_AT_PROXY_HEADER, TLS_AT_PROXY_OFFER, TLS_HANDSHAKE } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
 import { ChunkReplacer } from './secrets/replace.js';
 
@@ -96,7 +96,11 @@ async function tunnel(
   }
   const bound = boundAt(options.secrets, normalHost(decision.host) ?? decision.host, decision.port);
   if (interceptor !== undefined && bound.length > 0) {
-    interceptor.intercept(client, head, decision, bound);
+    // toolhost's agents offer to leave TLS to the proxy: one TLS (upstream) instead of two. Taken
+    // for a bound host only; anywhere else the offer goes unanswered and the tunnel is spliced.
+    if (req.headers[TLS_AT_PROXY_HEADER] === TLS_AT_PROXY_OFFER)
+      interceptor.takeTls(client, head, decision, bound);
+    else interceptor.intercept(client, head, decision, bound);
     return;
   }
   const upstream = connect({ host: decision.address, port: decision.port });

@@ -1,8 +1,11 @@
 /**
  * The egress tunnels of a sandboxed process, and Node's `http` and `https` agents over them: every
- * connection is a `CONNECT host:port` through the egress proxy's Unix socket (TLS is done here, end
- * to end, so the proxy never holds the plain text); a refusal comes back as the proxy's sentence,
- * thrown as the error the model reads. Nothing here loads undici: `fetch`'s dispatcher over the same
+ * connection is a `CONNECT host:port` through the egress proxy's Unix socket. TLS is done here, end
+ * to end, so the proxy never holds the plain text, except to a host a secret is bound to: there the
+ * proxy would terminate the tool's TLS anyway (to swap the secret in), so an https connection offers
+ * the proxy its TLS, and for a bound host the proxy takes it and the tunnel carries plain HTTP on
+ * this private socket (one TLS, the proxy's upstream, instead of two). A refusal comes back as the
+ * proxy's sentence, thrown as the error the model reads. Nothing here loads undici: `fetch`'s dispatcher over the same
  * tunnels is child-agents.ts's, so a process that only needs these (an MCP server that has not
  * fetched yet, see mcp/servers/egress-preload.ts) doesn't pay for undici.
  */
@@ -23,14 +26,30 @@ export const NETWORK_REFUSED_CODE = 'ERR_TOOLHOST_NETWORK_REFUSED';
 /** The most of the proxy's answer to a CONNECT read before giving up on it. */
 const MAX_ANSWER_BYTES = 16 * 1024;
 
-/** Opens a tunnel to `host:port` through the proxy. */
-export type OpenTunnel = (host: string, port: number) => Promise<Socket>;
+/**
+ * The header (and its value) with which a tunnel offers the proxy to do its TLS; the proxy's `200`
+ * says it back when it takes the offer (secrets/intercept.ts; kept here as text so that loading the
+ * agents loads nothing of the proxy's).
+ */
+const TLS_AT_PROXY = 'x-toolhost-tls-at-proxy: https';
+
+/**
+ * Opens a tunnel to `host:port` through the proxy. With `offerTls` (an https connection that names
+ * no other server), the proxy is offered the TLS: it takes it for a host a secret is bound to, and
+ * then `tlsAtProxy` is true and the tunnel carries plain HTTP (the proxy would terminate the tool's
+ * TLS there anyway, so TLS on this private socket protects nothing); else the caller does its TLS.
+ */
+export type OpenTunnel = (
+  host: string,
+  port: number,
+  offerTls?: boolean,
+) => Promise<{ socket: Socket; tlsAtProxy: boolean }>;
 
 /** The tunnels of `route`, and the certificates TLS over them trusts (undefined: Node's own roots). */
 export function tunnelsOf(route: EgressRoute): { open: OpenTunnel; ca: string[] | undefined } {
   const ca =
     route.trustCertificates === undefined ? undefined : [...tls.rootCertificates, route.trustCertificates];
-  return { open: (host, port) => tunnel(route.socketPath, host, port), ca };
+  return { open: (host, port, offerTls) => tunnel(route.socketPath, host, port, offerTls === true), ca };
 }
 
 /** Points `http`'s and `https`'s global agents at the tunnels. */
@@ -48,7 +67,7 @@ function tunnelledHttpAgent(open: OpenTunnel, agentOptions: http.AgentOptions): 
       callback?: (error: Error | null, socket: Socket) => void,
     ): undefined {
       open(hostOf(options), Number(options.port) || 80).then(
-        (socket) => callback?.(null, socket),
+        ({ socket }) => callback?.(null, socket),
         (error: Error) => callback?.(error, undefined as unknown as Socket),
       );
       return undefined;
@@ -69,8 +88,12 @@ function tunnelledHttpsAgent(
       callback?: (error: Error | null, socket: Socket) => void,
     ): undefined {
       const host = hostOf(options);
-      open(host, Number(options.port) || 443).then(
-        (socket) => {
+      open(host, Number(options.port) || 443, offersTls(host, options.servername)).then(
+        ({ socket, tlsAtProxy }) => {
+          if (tlsAtProxy) {
+            callback?.(null, socket);
+            return;
+          }
           const { path: _path, ...tlsOptions } = options as https.RequestOptions & { path?: string };
           const secure = tls.connect({
             ...(tlsOptions as tls.ConnectionOptions),
@@ -90,9 +113,14 @@ function tunnelledHttpsAgent(
 }
 
 /** A tunnel to `host:port` through the proxy, or the proxy's refusal as an error. */
-function tunnel(socketPath: string, host: string, port: number): Promise<Socket> {
+function tunnel(
+  socketPath: string,
+  host: string,
+  port: number,
+  offerTls: boolean,
+): Promise<{ socket: Socket; tlsAtProxy: boolean }> {
   const authority = isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise<Socket>((resolve, reject) => {
+  return new Promise((resolve, reject) => {
     const socket = connect({ path: socketPath });
     let answer = Buffer.alloc(0);
     const fail = (error: Error) => {
@@ -114,7 +142,8 @@ function tunnel(socketPath: string, host: string, port: number): Promise<Socket>
         const rest = answer.subarray(end + 4);
         if (rest.length > 0) socket.unshift(rest);
         socket.off('error', fail);
-        resolve(socket);
+        const tlsAtProxy = offerTls && head.some((line) => line.toLowerCase() === TLS_AT_PROXY);
+        resolve({ socket, tlsAtProxy });
         return;
       }
       fail(refused(head, authority, status));
@@ -123,7 +152,10 @@ function tunnel(socketPath: string, host: string, port: number): Promise<Socket>
     socket.on('data', onData);
     socket.once('end', onEnd);
     socket.on('error', fail);
-    socket.once('connect', () => socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n\r\n`));
+    const offer = offerTls ? `${TLS_AT_PROXY}\r\n` : '';
+    socket.once('connect', () =>
+      socket.write(`CONNECT ${authority} HTTP/1.1\r\nhost: ${authority}\r\n${offer}\r\n`),
+    );
   });
 }
 
@@ -154,6 +186,17 @@ function unreachable(authority: string, why: string): Error {
 function hostOf(options: { host?: string | null | undefined; hostname?: string | null | undefined }): string {
   const host = options.hostname ?? options.host ?? 'localhost';
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+}
+
+/**
+ * Whether an https connection may leave its TLS to the proxy: only one that names no other server
+ * than its host (a different `servername` takes the tool's own TLS, which the proxy refuses for a
+ * bound host as it always has).
+ */
+export function offersTls(host: string, servername: string | null | undefined): boolean {
+  return (
+    servername === undefined || servername === null || servername === '' || servername === serverName(host)
+  );
 }
 
 /** SNI takes names only. */

@@ -26,6 +26,14 @@ interface Intercepted {
 /** The first byte of a TLS handshake record: anything else in a tunnel is taken as plain HTTP. */
 export const TLS_HANDSHAKE = 0x16;
 
+/**
+ * The header of a `CONNECT` by toolhost's own agents (tunnel-agents.ts) that offers to speak plain
+ * HTTP in the tunnel and leave TLS to the proxy, with {@link TLS_AT_PROXY_OFFER}; the proxy's `200`
+ * carries it back, with the same value, only when it takes the offer (a host a secret is bound to).
+ */
+export const TLS_AT_PROXY_HEADER = 'x-toolhost-tls-at-proxy';
+export const TLS_AT_PROXY_OFFER = 'https';
+
 /** One per proxy: the HTTP side of every intercepted connection, its contexts, its upstream agents. */
 export class Interceptor {
   readonly #options: ProxyOptions;
@@ -62,7 +70,11 @@ export class Interceptor {
     client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
     client.on('error', () => client.destroy());
     client.setTimeout(this.#options.limits.idleTimeoutMs, () => client.destroy());
+    // A tool that ends the tunnel before its first byte ends it here too (this side is half-open:
+    // its end alone would hold the tunnel until its idle time).
+    const early = () => client.destroy();
     const begin = (first: Buffer) => {
+      client.off('end', early);
       client.pause();
       client.unshift(first);
       const secrets = bound.map((entry) => entry.secret);
@@ -70,7 +82,35 @@ export class Interceptor {
       else this.#plain(client, decision, bound);
     };
     if (head.length > 0) begin(head);
-    else client.once('data', begin);
+    else {
+      client.once('end', early);
+      client.once('data', begin);
+    }
+  }
+
+  /**
+   * Takes the agents' offer ({@link TLS_AT_PROXY_HEADER}) on a CONNECT to a bound host: the tool
+   * speaks plain HTTP here over the sandbox's private socket, and each request goes upstream over
+   * TLS (verified), the one TLS of its way, with the same parsing, Host rule and swaps as a request
+   * in TLS the proxy terminated.
+   */
+  takeTls(
+    client: Socket,
+    head: Buffer,
+    decision: Extract<Decision, { allowed: true }>,
+    bound: Array<{ secret: ProxySecret; plainHttp: boolean }>,
+  ): void {
+    client.write(
+      `HTTP/1.1 200 Connection Established\r\n${TLS_AT_PROXY_HEADER}: ${TLS_AT_PROXY_OFFER}\r\n\r\n`,
+    );
+    client.on('error', () => client.destroy());
+    client.setTimeout(this.#options.limits.idleTimeoutMs, () => client.destroy());
+    const secrets = bound.map((entry) => entry.secret);
+    this.#connections.set(client, { decision, bound: secrets, used: { bytes: 0 }, secure: true });
+    client.pause();
+    if (head.length > 0) client.unshift(head);
+    this.#server.emit('connection', client);
+    client.resume();
   }
 
   /** Plain HTTP in a tunnel to a bound host: only where every binding of the host says `http://`. */
