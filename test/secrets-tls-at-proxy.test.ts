@@ -252,3 +252,17 @@ it('a raw CONNECT that offers with another value is not taken up', async () => {
   expect(head).toBe('HTTP/1.1 200 Connection Established\r\n\r\n');
   socket.destroy();
 });
+
+it('an absolute-form https request is refused (400) for a bound host and an unbound one: the offer is the only way in', async () => {
+  for (const name of ['bound.test', 'free.test']) {
+    const socket = connect({ path: join(root, 'proxy.sock') });
+    const answer = await exchange(
+      socket,
+      `GET https://${name}:${port}/data HTTP/1.1\r\nhost: ${name}:${port}\r\nauthorization: ${placeholder}\r\n\r\n`,
+    );
+    expect(answer.startsWith('HTTP/1.1 400 Bad Request')).toBe(true);
+    expect(answer).toContain('forwards only absolute http: requests');
+    socket.destroy();
+  }
+  expect(arrived).toEqual([]);
+});

@@ -1,7 +1,7 @@
 /**
  * 18b. The secrets proxy alone, and where its time goes: the same kept-alive HTTPS request through
- * an egress proxy that swaps a secret in (TLS terminated, the request parsed and sent on, the answer
- * searched for the value) against one that tunnels it (a proxy with no secrets: bytes spliced), with
+ * an egress proxy that swaps a secret in (the agents leave the TLS to it: plain HTTP on its socket,
+ * the request parsed and sent on over its one TLS, the answer searched for the value) against one that tunnels it (a proxy with no secrets: bytes spliced), with
  * no sandbox, no package process and no host.call around it. The proxies run in this thread; the
  * client (Node's https through the agents toolhost installs in a package's process) and the upstream
  * server each in a worker thread of their own, as they are a process and a server in real use.

@@ -1,13 +1,13 @@
 /**
  * 18. What a secret's swap costs (the process tier in bubblewrap): a kept-alive HTTPS request that
- * carries a secret, through the package's egress proxy, with the swap (TLS terminated at the proxy,
- * the placeholder replaced in its headers, the answer searched for the value on its way back)
+ * carries a secret, through the package's egress proxy, with the swap (the tool's agents leave the
+ * TLS to the proxy, which speaks it upstream only; the placeholder replaced in its headers, the answer searched for the value on its way back)
  * against the same request tunnelled end to end by a package that binds no secret. Each call sends a
  * run of requests, timed in the tool's own process; the two packages' calls are interleaved. Then the
  * same as host.calls of one request each, timed around the call. Then the
  * first request to a bound host, with where its time goes: the CA and a host's certificate (made
- * once per host process, then once per host name), and a request on a new connection (a TLS
- * handshake with the proxy and, the first time, one from the proxy to the real server).
+ * once per host process, then once per host name), and a request on a new connection (no TLS
+ * handshake with the proxy; the first time, one from the proxy to the real server).
  */
 import { execFileSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
