@@ -25,3 +25,39 @@ export function manyPackagesSection(result) {
     '',
   ].join('\n');
 }
+
+/**
+ * Issue 47's targets for a budget smaller than the active packages, per tier: calls/s against the
+ * same packages unconstrained (the tier's first row) ≥ 0.3×, p99 latency within 10× of that row's,
+ * and never more workers at once than the budget.
+ */
+export function manyPackagesTargets(result) {
+  if (result?.results === undefined) return [];
+  const targets = [];
+  for (const [tier, variants] of Object.entries(result.results)) {
+    const entries = Object.entries(variants);
+    const [, baseline] = entries[0];
+    const budgeted = entries.find(([name]) => name.includes('maxWorkers'));
+    if (budgeted === undefined) continue;
+    const [name, stats] = budgeted;
+    const ratio = stats.callsPerSecond.median / baseline.callsPerSecond.median;
+    const p99 = stats.latency.p99 / baseline.latency.p99;
+    targets.push(
+      {
+        id: `many-packages-${tier}`,
+        target: `${tier} tier, ${name}: calls/s ≥ 0.3 × unconstrained, p99 ≤ 10 ×`,
+        ratio,
+        measured: `${formatRatio(ratio)} (${calls(stats.callsPerSecond.median)} vs ${calls(baseline.callsPerSecond.median)}), p99 ${formatRatio(p99)}`,
+        met: ratio >= 0.3 && p99 <= 10,
+      },
+      {
+        id: `many-packages-cap-${tier}`,
+        target: `${tier} tier, ${name}: most workers at once ≤ the budget`,
+        ratio: stats.mostWorkers / stats.maxWorkers,
+        measured: `${stats.mostWorkers} of ${stats.maxWorkers}`,
+        met: stats.mostWorkers <= stats.maxWorkers,
+      },
+    );
+  }
+  return targets;
+}
