@@ -8,15 +8,20 @@
  * Then `npx toolhost` runs from each project. One pack and one install per route, shared by the
  * assertions; the registry cache is warm after `npm ci` (`--prefer-offline`).
  *
- * The git route installs every devDependency in npm's clone (better-sqlite3's build from source
- * among them): minutes, and nothing in it depends on the Node line. It runs on the lowest line the
- * package supports (20, the first CI runs), and on any line with TOOLHOST_TEST_GIT_INSTALL=1; the
- * tarball route runs on every line.
+ * The git route installs every devDependency in npm's clone, and nothing in it depends on the Node
+ * line. It runs on the lowest line the package supports (20, the first CI runs), and on any line with
+ * TOOLHOST_TEST_GIT_INSTALL=1; the tarball route runs on every line. better-sqlite3's install script
+ * in the clone (`prebuild-install || node-gyp rebuild`) is handed this checkout's own build of the
+ * addon as a local prebuild (minutes of C compiling otherwise) when that build loads on the Node under
+ * test: the script still runs, unpacks it and loads it to check it; otherwise the clone builds it
+ * from source as before. Nothing the route proves (npm clones, installs, runs `prepare`) changes.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
+import { arch, platform } from 'node:process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PACKAGES, REPO } from './support/cli-run.js';
@@ -26,6 +31,7 @@ const INSTALL_TIMEOUT_MS = 600_000;
 const { version } = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string };
 
 let scratch: string;
+let localPrebuilds: string;
 let source: string;
 let tarball: string;
 let packedFiles: string[];
@@ -44,6 +50,8 @@ function commandEnv(): NodeJS.ProcessEnv {
   env['PATH'] = `${dirname(process.execPath)}${delimiter}${process.env['PATH'] ?? ''}`;
   env['TMPDIR'] = join(scratch, 'tmp');
   env['NO_COLOR'] = '1';
+  // prebuild-install's own setting (util.js localPrebuild), read from the environment npm passes on.
+  env['npm_config_better_sqlite3_local_prebuilds'] = localPrebuilds;
   return env;
 }
 
@@ -91,6 +99,26 @@ async function copyCheckout(into: string): Promise<void> {
   await command(into, 'git', [...git, 'commit', '-q', '-m', 'the checkout under test']);
 }
 
+/**
+ * better-sqlite3's addon as built in this checkout, packed under the name prebuild-install looks for
+ * (`{name}-v{version}-{runtime}-v{abi}-{platform}{libc}-{arch}.tar.gz`, glibc's libc being empty).
+ */
+async function packLocalPrebuild(into: string): Promise<void> {
+  mkdirSync(into);
+  const addon = join(REPO, 'node_modules/better-sqlite3');
+  try {
+    // Built for another Node's ABI (npm ci run by another Node), it is no prebuild for this one.
+    createRequire(import.meta.url)(join(addon, 'build/Release/better_sqlite3.node'));
+  } catch {
+    return;
+  }
+  const { version: addonVersion } = JSON.parse(readFileSync(join(addon, 'package.json'), 'utf8')) as {
+    version: string;
+  };
+  const name = `better-sqlite3-v${addonVersion}-node-v${process.versions.modules}-${platform}-${arch}.tar.gz`;
+  await run('tar', ['-czf', join(into, name), '-C', addon, 'build/Release/better_sqlite3.node']);
+}
+
 /** An empty project folder, as `mkdir my-agent && cd my-agent` gives. */
 function emptyProject(name: string): string {
   const project = join(scratch, name);
@@ -101,6 +129,8 @@ function emptyProject(name: string): string {
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'toolhost-install-'));
   mkdirSync(join(scratch, 'tmp'));
+  localPrebuilds = join(scratch, 'prebuilds');
+  await packLocalPrebuild(localPrebuilds);
   source = join(scratch, 'toolhost');
   await copyCheckout(source);
   unbuilt = await attempt(source, process.execPath, ['bin/toolhost.js', '--version']);
