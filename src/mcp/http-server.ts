@@ -20,6 +20,7 @@ import {
   refuse,
 } from './http-checks.js';
 import { asksForProgress, legacyHandler } from './legacy-http.js';
+import { SharedLegacyServer } from './shared-legacy.js';
 import { answerWith, type WebHandler } from './web-bridge.js';
 
 export { MCP_PATH } from './http-checks.js';
@@ -61,10 +62,10 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     token: options.token === undefined ? undefined : digest(options.token),
     allowedOrigins: options.allowedOrigins,
   };
-  const { handler, route } = routeByEra(options);
+  const { handler, route, shared } = routeByEra(options);
   const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
   const requests = new RequestCount();
-  const server = createServer(requestListener(settings, route, requests));
+  const server = createServer(requestListener(settings, { route, shared }, requests));
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -76,7 +77,7 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
       resolve({
         url: `http://${host}:${address.port}${MCP_PATH}`,
         stopAccepting: () => server.close(),
-        close: () => closeEndpoint({ server, handler, stopNotify, requests }),
+        close: () => closeEndpoint({ server, handler, shared, stopNotify, requests }),
       });
     });
   });
@@ -84,22 +85,34 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
 
 type McpHandler = ReturnType<typeof createMcpHandler>;
 
-/** 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts. */
-function routeByEra(options: HttpServeOptions): { handler: McpHandler; route: WebHandler } {
+/**
+ * 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts, or
+ * to shared-legacy.ts when nothing is to be sent before their answer.
+ */
+function routeByEra(options: HttpServeOptions): {
+  handler: McpHandler;
+  route: WebHandler;
+  shared: SharedLegacyServer;
+} {
   const handler = createMcpHandler(options.createServer, {
     legacy: 'reject',
     maxRequestBodySize: MAX_BODY_BYTES,
     onerror: () => {},
   });
-  const legacy = legacyHandler(
-    options.createServer,
-    (body) => asksForProgress(body) || (options.legacyLogsWanted?.() ?? false),
-  );
+  const streams = (body: unknown) => asksForProgress(body) || (options.legacyLogsWanted?.() ?? false);
+  const legacy = legacyHandler(options.createServer, streams);
+  const shared = new SharedLegacyServer(options.createServer, streams);
   const route: WebHandler = async (request, extra) =>
     (await isLegacyRequest(request, extra.parsedBody))
       ? legacy(request, extra)
       : handler.fetch(request, extra);
-  return { handler, route };
+  return { handler, route, shared };
+}
+
+/** Where a request that passed the checks is answered. */
+interface Answerers {
+  route: WebHandler;
+  shared: SharedLegacyServer;
 }
 
 /**
@@ -142,7 +155,7 @@ class RequestCount {
 /** Each request: counted, checked (origin, host, token), preflight answered, then POST only. */
 function requestListener(
   settings: CheckSettings,
-  route: WebHandler,
+  answerers: Answerers,
   requests: RequestCount,
 ): (request: IncomingMessage, response: ServerResponse) => void {
   return (request, response) => {
@@ -169,7 +182,7 @@ function requestListener(
       });
       return;
     }
-    handle(request, response, route, cors, requests.listening, requests.check).catch(() => {
+    handle(request, response, answerers, cors, requests.listening, requests.check).catch(() => {
       if (!response.headersSent) reply(response, 500, 'Internal server error', cors);
       else response.destroy();
     });
@@ -180,15 +193,16 @@ function requestListener(
 async function closeEndpoint(endpoint: {
   server: Server;
   handler: McpHandler;
+  shared: SharedLegacyServer;
   stopNotify: () => void;
   requests: RequestCount;
 }): Promise<void> {
-  const { server, handler, stopNotify, requests } = endpoint;
+  const { server, handler, shared, stopNotify, requests } = endpoint;
   server.close();
   stopNotify();
   if (requests.inFlight - requests.listening.count > 0) await requests.othersAnswered();
   // The listen streams: the entry ends each with its last answer.
-  await handler.close();
+  await Promise.all([handler.close(), shared.close()]);
   if (requests.inFlight > 0) await requests.allAnswered();
   server.closeAllConnections();
 }
@@ -196,7 +210,7 @@ async function closeEndpoint(endpoint: {
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
-  fetch: WebHandler,
+  answerers: Answerers,
   cors: Record<string, string>,
   listening: { count: number },
   changed: () => void,
@@ -213,7 +227,8 @@ async function handle(
       changed();
     });
   }
-  await answerWith(fetch, request, response, body.value, cors);
+  if (await answerers.shared.answerIfPlain(request, response, body.value, cors)) return;
+  await answerWith(answerers.route, request, response, body.value, cors);
 }
 
 /** The most a request body may hold: the SDK's own default. */
