@@ -8,7 +8,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, isLegacyRequest, type McpServerFactory } from '@modelcontextprotocol/server';
+import { createMcpHandler, type McpServerFactory } from '@modelcontextprotocol/server';
 import {
   type CheckSettings,
   corsHeaders,
@@ -19,7 +19,7 @@ import {
   preflightHeaders,
   refuse,
 } from './http-checks.js';
-import { asksForProgress, legacyHandler } from './legacy-http.js';
+import { asksForProgress, isLegacyBody, legacyHandler } from './legacy-http.js';
 import { SharedLegacyServer } from './shared-legacy.js';
 import { answerWith, type WebHandler } from './web-bridge.js';
 
@@ -62,10 +62,11 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     token: options.token === undefined ? undefined : digest(options.token),
     allowedOrigins: options.allowedOrigins,
   };
-  const { handler, route, shared } = routeByEra(options);
+  const { handler, ...answerers } = routeByEra(options);
+  const { shared } = answerers;
   const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
   const requests = new RequestCount();
-  const server = createServer(requestListener(settings, { route, shared }, requests));
+  const server = createServer(requestListener(settings, answerers, requests));
 
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -89,11 +90,7 @@ type McpHandler = ReturnType<typeof createMcpHandler>;
  * 2026-07-28 requests go to the SDK's entry; 2025-era ones (no `_meta` claim) to legacy-http.ts, or
  * to shared-legacy.ts when nothing is to be sent before their answer.
  */
-function routeByEra(options: HttpServeOptions): {
-  handler: McpHandler;
-  route: WebHandler;
-  shared: SharedLegacyServer;
-} {
+function routeByEra(options: HttpServeOptions): Answerers & { handler: McpHandler } {
   const handler = createMcpHandler(options.createServer, {
     legacy: 'reject',
     maxRequestBodySize: MAX_BODY_BYTES,
@@ -102,16 +99,13 @@ function routeByEra(options: HttpServeOptions): {
   const streams = (body: unknown) => asksForProgress(body) || (options.legacyLogsWanted?.() ?? false);
   const legacy = legacyHandler(options.createServer, streams);
   const shared = new SharedLegacyServer(options.createServer, streams);
-  const route: WebHandler = async (request, extra) =>
-    (await isLegacyRequest(request, extra.parsedBody))
-      ? legacy(request, extra)
-      : handler.fetch(request, extra);
-  return { handler, route, shared };
+  return { handler, modern: handler.fetch, legacy, shared };
 }
 
-/** Where a request that passed the checks is answered. */
+/** Where a request that passed the checks is answered, by its era (told once, in `handle`). */
 interface Answerers {
-  route: WebHandler;
+  modern: WebHandler;
+  legacy: WebHandler;
   shared: SharedLegacyServer;
 }
 
@@ -227,8 +221,11 @@ async function handle(
       changed();
     });
   }
-  if (await answerers.shared.answerIfPlain(request, response, body.value, cors)) return;
-  await answerWith(answerers.route, request, response, body.value, cors);
+  if (!(await isLegacyBody(request, body.value))) {
+    await answerWith(answerers.modern, request, response, body.value, cors);
+  } else if (!(await answerers.shared.answerIfPlain(request, response, body.value, cors))) {
+    await answerWith(answerers.legacy, request, response, body.value, cors);
+  }
 }
 
 /** The most a request body may hold: the SDK's own default. */

@@ -5,11 +5,33 @@
  * messages asked for) gets its answer as plain JSON, which costs less than a stream (the spec lets
  * the server choose).
  */
+import type { IncomingMessage } from 'node:http';
 import {
+  isLegacyRequest,
   type McpServerFactory,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import type { WebHandler } from './web-bridge.js';
+import { requestOf, type WebHandler } from './web-bridge.js';
+
+/**
+ * Whether a request (its body read and parsed) is of the 2025 era: the SDK's own decision, so the
+ * entry and this never disagree. Asked without building a web `Request`: given the parsed body
+ * the SDK reads only the method and the standard headers; should it ever need more, it throws and
+ * is asked again with a real `Request`.
+ */
+export async function isLegacyBody(request: IncomingMessage, body: unknown): Promise<boolean> {
+  const headers = {
+    get: (name: string) => {
+      const value = request.headers[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+  try {
+    return await isLegacyRequest({ method: request.method ?? 'POST', headers } as unknown as Request, body);
+  } catch {
+    return isLegacyRequest(requestOf(request, new AbortController().signal), body);
+  }
+}
 
 /** A handler for 2025-era requests; `streams(body)` says whether a request may send before its answer. */
 export function legacyHandler(factory: McpServerFactory, streams: (body: unknown) => boolean): WebHandler {

@@ -20,7 +20,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   isJSONRPCRequest,
   isJsonContentType,
-  isLegacyRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
   type McpServerFactory,
@@ -91,8 +90,8 @@ export class SharedLegacyServer {
   }
 
   /**
-   * Answers the request here if it is a 2025-era one that the per-request path would serve as a
-   * plain JSON answer with no error of its transport; resolves whether it did.
+   * Answers this 2025-era request here if the per-request path would serve it as a plain JSON
+   * answer with no error of its transport; resolves whether it did.
    */
   async answerIfPlain(
     request: IncomingMessage,
@@ -100,7 +99,7 @@ export class SharedLegacyServer {
     body: unknown,
     headers: Record<string, string>,
   ): Promise<boolean> {
-    if (!this.#takes(request, body) || !(await isLegacy(request, body))) return false;
+    if (!this.#takes(request, body)) return false;
     await this.#answer(body, response, headers);
     return true;
   }
@@ -170,25 +169,6 @@ export class SharedLegacyServer {
       if (this.#transport === connecting) this.#transport = undefined;
     });
     return connecting;
-  }
-}
-
-/**
- * The SDK's own era decision (so the two paths never disagree), asked without building a web
- * `Request`: given the parsed body it reads only the method and the standard headers. Should it
- * ever need more, it throws here and the request takes the per-request path.
- */
-async function isLegacy(request: IncomingMessage, body: unknown): Promise<boolean> {
-  const headers = {
-    get: (name: string) => {
-      const value = request.headers[name.toLowerCase()];
-      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
-    },
-  };
-  try {
-    return await isLegacyRequest({ method: 'POST', headers } as unknown as Request, body);
-  } catch {
-    return false;
   }
 }
 

@@ -30,11 +30,7 @@ export async function answerWith(
   response.once('close', onClose);
   // No body: the SDK's entries read the parsed one handed to them and never the request's own, which
   // would be copied here for nothing.
-  const webRequest = new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
-    method: request.method ?? 'POST',
-    headers: headersOf(request),
-    signal: gone.signal,
-  });
+  const webRequest = requestOf(request, gone.signal);
   const webResponse = await handler(webRequest, { parsedBody });
   const headers: Record<string, string> = { ...extraHeaders };
   webResponse.headers.forEach((value, name) => {
@@ -82,6 +78,15 @@ export async function answerWith(
   } finally {
     gone.signal.removeEventListener('abort', cancel);
   }
+}
+
+/** `request` as a web `Request` without its body, aborted by `signal`. */
+export function requestOf(request: IncomingMessage, signal: AbortSignal): Request {
+  return new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
+    method: request.method ?? 'POST',
+    headers: headersOf(request),
+    signal,
+  });
 }
 
 function isEventStream(response: Response): boolean {
