@@ -81,6 +81,53 @@ describe('a loopback-bound server and the Origin header', () => {
       result: { protocolVersion: '2025-11-25' },
     });
   });
+
+  // 2025-era requests that need no stream share one kept server (src/mcp/shared-legacy.ts).
+  it('answers two clients that send the same request id at once, each with its own answer and id', async () => {
+    const call = (text: string) =>
+      post(
+        serve.url,
+        { 'mcp-protocol-version': '2025-11-25' },
+        {
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'stats', arguments: { text } },
+        },
+      ).then((answer) => answer.json());
+    const [one, two] = await Promise.all([call('one'), call('two words')]);
+    expect(one).toMatchObject({ id: 7, result: { structuredContent: { words: 1, characters: 3 } } });
+    expect(two).toMatchObject({ id: 7, result: { structuredContent: { words: 2, characters: 9 } } });
+  });
+
+  it('gives a request the kept server does not take the per-request answer, errors included', async () => {
+    const notJsonRpc = await post(serve.url, {}, { jsonrpc: '1.0', id: 3, method: 'tools/list' });
+    expect(notJsonRpc.status).toBe(400);
+    expect(await notJsonRpc.json()).toMatchObject({ error: { code: -32600 } });
+    const jsonOnly = await post(
+      serve.url,
+      { accept: 'application/json' },
+      { jsonrpc: '2.0', id: 4, method: 'ping' },
+    );
+    expect(jsonOnly.status).toBe(406);
+    const unknownVersion = await post(
+      serve.url,
+      { 'mcp-protocol-version': '1999-01-01' },
+      { jsonrpc: '2.0', id: 5, method: 'ping' },
+    );
+    expect(unknownVersion.status).toBe(400);
+    // A batch: answered by a server of its own, both answers in one body.
+    const batch = await post(serve.url, {}, [
+      { jsonrpc: '2.0', id: 8, method: 'ping' },
+      { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+    ]);
+    expect(batch.status).toBe(200);
+    // And the kept server serves on: an unknown method is its JSON-RPC error, then a call answers.
+    const unknownMethod = await post(serve.url, {}, { jsonrpc: '2.0', id: 'u', method: 'no/such' });
+    expect(await unknownMethod.json()).toMatchObject({ id: 'u', error: { code: -32601 } });
+    const ping = await post(serve.url, {}, { jsonrpc: '2.0', id: 6, method: 'ping' });
+    expect(await ping.json()).toEqual({ jsonrpc: '2.0', id: 6, result: {} });
+  });
 });
 
 describe('--allow-origin: CORS for the origins named', () => {
