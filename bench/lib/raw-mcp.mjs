@@ -110,6 +110,32 @@ export function echoChain(depth, env) {
   };
 }
 
+/**
+ * A bare `node:http` server in a process of its own that answers every POST with the same small
+ * JSON-RPC answer (no MCP, no checks): the floor under any HTTP serving, one POST and its answer
+ * through `fetch` and Node's HTTP server. Resolves with its URL and how to stop it.
+ */
+export function httpEcho(env) {
+  const script = `const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'hello' }] } });
+require('node:http').createServer((request, response) => {
+  request.resume();
+  request.on('end', () => {
+    response.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(answer) });
+    response.end(answer);
+  });
+}).listen(0, '127.0.0.1', function () { process.stdout.write('http://127.0.0.1:' + this.address().port + '/mcp\\n'); });`;
+  const child = spawn(process.execPath, ['-e', script], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  child.stdout.setEncoding('utf8');
+  return new Promise((resolve, reject) => {
+    let text = '';
+    child.stdout.on('data', (chunk) => {
+      text += chunk;
+      if (text.includes('\n')) resolve({ rpc: rawHttp(text.trim()), close: () => child.kill('SIGTERM') });
+    });
+    child.once('exit', (code) => reject(new Error(`the HTTP echo exited with ${code}`)));
+  });
+}
+
 /** Starts `toolhost serve --http 127.0.0.1:0 <tools>` with `cli`; resolves with the process and its URL. */
 export function startServeHttp({ cli, tools, env }) {
   const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', tools], {

@@ -41,6 +41,7 @@ const PART_LABELS = {
   hostingRaw: 'the relay’s hosting process alone, its channel spoken by hand',
   stdioRaw: '`toolhost serve` over stdio spoken by hand (one process: every package in the process tier)',
   stdio: '**`toolhost serve` over stdio, the official client**',
+  httpEcho: 'a POST by hand to a bare `node:http` process answering a fixed JSON (no MCP, no checks)',
   httpRaw: '`toolhost serve --http`, a POST by hand',
   http: '**`toolhost serve --http`, the official client**',
   stdioBefore: 'the baseline build’s serve over stdio, the official client',

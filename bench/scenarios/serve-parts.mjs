@@ -16,6 +16,8 @@
  *   in one process, the host and the SDK's server on stdio directly (no relay, no hosting process;
  *   `hostingRaw` is what the relay's path costs without the relay; the baseline rows, with it);
  * - `stdio`: the same through the official client (section 8's row): the client's own layers;
+ * - `httpEcho`: a POST by hand to a bare `node:http` process that answers a fixed JSON: the floor
+ *   under any HTTP serving (the client's `fetch`, Node's HTTP server, the process's wake-up);
  * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
  *
  * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/ whose parent folder holds a copy of package.json and
@@ -32,6 +34,7 @@ import { iterations, log, report } from '../lib/child.mjs';
 import { benchToolsDir, distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
 import {
   echoChain,
+  httpEcho,
   linkedTransports,
   rawHosting,
   rawHttp,
@@ -100,6 +103,7 @@ const hosting = await rawHosting({
 });
 const echoOne = echoChain(1, env);
 const echoTwo = echoChain(2, env);
+const bareHttp = await httpEcho(env);
 const stdioByHand = await rawStdio({ cli, tools, env });
 const stdioClient = await sdkStdio(cli);
 const served = await startHttp(cli);
@@ -127,6 +131,7 @@ const variants = {
   hostingRaw: byHand(hosting.rpc),
   stdioRaw: byHand(stdioByHand.rpc),
   stdio: viaClient(stdioClient),
+  httpEcho: byHand(bareHttp.rpc),
   httpRaw: byHand(httpByHand),
   http: viaClient(httpClient),
 };
@@ -161,6 +166,7 @@ await Promise.all([
 stdioByHand.close();
 echoOne.close();
 echoTwo.close();
+bareHttp.close();
 hosting.close();
 served.child.kill('SIGTERM');
 toolServer.close();
