@@ -56,16 +56,30 @@ class RoutingTransport implements Transport {
     waiting.answer({ ...message, id: waiting.clientId });
   }
 
+  /** Closes the server's side; a request still waiting gets an error answer, not silence. */
   async close(): Promise<void> {
+    const waiting = [...this.#waiting.values()];
     this.#waiting.clear();
     this.onclose?.();
+    for (const { clientId, answer } of waiting) {
+      answer({
+        jsonrpc: '2.0',
+        id: clientId,
+        error: { code: -32000, message: 'Connection closed: the server is shutting down' },
+      });
+    }
   }
 
   /** Hands `request` to the server; returns how to cancel it (the client went away). */
   deliver(request: JSONRPCRequest, answer: Waiting['answer']): () => void {
     const id = this.#nextId++;
     this.#waiting.set(id, { clientId: request.id, answer });
-    this.onmessage?.({ ...request, id });
+    try {
+      this.onmessage?.({ ...request, id });
+    } catch (error) {
+      this.#waiting.delete(id);
+      throw error;
+    }
     return () => {
       if (!this.#waiting.delete(id)) return;
       this.onmessage?.({
@@ -152,7 +166,8 @@ export class SharedLegacyServer {
   async close(): Promise<void> {
     const transport = this.#transport;
     this.#transport = undefined;
-    if (transport !== undefined) await (await transport).close();
+    // One that could not be made has nothing to close.
+    if (transport !== undefined) await (await transport.catch(() => undefined))?.close();
   }
 
   #connected(): Promise<RoutingTransport> {
