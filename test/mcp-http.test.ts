@@ -3,7 +3,9 @@
  * one client's calls alternately (a round-robin fetch stands in for the load balancer); requests
  * with a foreign Origin, a foreign Host or without the token are refused before anything runs.
  */
+import { existsSync, readdirSync, watch } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDir } from './support/cli-run.js';
 import { connectHttp, exited, GOOD, type HttpServe, startHttp } from './support/mcp-serve.js';
@@ -207,7 +209,47 @@ describe('cancelling a call over stateless HTTP', () => {
     expect(result.content).toEqual([{ type: 'text', text: 'you said: after' }]);
     await client.close();
   });
+
+  // Without a progress token the call is answered as plain JSON by the endpoint's kept server.
+  it("closing a plain call's connection aborts it too, and the next call runs", async () => {
+    const cancel = new AbortController();
+    // `stall` writes `working` in its call's folder once it runs: that is when to go away.
+    const started = fileAppears(tmp.path, 'working');
+    const answer = fetch(serve.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'stall', arguments: {} },
+      }),
+      signal: cancel.signal,
+    });
+    await started;
+    cancel.abort();
+    await expect(answer).rejects.toThrow();
+    const client = await connectHttp(serve.url);
+    const result = await client.callTool({ name: 'say', arguments: { text: 'after a plain call' } });
+    expect(result.content).toEqual([{ type: 'text', text: 'you said: after a plain call' }]);
+    await client.close();
+  });
 });
+
+/** Resolves once a file named `name` that was not there before appears anywhere under `folder`. */
+function fileAppears(folder: string, name: string): Promise<void> {
+  const before = new Set(
+    readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((path) => basename(path) === name),
+  );
+  return new Promise((resolve) => {
+    const watcher = watch(folder, { recursive: true }, (_event, path) => {
+      if (path === null || basename(path) !== name || before.has(path)) return;
+      if (!existsSync(join(folder, path))) return;
+      watcher.close();
+      resolve();
+    });
+  });
+}
 
 describe('toolhost serve --http with --allow-origin, --token-env and --timeout', () => {
   const tmp = freshDir('toolhost-mcp-http-token');
