@@ -173,6 +173,22 @@ describe('serve over stdio, direct, its start and its end', () => {
     expect(answers).toEqual([expect.objectContaining({ jsonrpc: '2.0', id: 1 })]);
   });
 
+  it("keeps the relay under Node's permission model when a package may load native addons (their code is not held by it)", async () => {
+    const serve = await connectRecorded(['--allow-addons', 'some-addon-package', GOOD], tmp.path, {
+      isolation: 'default',
+      env: { PATH: '' },
+    });
+    try {
+      await serve.transport.stderr.waitFor(/under Node's permission model/);
+      await serve.expectGoodAnswers('relayed');
+      const pid = serve.transport.child.pid as number;
+      expect(childCommands(pid).filter((command) => command.includes('serve-child'))).toHaveLength(1);
+    } finally {
+      await serve.client.close();
+      await exited(serve.transport.child);
+    }
+  });
+
   it('lists and calls at the 2026-07-28 revision', async () => {
     const client = await connectStdio('2026-07-28', ['--isolation', 'process', GOOD], tmp.path);
     try {

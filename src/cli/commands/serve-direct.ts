@@ -27,7 +27,11 @@ import { startServing } from './serve-host.js';
 export async function servesDirect(args: ServeArgs): Promise<boolean> {
   if (args.http !== undefined) return false;
   if ((args.isolation ?? DEFAULT_TIER) !== 'process') return false;
-  return (await processTierHold()) !== 'none';
+  const hold = await processTierHold();
+  // Node's permission model holds JavaScript only: a native addon (`--allow-addons`) runs code it
+  // can't see, which could open this process's stdout. Only bubblewrap holds that.
+  if (hold === 'permission-model') return args.allowAddons.length === 0;
+  return hold === 'sandbox';
 }
 
 /** Runs serve over stdio in this process until stdin ends or `stop` aborts; resolves with the exit code. */
