@@ -52,11 +52,15 @@ const ORACLE_MS = 5_000;
  * and another takes over.
  */
 class NodeEngine {
-  readonly #answer = new Int32Array(new SharedArrayBuffer(8));
+  // Each worker answers into a buffer of its own: one that timed out may still write its late answer
+  // (its end is not at once), which must not be read as the next case's: a run on Node 26 read
+  // false for ["[^a]$", "😀"], which both engines match.
+  #answer = new Int32Array(new SharedArrayBuffer(8));
   #worker = this.#start();
   unanswered = 0;
 
   #start(): Worker {
+    this.#answer = new Int32Array(new SharedArrayBuffer(8));
     const worker = new Worker(
       `const { parentPort, workerData: answer } = require('node:worker_threads');
 parentPort.on('message', ({ source, text }) => {
