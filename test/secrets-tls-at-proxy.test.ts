@@ -12,14 +12,11 @@ import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createSecureContext, connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { CallBudget } from '../dist/src/process/network/call-budget.js';
 import type { NetworkNote } from '../dist/src/process/network/proxy-options.js';
-import { startProxy } from '../dist/src/process/network/proxy-server.js';
-import { parseNetRules } from '../dist/src/process/network/rules.js';
-import { parseBoundHost } from '../dist/src/process/network/secrets/bindings.js';
 import { certificatesFor } from '../dist/src/process/network/secrets/certificate-authority.js';
 import { makePlaceholder } from '../dist/src/process/network/secrets/replace.js';
 import { tunnelsOf } from '../dist/src/process/network/tunnel-agents.js';
+import { startSecretsProxy, stopSecretsProxy } from './support/secrets-proxy.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const VALUE = 'tls-at-proxy-value-0123456789';
@@ -64,39 +61,22 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   port = (upstream.address() as AddressInfo).port;
-  const rules = parseNetRules([`bound.test:${port}`, `free.test:${port}`, `127.0.0.1:${port}`]);
-  const bound = parseBoundHost(`bound.test:${port}`);
-  if (!rules.ok || !bound.ok) throw new Error('bad rules');
-  proxy = await startProxy({
-    socketPath: join(root, 'proxy.sock'),
-    policy: {
-      packageName: 'tls-tools',
-      grant: { kind: 'hosts', asked: rules.rules, granted: undefined },
-      ownAddresses: new Set(),
-      testHosts: { 'bound.test': ['127.0.0.1'], 'free.test': ['127.0.0.1'] },
-    },
-    limits: {
-      maxConnections: 8,
-      maxBytesPerConnection: 1 << 20,
-      maxBytesPerCall: 1 << 20,
-      idleTimeoutMs: 30_000,
-    },
-    budget: new CallBudget({ limit: 1 << 20, running: ['call'], onOver: () => {} }),
-    secrets: {
-      secrets: [{ name: 'BOUND_TOKEN', value: VALUE, placeholder, hosts: [bound.host] }],
-      certificates: made.leaves,
-      upstreamCa: [authority],
-    },
-    onNote: (note) => notes.push(note),
+  proxy = await startSecretsProxy({
+    folder: root,
+    packageName: 'tls-tools',
+    net: [`bound.test:${port}`, `free.test:${port}`, `127.0.0.1:${port}`],
+    testHosts: { 'bound.test': ['127.0.0.1'], 'free.test': ['127.0.0.1'] },
+    secret: { name: 'BOUND_TOKEN', value: VALUE, placeholder, boundTo: `bound.test:${port}` },
+    made,
+    notes,
   });
 });
 
-afterAll(async () => {
-  proxy?.closeAllConnections();
-  upstream?.closeAllConnections();
-  await Promise.all([proxy, upstream].map((server) => new Promise((resolve) => server?.close(resolve))));
-  if (root !== undefined) await removeDir(root);
-});
+afterAll(() =>
+  stopSecretsProxy([proxy, upstream], async () => {
+    if (root !== undefined) await removeDir(root);
+  }),
+);
 
 beforeEach(() => {
   arrived.length = 0;

@@ -11,11 +11,11 @@
  * `--profile` also samples this thread (the proxies) while the swapped requests run, and prints the
  * functions that took the most time, self and with what they call, to stderr.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { benchCertificate } from '../lib/bench-certificate.mjs';
 import { iterations, log, report } from '../lib/child.mjs';
 import { distUrl } from '../lib/library.mjs';
 import { interleave, summarize } from '../lib/stats.mjs';
@@ -31,31 +31,7 @@ const childAgentsUrl = new URL('src/process/network/child-agents.js', distUrl).h
 
 const profiling = process.argv.includes('--profile');
 const scratch = await mkdtemp(join(tmpdir(), 'toolhost-bench-secrets-proxy-'));
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=bench.test',
-    '-addext',
-    'subjectAltName=DNS:bench.test',
-    '-keyout',
-    join(scratch, 'key.pem'),
-    '-out',
-    join(scratch, 'cert.pem'),
-  ],
-  { stdio: 'ignore' },
-);
-const upstreamCert = await readFile(join(scratch, 'cert.pem'), 'utf8');
-const upstreamKey = await readFile(join(scratch, 'key.pem'), 'utf8');
+const { cert: upstreamCert, key: upstreamKey } = await benchCertificate(scratch);
 
 // The upstream: a 1 KiB answer, kept alive.
 const upstream = new Worker(

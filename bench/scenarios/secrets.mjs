@@ -9,12 +9,12 @@
  * once per host process, then once per host name), and a request on a new connection (no TLS
  * handshake with the proxy; the first time, one from the proxy to the real server).
  */
-import { execFileSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchCertificate } from '../lib/bench-certificate.mjs';
 import { iterations, log, report } from '../lib/child.mjs';
 import { distUrl, importToolhost, quietLogger } from '../lib/library.mjs';
 import { interleave, summarize } from '../lib/stats.mjs';
@@ -45,37 +45,11 @@ const certificates = {
 };
 
 // A local HTTPS server with a certificate of the bench's own.
-execFileSync(
-  'openssl',
-  [
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=bench.test',
-    '-addext',
-    'subjectAltName=DNS:bench.test',
-    '-keyout',
-    join(scratch, 'key.pem'),
-    '-out',
-    join(scratch, 'cert.pem'),
-  ],
-  { stdio: 'ignore' },
-);
-const cert = await readFile(join(scratch, 'cert.pem'), 'utf8');
+const { cert, key } = await benchCertificate(scratch);
 const body = Buffer.alloc(1024, 'x');
-const server = createServer(
-  { key: await readFile(join(scratch, 'key.pem'), 'utf8'), cert },
-  (_request, response) => {
-    response.end(body);
-  },
-);
+const server = createServer({ key, cert }, (_request, response) => {
+  response.end(body);
+});
 server.keepAliveTimeout = 120_000;
 await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
 const port = server.address().port;

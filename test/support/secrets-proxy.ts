@@ -1,0 +1,67 @@
+/**
+ * An egress proxy with one secret bound, started in the test's own thread: the secrets proxy's tests
+ * that speak to it directly (no sandbox, no host) share how it is set up, and the server, its
+ * certificates and its hosts stay each test's own.
+ */
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { CallBudget } from '../../dist/src/process/network/call-budget.js';
+import type { NetworkNote } from '../../dist/src/process/network/proxy-options.js';
+import { startProxy } from '../../dist/src/process/network/proxy-server.js';
+import { parseNetRules } from '../../dist/src/process/network/rules.js';
+import { parseBoundHost } from '../../dist/src/process/network/secrets/bindings.js';
+import type { certificatesFor } from '../../dist/src/process/network/secrets/certificate-authority.js';
+
+export interface TestSecretsProxy {
+  /** Where its Unix socket is made. */
+  folder: string;
+  packageName: string;
+  /** The hosts it may reach (`host:port`), and the name each resolves to (all loopback here). */
+  net: string[];
+  testHosts: Record<string, string[]>;
+  /** The one secret: its name, value and placeholder, and the `host:port` it is bound to. */
+  secret: { name: string; value: string; placeholder: string; boundTo: string };
+  /** What certificatesFor made: the proxy's leaves, and the CA it checks the real server against. */
+  made: Awaited<ReturnType<typeof certificatesFor>>;
+  notes: NetworkNote[];
+}
+
+/** Starts the proxy, its socket `proxy.sock` in `folder`: a megabyte per call and per connection. */
+export async function startSecretsProxy(options: TestSecretsProxy): Promise<Server> {
+  const rules = parseNetRules(options.net);
+  const bound = parseBoundHost(options.secret.boundTo);
+  if (!rules.ok || !bound.ok) throw new Error('bad rules');
+  const { name, value, placeholder } = options.secret;
+  return startProxy({
+    socketPath: join(options.folder, 'proxy.sock'),
+    policy: {
+      packageName: options.packageName,
+      grant: { kind: 'hosts', asked: rules.rules, granted: undefined },
+      ownAddresses: new Set(),
+      testHosts: options.testHosts,
+    },
+    limits: {
+      maxConnections: 8,
+      maxBytesPerConnection: 1 << 20,
+      maxBytesPerCall: 1 << 20,
+      idleTimeoutMs: 30_000,
+    },
+    budget: new CallBudget({ limit: 1 << 20, running: ['call'], onOver: () => {} }),
+    secrets: {
+      secrets: [{ name, value, placeholder, hosts: [bound.host] }],
+      certificates: options.made.leaves,
+      upstreamCa: [options.made.authority],
+    },
+    onNote: (note) => options.notes.push(note),
+  });
+}
+
+/** Ends the proxy and the real server, their connections first, and removes the folder. */
+export async function stopSecretsProxy(
+  servers: Array<Server | undefined>,
+  remove: () => Promise<void>,
+): Promise<void> {
+  for (const server of servers) server?.closeAllConnections();
+  await Promise.all(servers.map((server) => new Promise((resolve) => server?.close(resolve))));
+  await remove();
+}
