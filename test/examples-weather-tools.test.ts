@@ -57,6 +57,22 @@ function toolhost(args: readonly string[]) {
   });
 }
 
+/** `toolhost call` of one of the example's tools in `tier`, granted the network (all of it, or `grant`) and its base URL. */
+function callTool(tier: string, tool: string, args: string, grant = 'weather-tools') {
+  return toolhost([
+    'call',
+    '--isolation',
+    tier,
+    '--allow-network',
+    grant,
+    '--allow-env',
+    'WEATHER_TOOLS_BASE_URL',
+    weatherTools,
+    tool,
+    args,
+  ]);
+}
+
 describe.each(TIERS)('examples/weather-tools in the %s tier', (tier) => {
   it('passes its selftests through toolhost selftest --json', async () => {
     const result = await toolhost(['selftest', '--json', '--isolation', tier, weatherTools]);
@@ -83,18 +99,7 @@ describe.each(TIERS)('examples/weather-tools in the %s tier', (tier) => {
 
   it.skipIf(strictDeniesHosts)('fetches and parses the station page of the granted host', async () => {
     const before = stations.requests.length;
-    const result = await toolhost([
-      'call',
-      '--isolation',
-      tier,
-      '--allow-network',
-      'weather-tools',
-      '--allow-env',
-      'WEATHER_TOOLS_BASE_URL',
-      weatherTools,
-      'forecast',
-      '{"city": "Oslo"}',
-    ]);
+    const result = await callTool(tier, 'forecast', '{"city": "Oslo"}');
     expect(failure(result)).toEqual([]);
     // The thread tiers can't hold a package to its hosts, and say so; the process tier can.
     if (tier === 'process') expect(notices(result)).toEqual([]);
@@ -106,18 +111,7 @@ describe.each(TIERS)('examples/weather-tools in the %s tier', (tier) => {
 
   it.runIf(strictDeniesHosts)('gets no network under strict on this Node line, and says so', async () => {
     const before = stations.requests.length;
-    const result = await toolhost([
-      'call',
-      '--isolation',
-      tier,
-      '--allow-network',
-      'weather-tools',
-      '--allow-env',
-      'WEATHER_TOOLS_BASE_URL',
-      weatherTools,
-      'weather',
-      '{"city": "Oslo"}',
-    ]);
+    const result = await callTool(tier, 'weather', '{"city": "Oslo"}');
     expect(result.code).toBe(1);
     expect(failure(result)[0]).toMatch(/^toolhost: the tool "weather" failed: TOOL_ACCESS_DENIED: /);
     expect(stations.requests.length).toBe(before);
@@ -126,18 +120,7 @@ describe.each(TIERS)('examples/weather-tools in the %s tier', (tier) => {
   it.skipIf(strictDeniesHosts)(
     'answers a city without a station page with an error result naming it',
     async () => {
-      const result = await toolhost([
-        'call',
-        '--isolation',
-        tier,
-        '--allow-network',
-        'weather-tools',
-        '--allow-env',
-        'WEATHER_TOOLS_BASE_URL',
-        weatherTools,
-        'weather',
-        '{"city": "Atlantis"}',
-      ]);
+      const result = await callTool(tier, 'weather', '{"city": "Atlantis"}');
       expect(result.code).toBe(1);
       expect(result.stdout).toBe('');
       expect(failure(result)[0]).toBe(
@@ -152,18 +135,12 @@ describe('examples/weather-tools in the process tier, sandboxed', () => {
     'is refused the local service when its grant names only the real one',
     async () => {
       const before = stations.requests.length;
-      const result = await toolhost([
-        'call',
-        '--isolation',
+      const result = await callTool(
         'process',
-        '--allow-network',
-        'weather-tools=weather.example.org',
-        '--allow-env',
-        'WEATHER_TOOLS_BASE_URL',
-        weatherTools,
         'weather',
         '{"city": "Oslo"}',
-      ]);
+        'weather-tools=weather.example.org',
+      );
       expect(result.code).toBe(1);
       expect(failure(result)[0]).toBe(
         `toolhost: the tool "weather" failed: TOOL_ACCESS_DENIED: the process isolation tier refused network access to ${stations.hostAndPort} (not granted to package weather-tools)`,
@@ -174,19 +151,7 @@ describe('examples/weather-tools in the process tier, sandboxed', () => {
 });
 
 describe('examples/weather-tools in the process tier, against pages it must not trust', () => {
-  const call = (city: string) =>
-    toolhost([
-      'call',
-      '--isolation',
-      'process',
-      '--allow-network',
-      'weather-tools',
-      '--allow-env',
-      'WEATHER_TOOLS_BASE_URL',
-      weatherTools,
-      'weather',
-      JSON.stringify({ city }),
-    ]);
+  const call = (city: string) => callTool('process', 'weather', JSON.stringify({ city }));
 
   it('answers a page whose temperature is not a number with an error, never a made-up reading', async () => {
     const result = await call('forged');
