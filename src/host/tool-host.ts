@@ -26,12 +26,10 @@ import { DeclarationCache } from '../declaration/declaration-cache.js';
 import { DeclarationReader } from '../declaration/reader.js';
 import { DEFAULT_LOCK_FILE_NAME } from '../lock/lock-file.js';
 import { watchLockFile } from '../lock/lock-watch.js';
-import { type PinReport, pinModules } from '../lock/pin.js';
+import type { PinReport } from '../lock/pin.js';
 import { Pins } from '../lock/pins.js';
 import { anthropicTool } from '../loop/anthropic-tool.js';
 import { toRunnableTools } from '../loop/runnable-tools.js';
-import { grantedNetwork, networkGrant } from '../process/network/grant.js';
-import { secretsRefusal } from '../process/network/secrets/granted-secrets.js';
 import type { HostTool, ModuleStatus, OfferedTool } from '../registry/generation.js';
 import { offeredHostTool } from '../registry/host-tool.js';
 import { ModuleReporter } from '../registry/module-events.js';
@@ -39,16 +37,16 @@ import { Registry } from '../registry/registry.js';
 import { expectFunction, expectPositiveInteger } from '../shared/expect.js';
 import { snapshotsFolder } from '../snapshot/layout.js';
 import { Snapshots } from '../snapshot/snapshot.js';
-import { type LoadingParts, letGo, loadSource, unloadSource } from '../sources/load.js';
+import { type LoadingParts, loadSource, unloadSource } from '../sources/load.js';
 import { rereadModule } from '../sources/read-version.js';
 import type { ToolSource, ToolSourceHandle, WatchOptions } from '../sources/watched-sources.js';
 import type { CallOptions } from './call-options.js';
 import { callTarget } from './call-target.js';
 import type { LoadReport, SelftestReport, ToolHostEvents } from './events.js';
+import { hostLoadingParts, pinLoaded, retireVersions } from './host-parts.js';
 import { NetworkCounts } from './network-counts.js';
 import type { LoadOptions, PinOptions, SelftestOptions, ToolHostOptions } from './options.js';
 import { ServedSources } from './served-sources.js';
-import { serverSettings } from './server-settings.js';
 import { expectLockFile, expectTier, resolveSettings, type Settings } from './settings.js';
 import { holdTempRoot, releaseTempRoot, sweepDeadTempRoots } from './temp-root.js';
 
@@ -103,36 +101,18 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
       reread: (record) => rereadModule(this.#loading, record),
       pins,
       onPublished: ({ next, retired }) => {
-        for (const version of retired) {
-          this.#pools.retire(version, () => letGo(this.#snapshots, version));
-          // An MCP config's servers outlive a version: they end when no current version holds them.
-          const { servers } = version;
-          if (servers !== undefined && this.#registry.source(version.root)?.servers !== servers)
-            this.#pools.endServers(servers);
-        }
+        retireVersions(retired, { registry: this.#registry, snapshots: this.#snapshots, pools: this.#pools });
         reporter.report(next);
       },
     });
-    this.#loading = {
+    this.#loading = hostLoadingParts({
+      settings,
       registry: this.#registry,
       snapshots: this.#snapshots,
       reader: this.#reader,
-      execArgvFor: (version) => this.#pools.execArgvFor(version),
-      readsFor: (version) => this.#pools.readsFor(version),
-      confinedByPermissions: (isolation) => this.#pools.confinedByPermissions(isolation),
-      secretsRefusal: (version, where) =>
-        secretsRefusal(version, {
-          ...where,
-          secretValues: settings.secretValues,
-          exposeSecretValuesToThreadTiers: settings.exposeSecretValuesToThreadTiers,
-          grant: networkGrant(settings.allowNetwork, version),
-        }),
-      networkOf: ({ packageName, permissions }) =>
-        grantedNetwork(networkGrant(settings.allowNetwork, { packageName, permissions })),
-      serverSettings: serverSettings(settings, (event) => this.#networkCounts.record(event)),
-      serverPlaces: this.#pools.serverPlaces,
-      adoptServers: (servers) => this.#pools.adoptServers(servers),
-    };
+      pools: this.#pools,
+      networkCounts: this.#networkCounts,
+    });
     this.#served = new ServedSources({
       registry: this.#registry,
       unload: (path) => this.unload(path),
@@ -194,15 +174,7 @@ export class ToolHost extends EventEmitter<ToolHostEvents> {
   async pin(options: PinOptions = {}): Promise<PinReport> {
     this.#assertOpen();
     expectLockFile('lockFile', options.lockFile);
-    await this.#registry.prepareServerRuns();
-    const { pinnable, unpinnable } = this.#registry.pinnable();
-    const report = pinModules(
-      options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME,
-      pinnable,
-      unpinnable,
-    );
-    this.#registry.refreshPins();
-    return report;
+    return pinLoaded(this.#registry, options.lockFile ?? this.#settings.lockFile ?? DEFAULT_LOCK_FILE_NAME);
   }
 
   /** Registers one of the host's own tools (trusted, in-process). It wins a name clash with loaded tools. */
