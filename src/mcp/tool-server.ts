@@ -20,6 +20,7 @@ import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
 import { CallLog, isLoggingLevel, type LogWish } from './logging.js';
+import { PlainCalls } from './plain-calls.js';
 import { ProgressRouter } from './progress.js';
 
 /** A 2025-era connection's `logging/setLevel`, when it holds for the connection (stdio). */
@@ -106,7 +107,10 @@ export class ToolServer {
     });
     answerEmptyLists(server);
     server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
-    this.#answerCalls(server, modern, connection);
+    // 2025-era only: a 2026-07-28 request carries an envelope the SDK checks, so none is plain.
+    const plain = modern ? undefined : this.#plainCalls(connection);
+    plain?.install(server);
+    this.#answerCalls(server, modern, connection, plain);
     if (listChanged) this.#announceChanges(server, modern);
     return server;
   }
@@ -129,9 +133,31 @@ export class ToolServer {
     );
   }
 
-  /** `tools/call`: the host's call, with its progress and its log lines sent as notifications. */
-  #answerCalls(server: Server, modern: boolean, connection: ConnectionLogLevel): void {
+  /** The plain-call path of a 2025-era server: calls of an offered tool while no log messages are wanted. */
+  #plainCalls(connection: ConnectionLogLevel): PlainCalls {
+    const noRoute = { sendProgress: undefined, logs: undefined };
+    return new PlainCalls({
+      takes: (name) => this.#legacyLevel(connection) === undefined && this.#offers(name),
+      call: (name, args, signal) => this.#call(name, args, signal, [], noRoute),
+    });
+  }
+
+  /**
+   * `tools/call`: the host's call, with its progress and its log lines sent as notifications. A call
+   * the plain path ran and handed back is answered with what it settled to.
+   */
+  #answerCalls(
+    server: Server,
+    modern: boolean,
+    connection: ConnectionLogLevel,
+    plain: PlainCalls | undefined,
+  ): void {
     server.setRequestHandler('tools/call', (request, ctx) => {
+      const settled = plain?.takeSettled(ctx.mcpReq.id);
+      if (settled !== undefined) {
+        if ('error' in settled) throw settled.error;
+        return settled.result;
+      }
       // Every notification of a call is sent before its answer, on the same stream: the answer
       // waits for them (a stream's answer closes it, and a late one would be lost or reordered).
       const pending: Promise<unknown>[] = [];
@@ -143,11 +169,7 @@ export class ToolServer {
         return sent;
       };
       const progressToken = ctx.mcpReq._meta?.progressToken;
-      const level = modern
-        ? levelOf(ctx.mcpReq.envelope)
-        : this.#options.legacyLogScope === 'endpoint'
-          ? this.#endpointLevel
-          : connection.level;
+      const level = modern ? levelOf(ctx.mcpReq.envelope) : this.#legacyLevel(connection);
       return this.#call(request.params.name, request.params.arguments ?? {}, ctx.mcpReq.signal, pending, {
         sendProgress:
           progressToken === undefined
@@ -170,6 +192,15 @@ export class ToolServer {
       state.ready = true;
     };
     server.onclose = () => this.#listeners.delete(server);
+  }
+
+  /** The log level a 2025-era client asked for, where it holds (its connection, or the endpoint). */
+  #legacyLevel(connection: ConnectionLogLevel): LoggingLevel | undefined {
+    return this.#options.legacyLogScope === 'endpoint' ? this.#endpointLevel : connection.level;
+  }
+
+  #offers(name: string): boolean {
+    return this.#host.list().some((info) => info.name === name);
   }
 
   /** Whether a 2025-era client of a stateless endpoint asked for log messages. */
@@ -209,7 +240,7 @@ export class ToolServer {
   ): Promise<CallToolResult> {
     // The spec lists an unknown tool among protocol errors (-32602), beside malformed requests;
     // invalid arguments are a tool execution error the model can correct (isError, below).
-    if (!this.#host.list().some((info) => info.name === name)) {
+    if (!this.#offers(name)) {
       const names = this.#host.list().map((info) => info.name);
       // Not a ProtocolError: the SDK sends an error's own message, and ProtocolError's has a prefix.
       throw Object.assign(

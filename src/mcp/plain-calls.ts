@@ -1,0 +1,207 @@
+/**
+ * The common 2025-era `tools/call` answered beside the SDK's per-request layers, not through them:
+ * a call of an offered tool with a name and arguments and nothing else (no `_meta`: no progress
+ * token), on a connection that asked for no log messages, whose answer is text. That is most calls a
+ * model makes, and the SDK's dispatch cost about as much as the process hop under it: a schema
+ * parse of the request twice, one of the result, a request context with its closures and an abort
+ * signal, each per call.
+ *
+ * Only what the SDK would answer the same way is taken here, and every other message passes to
+ * the SDK as it came. A taken request is one the SDK's request schema accepts as it stands (it
+ * would hand the handler the same name and arguments). Its answer is written here only when it is a
+ * result the SDK's result schema accepts unchanged: text blocks with nothing but their text, a
+ * boolean `isError`, `structuredContent` and `_meta` objects. Any other answer (media, a resource,
+ * an error thrown) is handed back to the SDK with the request, which then checks and encodes it as
+ * its own, errors included: the same bytes either way. Cancellation (`notifications/cancelled`)
+ * and the connection's close abort a call taken here as they abort the SDK's.
+ */
+import type {
+  CallToolResult,
+  JSONRPCMessage,
+  RequestId,
+  Server,
+  Transport,
+} from '@modelcontextprotocol/server';
+
+/** What the path asks of the tool server it answers for. */
+export interface PlainCallsOptions {
+  /** Whether a call of `name` may be answered here now: the tool is offered, no log messages were asked for. */
+  takes(name: string): boolean;
+  /** Runs the call (toolhost's `tools/call` handler, without the SDK's request context). */
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult>;
+}
+
+/** A call answered here whose answer is for the SDK to check and send: a result, or what it threw. */
+type Settled = { result: CallToolResult } | { error: unknown };
+
+/** Keys a taken request's `params` may have (the SDK's schema allows more; those go to the SDK). */
+const PLAIN_PARAM_KEYS = new Set(['name', 'arguments']);
+/** Keys of a result written here; with any other, the SDK's schema decides. */
+const PLAIN_RESULT_KEYS = new Set(['content', 'isError', 'structuredContent', '_meta']);
+/** Keys of a result's `_meta` the SDK's schema checks (toolhost sets none of them). */
+const CHECKED_META_KEYS = ['progressToken', 'io.modelcontextprotocol/related-task'];
+
+/** The plain-call path of one MCP server: installed before the server connects. */
+export class PlainCalls {
+  readonly #options: PlainCallsOptions;
+  /** Answers handed back to the SDK, by the request's id, until its handler takes them. */
+  readonly #settled = new Map<RequestId, Settled>();
+
+  constructor(options: PlainCallsOptions) {
+    this.#options = options;
+  }
+
+  /**
+   * Makes `server` take plain calls from the transport it connects to: its messages pass here
+   * first. The SDK's entries connect the servers they make, so the hook is on `connect`.
+   */
+  install(server: Server): void {
+    const connect = server.connect.bind(server);
+    server.connect = async (transport: Transport) => {
+      await connect(transport);
+      this.#intercept(transport);
+    };
+  }
+
+  /**
+   * For the SDK's `tools/call` handler: the answer of a call run here that the SDK is to send
+   * (taken once), or `undefined` for a request the SDK runs itself.
+   */
+  takeSettled(id: RequestId): Settled | undefined {
+    const settled = this.#settled.get(id);
+    if (settled !== undefined) this.#settled.delete(id);
+    return settled;
+  }
+
+  #intercept(transport: Transport): void {
+    const toSdk = transport.onmessage;
+    const sdkOnClose = transport.onclose;
+    const running = new Map<RequestId, AbortController>();
+    transport.onmessage = (message, extra) => {
+      const call = plainCallOf(message);
+      if (call !== undefined && this.#options.takes(call.name)) {
+        void this.#answer(call, running, transport, () => toSdk?.(message, extra));
+        return;
+      }
+      const cancelled = cancelledIdOf(message);
+      if (cancelled !== undefined) running.get(cancelled)?.abort(reasonOf(message));
+      toSdk?.(message, extra);
+    };
+    transport.onclose = () => {
+      try {
+        sdkOnClose?.();
+      } finally {
+        for (const controller of running.values()) controller.abort(new Error('Connection closed'));
+        running.clear();
+      }
+    };
+  }
+
+  async #answer(
+    call: PlainCall,
+    running: Map<RequestId, AbortController>,
+    transport: Transport,
+    handToSdk: () => void,
+  ): Promise<void> {
+    const controller = new AbortController();
+    running.set(call.id, controller);
+    let settled: Settled;
+    try {
+      settled = { result: await this.#options.call(call.name, call.arguments, controller.signal) };
+    } catch (error) {
+      settled = { error };
+    } finally {
+      if (running.get(call.id) === controller) running.delete(call.id);
+    }
+    // A cancelled call is answered by nobody, as the SDK does; a closed connection has no one to answer.
+    if (controller.signal.aborted) return;
+    const plain = 'result' in settled ? plainResultOf(settled.result) : undefined;
+    if (plain !== undefined) {
+      // The SDK's own answer, key for key: `{ result, jsonrpc, id }`.
+      const answer = { result: plain, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
+      await transport.send(answer).catch(() => {});
+      return;
+    }
+    this.#settled.set(call.id, settled);
+    handToSdk();
+  }
+}
+
+interface PlainCall {
+  id: RequestId;
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * `message` as a plain `tools/call`: a request whose params are a string `name` and, if any, an
+ * object of `arguments` (what the SDK's request schema accepts and hands on unchanged); otherwise
+ * `undefined`. The transport checked it is a JSON-RPC message.
+ */
+function plainCallOf(message: JSONRPCMessage): PlainCall | undefined {
+  if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return undefined;
+  const params: unknown = message.params;
+  if (!isPlainObject(params)) return undefined;
+  for (const key in params) if (!PLAIN_PARAM_KEYS.has(key)) return undefined;
+  const name = params['name'];
+  const args = 'arguments' in params ? params['arguments'] : {};
+  if (typeof name !== 'string' || !isPlainObject(args) || hasOwnProto(args)) return undefined;
+  return { id: message.id, name, arguments: args };
+}
+
+/** The id a `notifications/cancelled` names, if `message` is one. */
+function cancelledIdOf(message: JSONRPCMessage): RequestId | undefined {
+  if (!('method' in message) || message.method !== 'notifications/cancelled' || 'id' in message)
+    return undefined;
+  const requestId: unknown = message.params?.['requestId'];
+  return typeof requestId === 'string' || typeof requestId === 'number' ? requestId : undefined;
+}
+
+function reasonOf(message: JSONRPCMessage): unknown {
+  return 'params' in message ? message.params?.['reason'] : undefined;
+}
+
+/**
+ * `result` as the SDK's `tools/call` result schema (2025-era) would give it back, when that schema
+ * passes it through with nothing changed but the order of its keys (the schema's: `_meta`,
+ * `content`, `structuredContent`, `isError`); otherwise `undefined`. That is: only text blocks, each
+ * `{ type: 'text', text }`; `isError` a boolean; `structuredContent` and `_meta` objects, which the
+ * schema copies key by key (no own `__proto__`, which a copy would lose; none of the keys the
+ * schema checks in `_meta`).
+ */
+function plainResultOf(result: CallToolResult): CallToolResult | undefined {
+  for (const key in result) if (!PLAIN_RESULT_KEYS.has(key)) return undefined;
+  const { content, structuredContent, isError, _meta: meta } = result;
+  if (!Array.isArray(content)) return undefined;
+  for (const block of content) {
+    if (!isPlainObject(block) || block['type'] !== 'text' || typeof block['text'] !== 'string')
+      return undefined;
+    for (const key in block) if (key !== 'type' && key !== 'text') return undefined;
+  }
+  if (isError !== undefined && typeof isError !== 'boolean') return undefined;
+  if (structuredContent !== undefined && !isCopiedRecord(structuredContent)) return undefined;
+  if (meta !== undefined && (!isCopiedRecord(meta) || CHECKED_META_KEYS.some((key) => key in meta))) {
+    return undefined;
+  }
+  const plain = {} as CallToolResult;
+  if (meta !== undefined) plain._meta = meta;
+  plain.content = content;
+  if (structuredContent !== undefined) plain.structuredContent = structuredContent;
+  if (isError !== undefined) plain.isError = isError;
+  return plain;
+}
+
+/** A record the SDK's schema copies key by key into a copy equal to it. */
+function isCopiedRecord(value: unknown): boolean {
+  return isPlainObject(value) && !hasOwnProto(value);
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+function hasOwnProto(value: object): boolean {
+  return Object.hasOwn(value, '__proto__');
+}
