@@ -7,7 +7,14 @@
  * the other mcp-* files, which run this path for every plain call they make.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  Server,
+} from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlainCalls } from '../dist/src/mcp/plain-calls.js';
 import { ToolServer } from '../dist/src/mcp/tool-server.js';
@@ -103,6 +110,85 @@ async function initialized(client: WireClient): Promise<void> {
 /** One turn of the event loop: every answer already settled has been written by then. */
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
+/** Every shape of outcome the host may give, well-formed or not. */
+const outcomes: Array<[string, () => Promise<Outcome>]> = [
+  ['text', async () => ({ content: [text('hello')], isError: false })],
+  ['no content', async () => ({ content: [], isError: false })],
+  [
+    'an error outcome, its code in the text and in _meta',
+    async () => ({
+      content: [text('tool timed out after 50 ms')],
+      isError: true,
+      error: { code: 'TOOL_TIMEOUT', message: 'tool timed out after 50 ms' },
+    }),
+  ],
+  [
+    'details and a full-output path in _meta',
+    async () => ({
+      content: [text('cut')],
+      isError: false,
+      details: { rows: [1, 2], nested: { deep: true } },
+      fullOutputPath: '/tmp/out.txt',
+    }),
+  ],
+  [
+    'a JSON object text, given as structuredContent too',
+    async () => ({ content: [text('{"a":1,"b":[2]}')], isError: false }),
+  ],
+  [
+    'structuredContent of its own',
+    async () => ({ content: [text('x')], isError: false, structuredContent: { a: { b: null } } }),
+  ],
+  [
+    'structuredContent with an own __proto__ key (the SDK copies it: handed to the SDK)',
+    async () => ({
+      content: [text('x')],
+      isError: false,
+      structuredContent: JSON.parse('{"__proto__":{"polluted":1},"b":2}'),
+    }),
+  ],
+  [
+    'details with an own __proto__ key',
+    async () => ({ content: [text('x')], isError: false, details: JSON.parse('{"__proto__":{"p":1}}') }),
+  ],
+  [
+    'an image beside text (handed to the SDK)',
+    async () => ({
+      content: [
+        text('look'),
+        { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+      ],
+      isError: false,
+    }),
+  ],
+  [
+    'an image whose data is not base64 (the SDK refuses it)',
+    async () => ({
+      content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } }],
+      isError: false,
+    }),
+  ],
+  [
+    'a resource block',
+    async () => ({
+      content: [{ type: 'resource', resource: { uri: 'file:///a.txt', text: 'a', mimeType: 'text/plain' } }],
+      isError: false,
+    }),
+  ],
+  [
+    'a host call that throws (a JSON-RPC error)',
+    async () => {
+      throw Object.assign(new Error('the host broke'), { code: -32001, data: { why: 'test' } });
+    },
+  ],
+  [
+    'a host call that throws something without a code',
+    async () => {
+      throw new Error('no code');
+    },
+  ],
+];
+
 describe('a plain tools/call answers with the bytes the SDK would send', () => {
   const host = new ScriptedHost();
   const tools = new ToolServer(host as never, {
@@ -131,88 +217,6 @@ describe('a plain tools/call answers with the bytes the SDK would send', () => {
     });
     return [plain, sdk];
   }
-
-  const outcomes: Array<[string, () => Promise<Outcome>]> = [
-    ['text', async () => ({ content: [text('hello')], isError: false })],
-    ['no content', async () => ({ content: [], isError: false })],
-    [
-      'an error outcome, its code in the text and in _meta',
-      async () => ({
-        content: [text('tool timed out after 50 ms')],
-        isError: true,
-        error: { code: 'TOOL_TIMEOUT', message: 'tool timed out after 50 ms' },
-      }),
-    ],
-    [
-      'details and a full-output path in _meta',
-      async () => ({
-        content: [text('cut')],
-        isError: false,
-        details: { rows: [1, 2], nested: { deep: true } },
-        fullOutputPath: '/tmp/out.txt',
-      }),
-    ],
-    [
-      'a JSON object text, given as structuredContent too',
-      async () => ({ content: [text('{"a":1,"b":[2]}')], isError: false }),
-    ],
-    [
-      'structuredContent of its own',
-      async () => ({ content: [text('x')], isError: false, structuredContent: { a: { b: null } } }),
-    ],
-    [
-      'structuredContent with an own __proto__ key (the SDK copies it: handed to the SDK)',
-      async () => ({
-        content: [text('x')],
-        isError: false,
-        structuredContent: JSON.parse('{"__proto__":{"polluted":1},"b":2}'),
-      }),
-    ],
-    [
-      'details with an own __proto__ key',
-      async () => ({ content: [text('x')], isError: false, details: JSON.parse('{"__proto__":{"p":1}}') }),
-    ],
-    [
-      'an image beside text (handed to the SDK)',
-      async () => ({
-        content: [
-          text('look'),
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
-        ],
-        isError: false,
-      }),
-    ],
-    [
-      'an image whose data is not base64 (the SDK refuses it)',
-      async () => ({
-        content: [
-          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'not base64!' } },
-        ],
-        isError: false,
-      }),
-    ],
-    [
-      'a resource block',
-      async () => ({
-        content: [
-          { type: 'resource', resource: { uri: 'file:///a.txt', text: 'a', mimeType: 'text/plain' } },
-        ],
-        isError: false,
-      }),
-    ],
-    [
-      'a host call that throws (a JSON-RPC error)',
-      async () => {
-        throw Object.assign(new Error('the host broke'), { code: -32001, data: { why: 'test' } });
-      },
-    ],
-    [
-      'a host call that throws something without a code',
-      async () => {
-        throw new Error('no code');
-      },
-    ],
-  ];
 
   it.each(outcomes)('%s', async (_name, outcome) => {
     host.script = outcome;
@@ -301,7 +305,7 @@ describe('which calls the plain path takes', () => {
         return new Promise(() => {});
       },
     });
-    plain.install(server);
+    plain.install(server, 'legacy');
     server.setRequestHandler('tools/call', (request, ctx) => {
       const settled = plain.takeSettled(ctx.mcpReq.id);
       if (settled !== undefined) throw new Error('nothing was handed back here');
@@ -337,5 +341,103 @@ describe('which calls the plain path takes', () => {
     expect(running?.aborted).toBe(true);
     await turn();
     expect(client.lines.length).toBe(before);
+  });
+});
+
+describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would send', () => {
+  const host = new ScriptedHost();
+  const tools = new ToolServer(host as never, {
+    name: 'toolhost',
+    version: '0.0.0',
+    listChanged: true,
+    legacyLogScope: 'connection',
+  });
+  const envelope = {
+    [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
+    [CLIENT_INFO_META_KEY]: { name: 'test', version: '1.0.0' },
+    [CLIENT_CAPABILITIES_META_KEY]: {},
+  };
+  let client: WireClient;
+  let connection: { close(): Promise<void> };
+
+  beforeAll(async () => {
+    const linked = connected();
+    client = linked.client;
+    connection = serveStdio((context) => tools.createServer(context), {
+      transport: linked.transport,
+      onerror: () => {},
+    });
+    // The opening message pins the connection's era.
+    await client.request('tools/list', { _meta: envelope });
+  });
+  afterAll(async () => {
+    await connection.close();
+    tools.close();
+  });
+
+  /** The answer to the same call with only its envelope and with a progress token too (the SDK's path). */
+  async function bothWays(
+    meta: Record<string, unknown>,
+    args: unknown = { text: 'hi' },
+  ): Promise<[string, string]> {
+    const plain = await client.request('tools/call', { name: 'scripted', arguments: args, _meta: meta });
+    const sdk = await client.request('tools/call', {
+      name: 'scripted',
+      arguments: args,
+      _meta: { ...meta, progressToken: 'p' },
+    });
+    return [plain, sdk];
+  }
+
+  it.each(outcomes)('%s', async (_name, outcome) => {
+    host.script = outcome;
+    const [plain, sdk] = await bothWays(envelope);
+    expect(plain).toBe(sdk);
+  });
+
+  it('stamps the result as the SDK does (resultType, the server identity)', async () => {
+    host.script = async () => ({ content: [text('hello')], isError: false });
+    const [plain] = await bothWays(envelope);
+    expect(JSON.parse(plain).result).toEqual({
+      content: [text('hello')],
+      isError: false,
+      resultType: 'complete',
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolhost', version: '0.0.0' } },
+    });
+  });
+
+  it.each([
+    ['an envelope without capabilities', { [PROTOCOL_VERSION_META_KEY]: '2026-07-28' }],
+    ['client info of the wrong type', { ...envelope, [CLIENT_INFO_META_KEY]: 'me' }],
+    ['a protocol version that is not a string', { ...envelope, [PROTOCOL_VERSION_META_KEY]: 7 }],
+    ['a log level (its lines are sent before the answer)', { ...envelope, [LOG_LEVEL_META_KEY]: 'debug' }],
+    ['a key of its own beside the envelope', { ...envelope, mine: 1 }],
+  ])('%s: the same answer either way', async (_name, meta) => {
+    host.script = async () => ({ content: [text('x')], isError: false });
+    const [plain, sdk] = await bothWays(meta);
+    expect(plain).toBe(sdk);
+  });
+
+  it('a cancelled plain call is aborted and never answered', async () => {
+    host.script = (_args, signal) =>
+      new Promise((resolve) => {
+        signal.addEventListener('abort', () => resolve({ content: [text('late')], isError: false }), {
+          once: true,
+        });
+      });
+    const started = host.started();
+    const id = client.send('tools/call', { name: 'scripted', arguments: {}, _meta: envelope });
+    await started;
+    client.toServer({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: id, reason: 'no', _meta: envelope },
+    });
+    await turn();
+    expect(host.signals.at(-1)?.aborted).toBe(true);
+    host.script = async () => ({ content: [text('next')], isError: false });
+    const [next] = await bothWays(envelope);
+    expect(JSON.parse(next).result.content).toEqual([text('next')]);
+    expect(client.lines.some((line) => JSON.parse(line).id === id)).toBe(false);
   });
 });

@@ -15,12 +15,15 @@
  * its own, errors included: the same bytes either way. Cancellation (`notifications/cancelled`)
  * and the connection's close abort a call taken here as they abort the SDK's.
  */
-import type {
-  CallToolResult,
-  JSONRPCMessage,
-  RequestId,
-  Server,
-  Transport,
+import {
+  type CallToolResult,
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  type JSONRPCMessage,
+  PROTOCOL_VERSION_META_KEY,
+  type RequestId,
+  type Server,
+  type Transport,
 } from '@modelcontextprotocol/server';
 
 /** What the path asks of the tool server it answers for. */
@@ -35,7 +38,7 @@ export interface PlainCallsOptions {
 type Settled = { result: CallToolResult } | { error: unknown };
 
 /** Keys a taken request's `params` may have (the SDK's schema allows more; those go to the SDK). */
-const PLAIN_PARAM_KEYS = new Set(['name', 'arguments']);
+const PLAIN_PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
 /** Keys of a result written here; with any other, the SDK's schema decides. */
 const PLAIN_RESULT_KEYS = new Set(['content', 'isError', 'structuredContent', '_meta']);
 /** Keys of a result's `_meta` the SDK's schema checks (toolhost sets none of them). */
@@ -53,13 +56,16 @@ export class PlainCalls {
 
   /**
    * Makes `server` take plain calls from the transport it connects to: its messages pass here
-   * first. The SDK's entries connect the servers they make, so the hook is on `connect`.
+   * first. The SDK's entries connect the servers they make, so the hook is on `connect`. A
+   * 2026-07-28 server takes them only where the SDK's own envelope check and result encoding can be
+   * reached (see {@link modernWire}); otherwise every call goes to the SDK.
    */
-  install(server: Server): void {
+  install(server: Server, era: 'legacy' | 'modern'): void {
     const connect = server.connect.bind(server);
     server.connect = async (transport: Transport) => {
       await connect(transport);
-      this.#intercept(transport);
+      const wire = era === 'legacy' ? LEGACY_WIRE : modernWire(server);
+      if (wire !== undefined) this.#intercept(transport, wire);
     };
   }
 
@@ -73,14 +79,16 @@ export class PlainCalls {
     return settled;
   }
 
-  #intercept(transport: Transport): void {
+  #intercept(transport: Transport, wire: PlainWire): void {
     const toSdk = transport.onmessage;
     const sdkOnClose = transport.onclose;
     const running = new Map<RequestId, AbortController>();
     transport.onmessage = (message, extra) => {
-      const call = plainCallOf(message);
+      // A message the entry classified (the opening one of a 2026-07-28 connection) goes to the SDK,
+      // which checks the classification against the era it serves.
+      const call = extra?.classification === undefined ? plainCallOf(message, wire) : undefined;
       if (call !== undefined && this.#options.takes(call.name)) {
-        void this.#answer(call, running, transport, () => toSdk?.(message, extra));
+        void this.#answer(call, running, transport, wire, () => toSdk?.(message, extra));
         return;
       }
       const cancelled = cancelledIdOf(message);
@@ -101,6 +109,7 @@ export class PlainCalls {
     call: PlainCall,
     running: Map<RequestId, AbortController>,
     transport: Transport,
+    wire: PlainWire,
     handToSdk: () => void,
   ): Promise<void> {
     const controller = new AbortController();
@@ -115,7 +124,7 @@ export class PlainCalls {
     }
     // A cancelled call is answered by nobody, as the SDK does; a closed connection has no one to answer.
     if (controller.signal.aborted) return;
-    const plain = 'result' in settled ? plainResultOf(settled.result) : undefined;
+    const plain = 'result' in settled ? wire.encode(settled.result) : undefined;
     if (plain !== undefined) {
       // The SDK's own answer, key for key: `{ result, jsonrpc, id }`.
       const answer = { result: plain, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
@@ -134,11 +143,77 @@ interface PlainCall {
 }
 
 /**
- * `message` as a plain `tools/call`: a request whose params are a string `name` and, if any, an
- * object of `arguments` (what the SDK's request schema accepts and hands on unchanged); otherwise
- * `undefined`. The transport checked it is a JSON-RPC message.
+ * What differs between the protocol eras: which `params` make a plain call, and how a plain
+ * result goes on the wire.
  */
-function plainCallOf(message: JSONRPCMessage): PlainCall | undefined {
+interface PlainWire {
+  /** Whether `params` (a plain object holding only `name` and `arguments` besides `_meta`) are plain in this era. */
+  takesMeta(meta: unknown): boolean;
+  /** The result as the SDK would send it, or `undefined` to hand it to the SDK. */
+  encode(result: CallToolResult): CallToolResult | undefined;
+}
+
+/** 2025-era: no `_meta` at all (no progress token), and a result the SDK's schema passes unchanged. */
+const LEGACY_WIRE: PlainWire = {
+  takesMeta: (meta) => meta === undefined,
+  encode: plainResultOf,
+};
+
+/** The keys of a 2026-07-28 request's envelope a plain call may have: no log level, no progress token. */
+const PLAIN_ENVELOPE_KEYS = new Set([
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_INFO_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+]);
+
+/** The parts of the SDK's `Server` a 2026-07-28 plain call needs: its era's codec and its identity. */
+interface ServerWireInternals {
+  _negotiatedWireCodec?: () => {
+    checkInboundEnvelope?: (material: { envelope: Record<string, unknown> }) => string | undefined;
+    encodeResult?: (method: string, result: unknown, serverInfo: unknown) => unknown;
+  };
+  _outboundServerInfo?: () => unknown;
+}
+
+/**
+ * 2026-07-28: a request's `_meta` is its envelope, checked by the SDK's own check (the same call its
+ * dispatch makes); a result of text blocks only, with no `_meta` or `structuredContent` of its own,
+ * is encoded by the SDK's own encoder (which stamps `resultType` and the server's identity). Both
+ * are the SDK's internals, not its API: where they are not found (another SDK version), `undefined`,
+ * and every call takes the SDK's path.
+ */
+function modernWire(server: Server): PlainWire | undefined {
+  const internals = server as unknown as ServerWireInternals;
+  const codecOf = internals._negotiatedWireCodec;
+  const serverInfoOf = internals._outboundServerInfo;
+  if (typeof codecOf !== 'function' || typeof serverInfoOf !== 'function') return undefined;
+  // Asked for on every call, as the SDK's dispatch does: the codec of the era the server serves now.
+  const codec = () => codecOf.call(server);
+  const { checkInboundEnvelope, encodeResult } = codec();
+  if (typeof checkInboundEnvelope !== 'function' || typeof encodeResult !== 'function') return undefined;
+  return {
+    takesMeta(meta) {
+      if (!isPlainObject(meta)) return false;
+      for (const key in meta) if (!PLAIN_ENVELOPE_KEYS.has(key)) return false;
+      const era = codec();
+      return era.checkInboundEnvelope?.({ envelope: { ...meta } }) === undefined;
+    },
+    encode(result) {
+      const plain = plainResultOf(result);
+      if (plain === undefined || plain._meta !== undefined || plain.structuredContent !== undefined)
+        return undefined;
+      const era = codec();
+      return era.encodeResult?.('tools/call', plain, serverInfoOf.call(server)) as CallToolResult | undefined;
+    },
+  };
+}
+
+/**
+ * `message` as a plain `tools/call`: a request whose params are a string `name`, if any an object
+ * of `arguments` (what the SDK's request schema accepts and hands on unchanged), and a `_meta` the
+ * era's wire takes; otherwise `undefined`. The transport checked it is a JSON-RPC message.
+ */
+function plainCallOf(message: JSONRPCMessage, wire: PlainWire): PlainCall | undefined {
   if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return undefined;
   const params: unknown = message.params;
   if (!isPlainObject(params)) return undefined;
@@ -146,6 +221,7 @@ function plainCallOf(message: JSONRPCMessage): PlainCall | undefined {
   const name = params['name'];
   const args = 'arguments' in params ? params['arguments'] : {};
   if (typeof name !== 'string' || !isPlainObject(args) || hasOwnProto(args)) return undefined;
+  if (!wire.takesMeta(params['_meta'])) return undefined;
   return { id: message.id, name, arguments: args };
 }
 

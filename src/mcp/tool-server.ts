@@ -107,9 +107,8 @@ export class ToolServer {
     });
     answerEmptyLists(server);
     server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
-    // 2025-era only: a 2026-07-28 request carries an envelope the SDK checks, so none is plain.
-    const plain = modern ? undefined : this.#plainCalls(connection);
-    plain?.install(server);
+    const plain = this.#plainCalls(modern, connection);
+    plain.install(server, context.era);
     this.#answerCalls(server, modern, connection, plain);
     if (listChanged) this.#announceChanges(server, modern);
     return server;
@@ -133,11 +132,14 @@ export class ToolServer {
     );
   }
 
-  /** The plain-call path of a 2025-era server: calls of an offered tool while no log messages are wanted. */
-  #plainCalls(connection: ConnectionLogLevel): PlainCalls {
+  /**
+   * A server's plain-call path: calls of an offered tool while no log messages are wanted (a
+   * 2026-07-28 request that wants them names a level in its envelope, which no plain call has).
+   */
+  #plainCalls(modern: boolean, connection: ConnectionLogLevel): PlainCalls {
     const noRoute = { sendProgress: undefined, logs: undefined };
     return new PlainCalls({
-      takes: (name) => this.#legacyLevel(connection) === undefined && this.#offers(name),
+      takes: (name) => (modern || this.#legacyLevel(connection) === undefined) && this.#offers(name),
       call: (name, args, signal) => this.#call(name, args, signal, [], noRoute),
     });
   }
