@@ -10,12 +10,14 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
+  isLegacyRequest,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
   Server,
 } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isLegacyBody } from '../dist/src/mcp/legacy-http.js';
 import { PlainCalls } from '../dist/src/mcp/plain-calls.js';
 import { ToolServer } from '../dist/src/mcp/tool-server.js';
 
@@ -439,5 +441,42 @@ describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would sen
     const [next] = await bothWays(envelope);
     expect(JSON.parse(next).result.content).toEqual([text('next')]);
     expect(client.lines.some((line) => JSON.parse(line).id === id)).toBe(false);
+  });
+});
+
+describe("telling a 2025-era HTTP request as the SDK's entry does", () => {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {} } };
+  const claim = { [PROTOCOL_VERSION_META_KEY]: '2026-07-28', [CLIENT_CAPABILITIES_META_KEY]: {} };
+  const cases: Array<[string, Record<string, string>, unknown]> = [
+    ['a plain call, no version header', {}, call],
+    ['a plain call, a 2025 version header', { 'mcp-protocol-version': '2025-11-25' }, call],
+    ['a 2025 version header with white space after it', { 'mcp-protocol-version': '2025-06-18 ' }, call],
+    ['a modern version header', { 'mcp-protocol-version': '2026-07-28' }, call],
+    ['a modern version header behind white space', { 'mcp-protocol-version': ' 2026-07-28' }, call],
+    ['a version header that is no date', { 'mcp-protocol-version': 'latest' }, call],
+    ['an old date', { 'mcp-protocol-version': '1999-01-01' }, call],
+    ['a progress token', {}, { ...call, params: { ...call.params, _meta: { progressToken: 1 } } }],
+    ['an envelope claim', {}, { ...call, params: { ...call.params, _meta: claim } }],
+    ['an envelope claim in an array _meta', {}, { ...call, params: { ...call.params, _meta: [] } }],
+    [
+      'initialize',
+      {},
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } },
+    ],
+    ['a notification', {}, { jsonrpc: '2.0', method: 'notifications/initialized' }],
+    ['a batch', {}, [call]],
+    ['a response', {}, { jsonrpc: '2.0', id: 1, result: {} }],
+    ['not JSON-RPC', {}, { hello: 1 }],
+    ['a request with a key too many', {}, { ...call, extra: 1 }],
+  ];
+
+  it.each(cases)('%s', async (_name, headers, body) => {
+    const incoming = { method: 'POST', headers: { 'content-type': 'application/json', ...headers } };
+    const web = new Request('http://127.0.0.1/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    expect(await isLegacyBody(incoming as never, body)).toBe(await isLegacyRequest(web, body));
   });
 });

@@ -137,8 +137,8 @@ require('node:http').createServer((request, response) => {
 }
 
 /** Starts `toolhost serve --http 127.0.0.1:0 <tools>` with `cli`; resolves with the process and its URL. */
-export function startServeHttp({ cli, tools, env }) {
-  const child = spawn(process.execPath, [cli, 'serve', '--http', '127.0.0.1:0', tools], {
+export function startServeHttp({ cli, tools, env, nodeArgs = [] }) {
+  const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', '--http', '127.0.0.1:0', tools], {
     env,
     stdio: ['ignore', 'ignore', 'pipe'],
   });

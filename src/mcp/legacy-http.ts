@@ -9,9 +9,14 @@ import type { IncomingMessage } from 'node:http';
 import {
   isLegacyRequest,
   type McpServerFactory,
+  PROTOCOL_VERSION_META_KEY,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
+import { kindOf } from './json-rpc.js';
 import { requestOf, type WebHandler } from './web-bridge.js';
+
+/** The first protocol revision of the 2026 era; every earlier one (they all start `2025`, `2024`) is of the 2025 era. */
+const FIRST_MODERN_YEAR = '2026';
 
 /**
  * Whether a request (its body read and parsed) is of the 2025 era: the SDK's own decision, so the
@@ -20,6 +25,7 @@ import { requestOf, type WebHandler } from './web-bridge.js';
  * is asked again with a real `Request`.
  */
 export async function isLegacyBody(request: IncomingMessage, body: unknown): Promise<boolean> {
+  if (isPlainLegacyRequest(request, body)) return true;
   const headers = {
     get: (name: string) => {
       const value = request.headers[name.toLowerCase()];
@@ -31,6 +37,27 @@ export async function isLegacyBody(request: IncomingMessage, body: unknown): Pro
   } catch {
     return isLegacyRequest(requestOf(request, new AbortController().signal), body);
   }
+}
+
+/**
+ * The common 2025-era POST, told without the SDK's classification (three schema parses, two of
+ * which fail and build their errors): one JSON-RPC request (the hand check the SDK's guards are
+ * held to), not `initialize`, with no envelope claim (no protocol version in its `_meta`), and no
+ * `MCP-Protocol-Version` header or one naming a 2025-era revision. The SDK classifies each of these
+ * as 2025-era too; `false` means "ask the SDK", not "modern".
+ */
+function isPlainLegacyRequest(request: IncomingMessage, body: unknown): boolean {
+  if (request.method !== 'POST' || kindOf(body) !== 'request') return false;
+  const { method, params } = body as { method: string; params?: { _meta?: unknown } };
+  if (method === 'initialize') return false;
+  const meta = params?._meta;
+  if (typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META_KEY in meta) return false;
+  const version = request.headers['mcp-protocol-version'];
+  // Compared as the SDK does (revisions are dates), with no white space around it to strip first.
+  return (
+    version === undefined ||
+    (typeof version === 'string' && /^\d/.test(version) && version < FIRST_MODERN_YEAR)
+  );
 }
 
 /** A handler for 2025-era requests; `streams(body)` says whether a request may send before its answer. */

@@ -18,7 +18,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  isJSONRPCRequest,
   isJsonContentType,
   type JSONRPCMessage,
   type JSONRPCRequest,
@@ -26,6 +25,7 @@ import {
   SUPPORTED_PROTOCOL_VERSIONS,
   type Transport,
 } from '@modelcontextprotocol/server';
+import { kindOf } from './json-rpc.js';
 
 /** The one answer a request waits for: its client's id, and where to write the answer. */
 interface Waiting {
@@ -137,7 +137,7 @@ export class SharedLegacyServer {
       return false;
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-    return (body as { method?: unknown }).method !== 'initialize' && isJSONRPCRequest(body);
+    return (body as { method?: unknown }).method !== 'initialize' && kindOf(body) === 'request';
   }
 
   /** Answers `body` on `response` as JSON, with `headers` beside the content type. */
