@@ -36,6 +36,15 @@ class LineRpc {
     });
   }
 
+  /**
+   * 2026-07-28 by hand: every request carries its envelope in `_meta`, as the 2.x client's do (the
+   * same three keys), and the connection needs no `initialize`.
+   */
+  modern() {
+    const request = this.request.bind(this);
+    return { request: (method, params) => request(method, { ...params, _meta: MODERN_ENVELOPE }) };
+  }
+
   notify(method, params) {
     this.#write(`${JSON.stringify({ jsonrpc: '2.0', method, params })}\n`);
   }
@@ -47,6 +56,12 @@ const INITIALIZE = {
   clientInfo: { name: 'bench-raw', version: '1.0.0' },
 };
 
+const MODERN_ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-raw', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
 async function initialized(rpc) {
   const answer = await rpc.request('initialize', INITIALIZE);
   if (answer.error !== undefined) throw new Error(JSON.stringify(answer.error));
@@ -55,15 +70,18 @@ async function initialized(rpc) {
 }
 
 /**
- * `toolhost serve <tools>` over stdio (the relay and its hosting process), spoken to by hand.
- * `nodeArgs` go to the relay's node (`--cpu-prof`, say).
+ * `toolhost serve <tools>` over stdio, spoken to by hand: on 2025-11-25 (`initialize` first), or
+ * with `modern` on 2026-07-28 (an envelope on every request; the first one pins the era).
+ * `nodeArgs` go to serve's node (`--cpu-prof`, say).
  */
-export async function rawStdio({ cli, tools, env, nodeArgs = [] }) {
+export async function rawStdio({ cli, tools, env, nodeArgs = [], modern = false }) {
   const child = spawn(process.execPath, [...nodeArgs, cli, 'serve', tools], {
     env,
     stdio: ['pipe', 'pipe', 'ignore'],
   });
-  const rpc = await initialized(new LineRpc((line) => child.stdin.write(line), child.stdout));
+  const lines = new LineRpc((line) => child.stdin.write(line), child.stdout);
+  const rpc = modern ? lines.modern() : await initialized(lines);
+  if (modern) await rpc.request('tools/list', {});
   return { rpc, close: () => child.stdin.end() };
 }
 

@@ -41,6 +41,9 @@ const PART_LABELS = {
   hostingRaw: 'the relay’s hosting process alone, its channel spoken by hand',
   stdioRaw: '`toolhost serve` over stdio spoken by hand (one process: every package in the process tier)',
   stdio: '**`toolhost serve` over stdio, the official client**',
+  stdioModernRaw:
+    '`toolhost serve` over stdio on 2026-07-28, spoken to by hand (the envelope on every request)',
+  stdioModern: '`toolhost serve` over stdio on 2026-07-28, the official 2.x client',
   httpEcho: 'a POST by hand to a bare `node:http` process answering a fixed JSON (no MCP, no checks)',
   httpRaw: '`toolhost serve --http`, a POST by hand',
   http: '**`toolhost serve --http`, the official client**',
@@ -60,7 +63,7 @@ export function servePartsSection(result) {
   return [
     '## 20. Where a serve tools/call goes',
     '',
-    `The echo tool, one call at a time, each layer added in turn, interleaved call by call; ${result.cycles} cycles. The 2025-11-25 client (SDK 1.x).${result.baseline === null ? '' : ` Baseline build: ${result.baseline}.`}`,
+    `The echo tool, one call at a time, each layer added in turn, interleaved call by call; ${result.cycles} cycles. The 2025-11-25 client (SDK 1.x) unless a row names 2026-07-28.${result.baseline === null ? '' : ` Baseline build: ${result.baseline}.`}`,
     '',
     table(['Path', 'Median', 'p99', 'Median vs host.call', 'n'], rows),
     '',

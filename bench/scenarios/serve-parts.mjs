@@ -16,6 +16,9 @@
  *   in one process, the host and the SDK's server on stdio directly (no relay, no hosting process;
  *   `hostingRaw` is what the relay's path costs without the relay; the baseline rows, with it);
  * - `stdio`: the same through the official client (section 8's row): the client's own layers;
+ * - `stdioModernRaw` and `stdioModern`: the same on 2026-07-28, by hand (the envelope on every
+ *   request) and through the official 2.x client pinned to it: what the newer revision costs the
+ *   server, and what it costs the client;
  * - `httpEcho`: a POST by hand to a bare `node:http` process that answers a fixed JSON: the floor
  *   under any HTTP serving (the client's `fetch`, Node's HTTP server, the process's wake-up);
  * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
@@ -27,6 +30,8 @@
  */
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -72,6 +77,17 @@ async function sdkStdio(cliPath) {
   return client;
 }
 
+async function sdkStdioModern(cliPath) {
+  const client = new ModernClient(
+    { name: 'bench', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new ModernStdio({ command: process.execPath, args: [cliPath, 'serve', tools], env, stderr: 'ignore' }),
+  );
+  return client;
+}
+
 async function sdkHttp(url) {
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(
@@ -106,6 +122,8 @@ const echoTwo = echoChain(2, env);
 const bareHttp = await httpEcho(env);
 const stdioByHand = await rawStdio({ cli, tools, env });
 const stdioClient = await sdkStdio(cli);
+const stdioModernByHand = await rawStdio({ cli, tools, env, modern: true });
+const stdioModernClient = await sdkStdioModern(cli);
 const served = await startHttp(cli);
 const httpClient = await sdkHttp(served.url);
 const httpByHand = rawHttp(served.url);
@@ -131,6 +149,8 @@ const variants = {
   hostingRaw: byHand(hosting.rpc),
   stdioRaw: byHand(stdioByHand.rpc),
   stdio: viaClient(stdioClient),
+  stdioModernRaw: byHand(stdioModernByHand.rpc),
+  stdioModern: viaClient(stdioModernClient),
   httpEcho: byHand(bareHttp.rpc),
   httpRaw: byHand(httpByHand),
   http: viaClient(httpClient),
@@ -160,10 +180,12 @@ const samples = await interleave({ variants, cycles, warmupCycles: iterations(20
 await Promise.all([
   inProcess.close(),
   stdioClient.close(),
+  stdioModernClient.close(),
   httpClient.close(),
   ...closers.map((close) => close()),
 ]);
 stdioByHand.close();
+stdioModernByHand.close();
 echoOne.close();
 echoTwo.close();
 bareHttp.close();
