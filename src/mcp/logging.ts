@@ -5,7 +5,7 @@
  * printed (bounded, as for every screen); a {@link CallLog} turns each piece into messages while
  * the call runs, and what is left with the answer, each line once.
  */
-import type { LoggingLevel } from '@modelcontextprotocol/server';
+import { LOG_LEVEL_META_KEY, type LoggingLevel } from '@modelcontextprotocol/server';
 import { escapeControl, MAX_MESSAGE_LENGTH, truncate } from '../boundary/sanitize.js';
 import type { ToolOutputEvent } from '../host/events.js';
 
@@ -34,6 +34,12 @@ const MAX_HELD_CHARACTERS = 4 * MAX_MESSAGE_LENGTH;
 export interface LogWish {
   level: LoggingLevel;
   send(notification: { method: 'notifications/message'; params: Record<string, unknown> }): Promise<unknown>;
+}
+
+/** The level a 2026-07-28 request's envelope asks for; none (no log messages) when absent or not a level. */
+export function levelOf(envelope: Record<string, unknown> | undefined): LoggingLevel | undefined {
+  const level = envelope?.[LOG_LEVEL_META_KEY];
+  return isLoggingLevel(level) ? level : undefined;
 }
 
 /** Whether a value from the client names a log level. */

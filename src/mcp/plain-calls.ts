@@ -1,18 +1,20 @@
 /**
- * The common 2025-era `tools/call` answered beside the SDK's per-request layers, not through them:
- * a call of an offered tool with a name and arguments and nothing else (no `_meta`: no progress
- * token), on a connection that asked for no log messages, whose answer is text. That is most calls a
- * model makes, and the SDK's dispatch cost about as much as the process hop under it: a schema
- * parse of the request twice, one of the result, a request context with its closures and an abort
- * signal, each per call.
+ * The common `tools/call` answered beside the SDK's per-request layers, not through them: a call of
+ * an offered tool with a name and arguments and nothing else (2025-era: no `_meta`, so no progress
+ * token; 2026-07-28: an envelope of protocol version, client info and capabilities only), on a
+ * connection that asked for no log messages, whose answer is text. That is most calls a model
+ * makes, and the SDK's dispatch cost as much as the rest of the serving process's JavaScript: a
+ * schema parse of the request twice, one of the result, a request context with its closures and an
+ * abort signal, each per call (docs/benchmarks.md, "Plain calls beside the SDK's layers").
  *
  * Only what the SDK would answer the same way is taken here, and every other message passes to
  * the SDK as it came. A taken request is one the SDK's request schema accepts as it stands (it
  * would hand the handler the same name and arguments). Its answer is written here only when it is a
  * result the SDK's result schema accepts unchanged: text blocks with nothing but their text, a
- * boolean `isError`, `structuredContent` and `_meta` objects. Any other answer (media, a resource,
- * an error thrown) is handed back to the SDK with the request, which then checks and encodes it as
- * its own, errors included: the same bytes either way. Cancellation (`notifications/cancelled`)
+ * boolean `isError`, `structuredContent` and `_meta` objects (2026-07-28: neither of those, and
+ * encoded by the SDK's own encoder). Any other answer (media, a resource, an error thrown) is handed
+ * back to the SDK with the request, which then checks and encodes it as its own, errors included:
+ * the same bytes either way (test/mcp-plain-calls.test.ts). Cancellation (`notifications/cancelled`)
  * and the connection's close abort a call taken here as they abort the SDK's.
  */
 import {

@@ -19,7 +19,7 @@ import type { CallOptions } from '../host/call-options.js';
 import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
-import { CallLog, isLoggingLevel, type LogWish } from './logging.js';
+import { CallLog, type LogWish, levelOf } from './logging.js';
 import { PlainCalls } from './plain-calls.js';
 import { ProgressRouter } from './progress.js';
 
@@ -30,9 +30,6 @@ interface ConnectionLogLevel {
 
 /** The part of a ToolHost the MCP server uses. */
 export type ServedHost = Pick<ToolHost, 'list' | 'call' | 'on' | 'off'>;
-
-/** The `_meta` key a 2026-07-28 request names the log level it wants in. */
-const LOG_LEVEL_KEY = 'io.modelcontextprotocol/logLevel';
 
 export interface ToolServerOptions {
   /** `serverInfo` in the `initialize` and `server/discover` answers. */
@@ -285,12 +282,6 @@ export class ToolServer {
     }
     for (const listener of this.#changeListeners) listener();
   }
-}
-
-/** The level a 2026-07-28 request's `_meta` asks for; none (no log messages) when absent or not a level. */
-function levelOf(envelope: Record<string, unknown> | undefined): LoggingLevel | undefined {
-  const level = envelope?.[LOG_LEVEL_KEY];
-  return isLoggingLevel(level) ? level : undefined;
 }
 
 /** Tools by name, so every answer to `tools/list` lists the same set in the same order. */
