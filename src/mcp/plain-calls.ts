@@ -14,7 +14,7 @@
  * boolean `isError`, `structuredContent` and `_meta` objects (2026-07-28: neither of those, and
  * encoded by the SDK's own encoder). Any other answer (media, a resource, an error thrown) is handed
  * back to the SDK with the request, which then checks and encodes it as its own, errors included:
- * the same bytes either way (test/mcp-plain-calls.test.ts). Cancellation (`notifications/cancelled`)
+ * the same bytes either way (test/mcp-plain-calls*.test.ts). Cancellation (`notifications/cancelled`)
  * and the connection's close abort a call taken here as they abort the SDK's.
  */
 import {
