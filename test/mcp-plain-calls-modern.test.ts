@@ -32,14 +32,22 @@ describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would sen
   };
   let client: WireClient;
   let connection: { close(): Promise<void> };
+  const servers: object[] = [];
 
   beforeAll(async () => {
     const linked = connected();
     client = linked.client;
-    connection = serveStdio((context) => tools.createServer(context), {
-      transport: linked.transport,
-      onerror: () => {},
-    });
+    connection = serveStdio(
+      (context) => {
+        const server = tools.createServer(context);
+        servers.push(server);
+        return server;
+      },
+      {
+        transport: linked.transport,
+        onerror: () => {},
+      },
+    );
     // The opening message pins the connection's era.
     await client.request('tools/list', { _meta: envelope });
   });
@@ -66,6 +74,18 @@ describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would sen
     host.script = outcome;
     const [plain, sdk] = await bothWays(envelope);
     expect(plain).toBe(sdk);
+  });
+
+  it('finds the SDK internals the plain path needs (an SDK upgrade that drops them fails here, not silently slower)', () => {
+    expect(servers.length).toBeGreaterThan(0);
+    for (const server of servers) {
+      const internals = server as Record<string, unknown>;
+      expect(typeof internals._negotiatedWireCodec).toBe('function');
+      expect(typeof internals._outboundServerInfo).toBe('function');
+      const codec = (internals._negotiatedWireCodec as () => Record<string, unknown>).call(server);
+      expect(typeof codec.checkInboundEnvelope).toBe('function');
+      expect(typeof codec.encodeResult).toBe('function');
+    }
   });
 
   it('stamps the result as the SDK does (resultType, the server identity)', async () => {
