@@ -11,13 +11,14 @@ import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answe
 import type { ProxyOptions } from './proxy-options.js';
 import { exchangeRelay } from './relay.js';
 import { hostPort } from './rules.js';
-import { type BoundAgents, sendBound } from './secrets/bound-request.js';
+import { sendBound } from './secrets/bound-request.js';
 import { plainRefusal } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
 import { ChunkReplacer, replaceInText } from './secrets/replace.js';
+import type { UpstreamPool } from './secrets/upstream.js';
 
 /**
- * Forwards one absolute-form request. `boundAgents` are the proxy's kept-alive connections to hosts
+ * Forwards one absolute-form request. `boundUpstreams` are the proxy's kept-alive connections to hosts
  * a secret is bound to (its interceptor's: one set per proxy), present when it has secrets.
  */
 export async function forward(
@@ -25,7 +26,7 @@ export async function forward(
   req: IncomingMessage,
   res: ServerResponse,
   used: { bytes: number },
-  boundAgents: BoundAgents | undefined,
+  boundUpstreams: UpstreamPool | undefined,
 ): Promise<void> {
   let url: URL | undefined;
   try {
@@ -53,7 +54,7 @@ export async function forward(
     return;
   }
   const bound = boundAt(options.secrets, decision.host, port);
-  if (bound.length > 0 && boundAgents !== undefined) {
+  if (bound.length > 0 && boundUpstreams !== undefined) {
     const tlsOnly = bound.find((entry) => !entry.plainHttp);
     if (tlsOnly !== undefined) {
       const message = plainRefusal(decision.host, port, tlsOnly.secret.name);
@@ -73,7 +74,7 @@ export async function forward(
         bound: bound.map((entry) => entry.secret),
         path: `${url.pathname}${url.search}`,
       },
-      boundAgents,
+      boundUpstreams,
     );
     return;
   }

@@ -4,8 +4,7 @@
  * buffers and then waits, and the proxy holds at most a chunk and a stream's high-water mark per
  * direction), charging each chunk before it is written, so a limit stops the chunk that crosses it.
  */
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable, Writable } from 'node:stream';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Link } from './call-budget.js';
 import type { ProxyOptions } from './proxy-options.js';
 
@@ -15,10 +14,26 @@ export interface ChunkMap {
   end(): Buffer;
 }
 
+/** What a relay reads from: a stream, or anything that emits chunks and an end and can wait. */
+export interface RelaySource {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  once(event: 'end', listener: () => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/** What a relay writes to: a stream, or anything that takes chunks, says when it is full, and ends. */
+export interface RelaySink {
+  write(chunk: Buffer): boolean;
+  end(): unknown;
+  end(chunk: Buffer): unknown;
+  on(event: 'drain', listener: () => void): unknown;
+}
+
 export class Relay implements Link {
   readonly #charge: (bytes: number) => boolean;
   readonly #destroy: () => void;
-  readonly #sources = new Set<Readable>();
+  readonly #sources = new Set<RelaySource>();
   #held = false;
 
   /**
@@ -34,7 +49,7 @@ export class Relay implements Link {
    * Moves `from` into `to`, each chunk through `map` if given (what it gives is what is charged);
    * the end of `from` ends `to`.
    */
-  pipe(from: Readable, to: Writable, map?: ChunkMap): void {
+  pipe(from: RelaySource, to: RelaySink, map?: ChunkMap): void {
     this.#sources.add(from);
     from.on('data', (chunk: Buffer) => {
       if (this.#held) return;
@@ -72,13 +87,14 @@ export class Relay implements Link {
 /**
  * The relay of one proxied HTTP exchange's bodies, both ways: each chunk counts for the client
  * connection (past `maxBytesPerConnection` the relay is destroyed) and for the call's budget, and
- * destroying it ends the upstream request, the answer and the client's socket. The budget holds it
+ * destroying it ends the upstream exchange (`upstream`: a request, or a bound request's answer), the
+ * answer to the tool and the client's socket. The budget holds it
  * until the answer closes.
  */
 export function exchangeRelay(
   options: Pick<ProxyOptions, 'limits' | 'budget'>,
   exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
-  upstream: ClientRequest,
+  upstream: { destroy(): unknown },
 ): Relay {
   const { req, res, used } = exchange;
   const bodies = new Relay({

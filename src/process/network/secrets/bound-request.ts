@@ -7,16 +7,9 @@
  * the address the proxy decided on, checked (for TLS) against the host's own trust store. Bodies
  * count toward the connection's bytes and the call's, as the proxy's other relays do.
  */
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type ServerResponse,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
 import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
@@ -28,6 +21,8 @@ import {
   strayPlaceholderReason,
 } from './proxy-secrets.js';
 import { ChunkReplacer, type Needle, replaceInText } from './replace.js';
+import { RequestBody, requestHead } from './request-head.js';
+import { type UpstreamAnswer, UpstreamPool } from './upstream.js';
 
 /** Where a bound request goes: the host as decided, and the secrets bound to it there. */
 export interface BoundTarget {
@@ -41,23 +36,18 @@ export interface BoundTarget {
   path: string;
 }
 
-/** Kept-alive connections to bound upstreams, one set per proxy. */
-export interface BoundAgents {
-  http: HttpAgent;
-  https: HttpsAgent;
-  /**
-   * The upstream trust store as one TLS context, made once: a `ca` list on each request would be
-   * part of the agent's key for its connections, some hundred kilobytes built and hashed per request.
-   */
-  upstreamContext?: SecureContext | undefined;
-}
-
-export function boundAgents(upstreamCa?: string[]): BoundAgents {
-  return {
-    http: new HttpAgent({ keepAlive: true }),
-    https: new HttpsAgent({ keepAlive: true }),
-    upstreamContext: upstreamCa === undefined ? undefined : createSecureContext({ ca: upstreamCa }),
-  };
+/**
+ * The kept-alive connections to bound upstreams, one pool per proxy. Their trust store is one TLS
+ * context, made once: a `ca` list per connection would be some hundred kilobytes built each time.
+ */
+export function boundUpstreams(options: {
+  upstreamCa: string[] | undefined;
+  idleTimeoutMs: number;
+}): UpstreamPool {
+  return new UpstreamPool({
+    context: options.upstreamCa === undefined ? undefined : createSecureContext({ ca: options.upstreamCa }),
+    idleTimeoutMs: options.idleTimeoutMs,
+  });
 }
 
 const HOP_BY_HOP = new Set([
@@ -80,10 +70,10 @@ export function sendBound(
   options: ProxyOptions,
   exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
   target: BoundTarget,
-  agents: BoundAgents,
+  upstreams: UpstreamPool,
 ): void {
   try {
-    send(options, exchange, target, agents);
+    send(options, exchange, target, upstreams);
   } catch (error) {
     const { res } = exchange;
     if (res.headersSent) {
@@ -102,7 +92,7 @@ function send(
   options: ProxyOptions,
   exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
   target: BoundTarget,
-  agents: BoundAgents,
+  upstreams: UpstreamPool,
 ): void {
   const { req, res, used } = exchange;
   const proxySecrets = options.secrets;
@@ -128,46 +118,40 @@ function send(
       ? replaceInText(target.path, noticed, notice('the path'))
       : replaceInText(target.path.slice(0, query), noticed, notice('the path')) +
         replaceInText(target.path.slice(query), inQuery, notice('the query'));
-  const headers: OutgoingHttpHeaders = {};
+  // The head the tool sent, parsed strictly by Node's server, written anew: the host is the bound
+  // one (never a name the tool wrote, a second Host line included), the answer uncompressed (one
+  // compressed upstream would hide a value echoed in it from the swap back), hop-by-hop lines
+  // dropped, and a chunked body chunked again by the proxy.
+  const lines: string[] = [];
   const raw = req.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
-    // The host is the bound one, set below: never a name the tool wrote (a second Host line included).
     if (HOP_BY_HOP.has(name) || name === 'accept-encoding' || name === 'host') continue;
     replaceInText(name, noticed, notice('a header name'));
-    const value = replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`));
-    const before = headers[name];
-    headers[name] =
-      before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+    lines.push(name, replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`)));
   }
   const defaultPort = target.secure ? 443 : 80;
-  headers['host'] =
+  const host =
     target.port === defaultPort
       ? hostPort(target.host, target.port).slice(0, -`:${target.port}`.length)
       : hostPort(target.host, target.port);
-  if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
-  // An answer compressed upstream would hide a value echoed in it from the swap back.
-  headers['accept-encoding'] = 'identity';
-  const common = {
-    host: target.address,
+  const chunked = req.headers['transfer-encoding'] !== undefined;
+  const method = req.method ?? 'GET';
+  const head = requestHead({ method, path, host, lines, chunked });
+  const connection = upstreams.take({
+    address: target.address,
     port: target.port,
-    method: req.method,
-    path,
-    headers,
-    setHost: false,
-    timeout: options.limits.idleTimeoutMs,
-  };
-  const upstream = target.secure
-    ? httpsRequest({
-        ...common,
-        agent: agents.https,
-        ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
-        ...(agents.upstreamContext === undefined ? {} : { secureContext: agents.upstreamContext }),
-      })
-    : httpRequest({ ...common, agent: agents.http });
-  upstream.on('timeout', () => upstream.destroy());
-  const bodies = exchangeRelay(options, { req, res, used }, upstream);
-  upstream.once('error', (error: NodeJS.ErrnoException) => {
+    secure: target.secure,
+    servername: target.secure && isIP(target.host) === 0 ? target.host : undefined,
+  });
+  const bodyFollows = hasBody(req);
+  const answer = connection.send(head, method, bodyFollows);
+  const bodies = exchangeRelay(options, { req, res, used }, answer);
+  answer.once('error', (error: NodeJS.ErrnoException) => {
+    if (answer.responded) {
+      res.destroy();
+      return;
+    }
     // Reported: the CONNECT was allowed (and said so), this request went nowhere.
     const message = upstreamFailure(target, error);
     options.onNote({ host: target.host, port: target.port, allowed: false, reason: message });
@@ -176,31 +160,37 @@ function send(
       res.end(message);
     } else res.destroy();
   });
-  upstream.once('response', (answer) => {
-    const answerHeaders: OutgoingHttpHeaders = {};
-    const noBody = req.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
-    const rawAnswer = answer.rawHeaders;
-    for (let index = 0; index + 1 < rawAnswer.length; index += 2) {
-      const name = (rawAnswer[index] as string).toLowerCase();
+  answer.once('response', (statusCode: number, answerLines: string[]) => {
+    const noBody = method === 'HEAD' || statusCode === 204 || statusCode === 304;
+    const out: string[] = [];
+    for (let index = 0; index + 1 < answerLines.length; index += 2) {
+      const name = (answerLines[index] as string).toLowerCase();
       if (HOP_BY_HOP.has(name) || (name === 'content-length' && !noBody)) continue;
-      const value = replaceInText(rawAnswer[index + 1] as string, outNeedles);
-      const before = answerHeaders[name];
-      answerHeaders[name] =
-        before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+      out.push(name, replaceInText(answerLines[index + 1] as string, outNeedles));
     }
-    res.writeHead(answer.statusCode ?? 502, answerHeaders);
+    try {
+      res.writeHead(statusCode, out);
+    } catch {
+      // A status Node won't write (over 999): the answer can't be relayed as it is.
+      answer.destroy();
+      res.destroy();
+      return;
+    }
     writeInTurns(res, answer);
-    answer.on('error', () => res.destroy());
     bodies.pipe(answer, res, new ChunkReplacer(outNeedles));
   });
-  if (!hasBody(req)) {
+  if (!bodyFollows) {
     // Nothing to search or send on: the upstream request is whole with its head.
     req.resume();
-    upstream.end();
     return;
   }
-  req.on('error', () => upstream.destroy());
-  bodies.pipe(req, upstream, new ChunkReplacer(noticed, notice('the body')));
+  req.on('error', () => answer.destroy());
+  const length = chunked ? undefined : Number(req.headers['content-length']);
+  bodies.pipe(
+    req,
+    new RequestBody(connection, answer, length),
+    new ChunkReplacer(noticed, notice('the body')),
+  );
 }
 
 /** The codes of a certificate that did not verify (Node's own, and OpenSSL's verify errors). */
@@ -227,7 +217,7 @@ function hasBody(req: IncomingMessage): boolean {
  * turn's end: the head, the body and the end of the chunks go as one TLS record and one write when
  * they come together, and a stream of events still goes on each turn.
  */
-function writeInTurns(res: ServerResponse, answer: IncomingMessage): void {
+function writeInTurns(res: ServerResponse, answer: UpstreamAnswer): void {
   const socket = res.socket;
   if (socket === null) return;
   let corked = false;

@@ -13,8 +13,9 @@ import type { Decision } from '../policy.js';
 import { response } from '../proxy-answers.js';
 import type { ProxyOptions } from '../proxy-options.js';
 import { hostPort, normalHost } from '../rules.js';
-import { type BoundAgents, boundAgents, sendBound } from './bound-request.js';
+import { boundUpstreams, sendBound } from './bound-request.js';
 import type { ProxySecret } from './proxy-secrets.js';
+import type { UpstreamPool } from './upstream.js';
 
 interface Intercepted {
   decision: Extract<Decision, { allowed: true }>;
@@ -38,13 +39,16 @@ export const TLS_AT_PROXY_OFFER = 'https';
 export class Interceptor {
   readonly #options: ProxyOptions;
   readonly #server: Server;
-  readonly #agents: BoundAgents;
+  readonly #upstreams: UpstreamPool;
   readonly #contexts = new Map<string, SecureContext>();
   readonly #connections = new WeakMap<object, Intercepted>();
 
   constructor(options: ProxyOptions) {
     this.#options = options;
-    this.#agents = boundAgents(options.secrets?.upstreamCa);
+    this.#upstreams = boundUpstreams({
+      upstreamCa: options.secrets?.upstreamCa,
+      idleTimeoutMs: options.limits.idleTimeoutMs,
+    });
     this.#server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 });
     this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#request(req, res));
     this.#server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
@@ -166,15 +170,14 @@ export class Interceptor {
     this.#server.emit('connection', secure);
   }
 
-  /** The kept-alive connections to bound hosts: this proxy's only set (plain HTTP forwarded too). */
-  get agents(): BoundAgents {
-    return this.#agents;
+  /** The kept-alive connections to bound hosts: this proxy's only pool (plain HTTP forwarded too). */
+  get upstreams(): UpstreamPool {
+    return this.#upstreams;
   }
 
   /** Ends the kept-alive upstream connections. */
   close(): void {
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
+    this.#upstreams.close();
   }
 
   #request(req: IncomingMessage, res: ServerResponse): void {
@@ -196,7 +199,7 @@ export class Interceptor {
       this.#options,
       { req, res, used },
       { host: decision.host, port: decision.port, address: decision.address, secure, bound, path },
-      this.#agents,
+      this.#upstreams,
     );
   }
 
