@@ -22,7 +22,7 @@ import {
 } from './proxy-secrets.js';
 import { ChunkReplacer, type Needle, replaceInText } from './replace.js';
 import { RequestBody, requestHead } from './request-head.js';
-import { type UpstreamAnswer, UpstreamPool } from './upstream.js';
+import { UpstreamPool } from './upstream.js';
 
 /** Where a bound request goes: the host as decided, and the secrets bound to it there. */
 export interface BoundTarget {
@@ -176,7 +176,10 @@ function send(
       res.destroy();
       return;
     }
-    writeInTurns(res, answer);
+    if (res.socket !== null) {
+      res.socket.cork();
+      answer.output = res.socket;
+    }
     bodies.pipe(answer, res, new ChunkReplacer(outNeedles));
   });
   if (!bodyFollows) {
@@ -210,29 +213,6 @@ function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException): str
 function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
   return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/**
- * Holds what the answer writes to the tool during one turn of the event loop and sends it at the
- * turn's end: the head, the body and the end of the chunks go as one TLS record and one write when
- * they come together, and a stream of events still goes on each turn.
- */
-function writeInTurns(res: ServerResponse, answer: UpstreamAnswer): void {
-  const socket = res.socket;
-  if (socket === null) return;
-  let corked = false;
-  const batch = () => {
-    if (corked) return;
-    corked = true;
-    socket.cork();
-    setImmediate(() => {
-      corked = false;
-      socket.uncork();
-    });
-  };
-  batch();
-  answer.on('data', batch);
-  answer.once('end', batch);
 }
 
 /** The needles of requests to a set of bound secrets, and of their answers. */

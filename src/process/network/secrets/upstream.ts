@@ -57,6 +57,11 @@ export class UpstreamAnswer extends EventEmitter {
   readonly #connection: UpstreamConnection;
   /** Whether its head came (a failure after it cuts the answer short; before it, nothing was said). */
   responded = false;
+  /**
+   * Where the answer is written, once its head came (corked there when it is set): what one read
+   * of the answer brings goes out as one write, and nothing waits past that read.
+   */
+  output: { cork(): void; uncork(): void } | undefined;
 
   constructor(connection: UpstreamConnection) {
     super();
@@ -123,11 +128,14 @@ export class UpstreamConnection {
     };
     this.#parser = parser;
     socket.on('data', (bytes: Buffer) => {
-      if (this.answer === undefined) {
+      const answer = this.answer;
+      if (answer === undefined) {
         this.fail(failure('ECONNRESET', 'the server sent bytes no request asked for'));
         return;
       }
+      answer.output?.cork();
       this.#parsed(this.#parser.execute(bytes));
+      answer.output?.uncork();
     });
     socket.once('end', () => {
       this.#ended = true;
@@ -205,8 +213,12 @@ export class UpstreamConnection {
     const answer = this.answer;
     if (answer === undefined) return;
     if (result instanceof Error) {
-      this.fail(result as NodeJS.ErrnoException);
-      return;
+      // Past a whole answer, what did not parse is only more of what no request asked for.
+      if (this.#complete) this.#spoiled = true;
+      else {
+        this.fail(result as NodeJS.ErrnoException);
+        return;
+      }
     }
     if ((this.#spoiled || this.#ended) && !this.#complete) {
       this.fail(failure('ECONNRESET', 'the server broke off the answer or sent what no request asked for'));
