@@ -11,6 +11,7 @@ import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answe
 import type { ProxyOptions } from './proxy-options.js';
 import { exchangeRelay } from './relay.js';
 import { hostPort } from './rules.js';
+import { nodeExchange } from './secrets/bound-exchange.js';
 import { sendBound } from './secrets/bound-request.js';
 import { plainRefusal } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
@@ -65,7 +66,7 @@ export async function forward(
     }
     sendBound(
       options,
-      { req, res, used },
+      { ...nodeExchange(req, res), used },
       {
         host: decision.host,
         port,
@@ -113,7 +114,14 @@ function relay(
   });
   upstream.on('timeout', () => upstream.destroy());
   // The bodies both ways are the call's bytes, and the client connection's: they count for both.
-  const bodies = exchangeRelay(options, { req, res, used }, upstream);
+  const bodies = exchangeRelay(options, used, {
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+    whenClosed: (listener) => res.once('close', listener),
+  });
   upstream.once('error', (error: NodeJS.ErrnoException) => {
     if (!res.headersSent) {
       res.writeHead(502, { 'content-type': 'text/plain' });

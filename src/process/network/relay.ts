@@ -4,7 +4,6 @@
  * buffers and then waits, and the proxy holds at most a chunk and a stream's high-water mark per
  * direction), charging each chunk before it is written, so a limit stops the chunk that crosses it.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Link } from './call-budget.js';
 import type { ProxyOptions } from './proxy-options.js';
 
@@ -86,17 +85,16 @@ export class Relay implements Link {
 
 /**
  * The relay of one proxied HTTP exchange's bodies, both ways: each chunk counts for the client
- * connection (past `maxBytesPerConnection` the relay is destroyed) and for the call's budget, and
- * destroying it ends the upstream exchange (`upstream`: a request, or a bound request's answer), the
- * answer to the tool and the client's socket. The budget holds it
- * until the answer closes.
+ * connection (`used`: past `maxBytesPerConnection` the relay is destroyed) and for the call's
+ * budget. `ends.destroy` ends the exchange (the upstream request or answer, the answer to the tool,
+ * the client's connection); the budget holds the relay until `ends.whenClosed` says the exchange is
+ * over.
  */
 export function exchangeRelay(
   options: Pick<ProxyOptions, 'limits' | 'budget'>,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
-  upstream: { destroy(): unknown },
+  used: { bytes: number },
+  ends: { destroy(): void; whenClosed(listener: () => void): void },
 ): Relay {
-  const { req, res, used } = exchange;
   const bodies = new Relay({
     charge: (bytes) => {
       used.bytes += bytes;
@@ -106,12 +104,8 @@ export function exchangeRelay(
       }
       return options.budget.charge(bytes);
     },
-    destroy: () => {
-      upstream.destroy();
-      res.destroy();
-      req.socket.destroy();
-    },
+    destroy: ends.destroy,
   });
-  res.once('close', options.budget.add(bodies));
+  ends.whenClosed(options.budget.add(bodies));
   return bodies;
 }

@@ -7,12 +7,12 @@
  * the address the proxy decided on, checked (for TLS) against the host's own trust store. Bodies
  * count toward the connection's bytes and the call's, as the proxy's other relays do.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import { createSecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
 import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
+import { type BoundAnswerSink, type BoundRequest, hasBody } from './bound-exchange.js';
 import {
   answerNeedles,
   type ProxySecret,
@@ -68,33 +68,50 @@ const HOP_BY_HOP = new Set([
  */
 export function sendBound(
   options: ProxyOptions,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  exchange: BoundExchange,
   target: BoundTarget,
   upstreams: UpstreamPool,
 ): void {
   try {
     send(options, exchange, target, upstreams);
   } catch (error) {
-    const { res } = exchange;
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
     const code = (error as NodeJS.ErrnoException).code ?? 'it could not be sent';
-    res.writeHead(502, { 'content-type': 'text/plain' });
-    res.end(
+    answerText(
+      exchange.answer,
       `the process isolation tier could not send the request to ${hostPort(target.host, target.port)} (${code})`,
     );
   }
 }
 
+/** One request to a bound host, where its answer goes, and its connection's bytes so far. */
+export interface BoundExchange {
+  request: BoundRequest;
+  answer: BoundAnswerSink;
+  used: { bytes: number };
+}
+
+/** Answers `502` with `message` (or, past the answer's head, ends its connection). */
+function answerText(answer: BoundAnswerSink, message: string): void {
+  if (answer.headersSent) {
+    answer.destroy();
+    return;
+  }
+  const body = Buffer.from(message, 'utf8');
+  answer.writeHead(
+    502,
+    ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)],
+    false,
+  );
+  answer.end(body);
+}
+
 function send(
   options: ProxyOptions,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  exchange: BoundExchange,
   target: BoundTarget,
   upstreams: UpstreamPool,
 ): void {
-  const { req, res, used } = exchange;
+  const { request, answer: sink, used } = exchange;
   const proxySecrets = options.secrets;
   const where = hostPort(target.host, target.port);
   const told = new Set<string>();
@@ -123,7 +140,7 @@ function send(
   // compressed upstream would hide a value echoed in it from the swap back), hop-by-hop lines
   // dropped, and a chunked body chunked again by the proxy.
   const lines: string[] = [];
-  const raw = req.rawHeaders;
+  const raw = request.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
     if (HOP_BY_HOP.has(name) || name === 'accept-encoding' || name === 'host') continue;
@@ -135,8 +152,7 @@ function send(
     target.port === defaultPort
       ? hostPort(target.host, target.port).slice(0, -`:${target.port}`.length)
       : hostPort(target.host, target.port);
-  const chunked = req.headers['transfer-encoding'] !== undefined;
-  const method = req.method ?? 'GET';
+  const { chunked, method } = request;
   const head = requestHead({ method, path, host, lines, chunked });
   const connection = upstreams.take({
     address: target.address,
@@ -144,21 +160,25 @@ function send(
     secure: target.secure,
     servername: target.secure && isIP(target.host) === 0 ? target.host : undefined,
   });
-  const bodyFollows = hasBody(req);
+  const bodyFollows = hasBody(request);
   const answer = connection.send(head, method, bodyFollows);
-  const bodies = exchangeRelay(options, { req, res, used }, answer);
+  const bodies = exchangeRelay(options, used, {
+    destroy: () => {
+      answer.destroy();
+      sink.destroy();
+      request.destroy();
+    },
+    whenClosed: (listener) => sink.whenClosed(listener),
+  });
   answer.once('error', (error: NodeJS.ErrnoException) => {
     if (answer.responded) {
-      res.destroy();
+      sink.destroy();
       return;
     }
     // Reported: the CONNECT was allowed (and said so), this request went nowhere.
     const message = upstreamFailure(target, error);
     options.onNote({ host: target.host, port: target.port, allowed: false, reason: message });
-    if (!res.headersSent) {
-      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end(message);
-    } else res.destroy();
+    answerText(sink, message);
   });
   answer.once('response', (statusCode: number, answerLines: string[]) => {
     const noBody = method === 'HEAD' || statusCode === 204 || statusCode === 304;
@@ -169,29 +189,28 @@ function send(
       out.push(name, replaceInText(answerLines[index + 1] as string, outNeedles));
     }
     try {
-      res.writeHead(statusCode, out);
+      sink.writeHead(statusCode, out, noBody);
     } catch {
       // A status Node won't write (over 999): the answer can't be relayed as it is.
       answer.destroy();
-      res.destroy();
+      sink.destroy();
       return;
     }
-    if (res.socket !== null) {
-      res.socket.cork();
-      answer.output = res.socket;
+    const output = sink.output;
+    if (output !== undefined) {
+      output.cork();
+      answer.output = output;
     }
-    bodies.pipe(answer, res, new ChunkReplacer(outNeedles));
+    bodies.pipe(answer, sink, new ChunkReplacer(outNeedles));
   });
   if (!bodyFollows) {
     // Nothing to search or send on: the upstream request is whole with its head.
-    req.resume();
+    request.resume();
     return;
   }
-  req.on('error', () => answer.destroy());
-  const length = chunked ? undefined : Number(req.headers['content-length']);
   bodies.pipe(
-    req,
-    new RequestBody(connection, answer, length),
+    request,
+    new RequestBody(connection, answer, request.contentLength),
     new ChunkReplacer(noticed, notice('the body')),
   );
 }
@@ -207,12 +226,6 @@ function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException): str
     return `the process isolation tier did not send the request to ${where}: its certificate did not verify against the host's trust store (${code}); a private CA goes in the host process's NODE_EXTRA_CA_CERTS`;
   }
   return `the process isolation tier could not reach ${where} at ${target.address} (${code})`;
-}
-
-/** Whether a request carries a body, as Node's parser frames it: a length over 0, or chunks. */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /** The needles of requests to a set of bound secrets, and of their answers. */

@@ -13,14 +13,14 @@ import { connect as netConnect, type Socket } from 'node:net';
 import { type SecureContext, connect as tlsConnect } from 'node:tls';
 
 /** What this file uses of Node's own binding of llhttp (the parser `node:http` reads with). */
-interface LlhttpParser {
+export interface LlhttpParser {
   initialize(type: number, resource: object, maxHeaderSize: number, lenientFlags: number): void;
   execute(bytes: Buffer): number | Error;
   finish(): number | Error | undefined;
   close(): void;
   [callback: number]: unknown;
 }
-interface LlhttpParserClass {
+export interface LlhttpParserClass {
   new (): LlhttpParser;
   RESPONSE: number;
   kOnMessageBegin: number;
