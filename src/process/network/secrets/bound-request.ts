@@ -188,6 +188,10 @@ function send(
       if (HOP_BY_HOP.has(name) || (name === 'content-length' && !noBody)) continue;
       out.push(name, replaceInText(answerLines[index + 1] as string, outNeedles));
     }
+    // Corked from the head on: the head and what this read of the answer brings go as one write.
+    const output = sink.output;
+    output?.cork();
+    answer.output = output;
     try {
       sink.writeHead(statusCode, out, noBody);
     } catch {
@@ -195,11 +199,6 @@ function send(
       answer.destroy();
       sink.destroy();
       return;
-    }
-    const output = sink.output;
-    if (output !== undefined) {
-      output.cork();
-      answer.output = output;
     }
     bodies.pipe(answer, sink, new ChunkReplacer(outNeedles));
   });
