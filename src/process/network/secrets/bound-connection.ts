@@ -65,6 +65,8 @@ class BoundConnection {
   #closed = false;
   /** The tool ended its side. */
   #ending = false;
+  /** The Host header of the last request sent on (checked then). */
+  #hostSeen: string | undefined;
 
   constructor(
     socket: Socket | TLSSocket,
@@ -169,21 +171,27 @@ class BoundConnection {
     );
     if (request.upgrade) {
       // A protocol switch would carry the value (or a placeholder) past the swap: not through here.
-      const host = headerValue(request.rawHeaders, 'host') ?? '';
+      const host = request.host ?? '';
       answer.refuse(
         501,
         `the process isolation tier does not relay a protocol upgrade to ${host.slice(0, 256)}, a host a secret is bound to`,
       );
       return;
     }
-    const host = headerValue(request.rawHeaders, 'host');
-    if (!request.path.startsWith('/') || !sameHost(host, decision.host, decision.port, secure)) {
+    const host = request.host;
+    // The same Host as the last request's passes as it did (most requests on a connection repeat it).
+    const sameAsLast = host !== undefined && host === this.#hostSeen;
+    if (
+      !request.path.startsWith('/') ||
+      !(sameAsLast || sameHost(host, decision.host, decision.port, secure))
+    ) {
       const message = `the process isolation tier refused a request in the tunnel to ${hostPort(decision.host, decision.port)} that names another host (${JSON.stringify(String(host ?? '').slice(0, 256))}): nothing swapped`;
       this.#options.onNote({ host: decision.host, port: decision.port, allowed: false, reason: message });
       answer.refuse(421, message);
       return;
     }
-    if (/^100-continue$/i.test(headerValue(request.rawHeaders, 'expect') ?? '')) answer.continue();
+    this.#hostSeen = host;
+    if (request.expectsContinue) answer.continue();
     sendBound(
       this.#options,
       { request, answer, used: this.#used },
@@ -219,13 +227,6 @@ class BoundConnection {
     if (gently) this.#socket.end();
     else this.#socket.destroy();
   }
-}
-
-/** The first value of header `name` (lowercase) in raw header lines. */
-function headerValue(lines: readonly string[], name: string): string | undefined {
-  for (let index = 0; index + 1 < lines.length; index += 2)
-    if ((lines[index] as string).toLowerCase() === name) return lines[index + 1];
-  return undefined;
 }
 
 /** Whether a Host header names the tunnel's host and port (the scheme's default port may be left out). */

@@ -18,6 +18,9 @@ export class RawRequest extends EventEmitter implements BoundRequest {
   readonly upgrade: boolean;
   readonly chunked: boolean;
   readonly contentLength: number | undefined;
+  /** The first Host header (as Node's server keeps it), and whether it asks for `100 Continue`. */
+  readonly host: string | undefined;
+  readonly expectsContinue: boolean;
   readonly #socket: Socket | TLSSocket;
   /** What of the body came before its turn (a request read while another was in flight). */
   #held: Buffer[] | undefined = [];
@@ -42,15 +45,22 @@ export class RawRequest extends EventEmitter implements BoundRequest {
     this.upgrade = head.upgrade;
     let chunked = false;
     let length: number | undefined;
+    let host: string | undefined;
+    let expectsContinue = false;
     const lines = head.rawHeaders;
     // The parser refused any framing it could read two ways (both headers, two lengths, chunked not last).
     for (let index = 0; index + 1 < lines.length; index += 2) {
       const name = (lines[index] as string).toLowerCase();
+      const value = lines[index + 1] as string;
       if (name === 'transfer-encoding') chunked = true;
-      else if (name === 'content-length') length = Number(lines[index + 1]);
+      else if (name === 'content-length') length = Number(value);
+      else if (name === 'host') host ??= value;
+      else if (name === 'expect') expectsContinue ||= value.toLowerCase() === '100-continue';
     }
     this.chunked = chunked;
     this.contentLength = chunked ? undefined : length;
+    this.host = host;
+    this.expectsContinue = expectsContinue;
   }
 
   /** Body bytes as the parser reads them. */
@@ -101,6 +111,11 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
   #chunked = false;
   #noBody = false;
   #over = false;
+  /**
+   * Text written with the next bytes rather than alone (the head, the end of the last chunk): an
+   * answer in one read is three writes into the cork, not five.
+   */
+  #pending = '';
   readonly #drain = () => this.emit('drain');
 
   constructor(socket: Socket | TLSSocket, keepAlive: boolean, done: (keepOpen: boolean) => void) {
@@ -127,7 +142,7 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
     this.#chunked = !noBody && !length && this.#keepAlive;
     if (this.#chunked) head += 'transfer-encoding: chunked\r\n';
     if (!this.#keepAlive) head += 'connection: close\r\n';
-    this.#socket.write(`${head}\r\n`, 'latin1');
+    this.#pending = `${head}\r\n`;
     this.headersSent = true;
     this.#socket.on('drain', this.#drain);
   }
@@ -135,19 +150,30 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
   write(chunk: Buffer): boolean {
     if (this.#over || this.#noBody || chunk.length === 0) return true;
     const socket = this.#socket;
-    if (!this.#chunked) return socket.write(chunk);
+    if (!this.#chunked) {
+      this.#flush();
+      return socket.write(chunk);
+    }
     socket.cork();
-    socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-    socket.write(chunk);
-    const more = socket.write('\r\n', 'latin1');
+    socket.write(`${this.#pending}${chunk.length.toString(16)}\r\n`, 'latin1');
+    this.#pending = '\r\n';
+    const more = socket.write(chunk);
     socket.uncork();
     return more;
+  }
+
+  /** Writes what waits to go with the next bytes. */
+  #flush(): void {
+    if (this.#pending === '') return;
+    this.#socket.write(this.#pending, 'latin1');
+    this.#pending = '';
   }
 
   end(chunk?: Buffer): void {
     if (this.#over) return;
     if (chunk !== undefined) this.write(chunk);
-    if (this.#chunked) this.#socket.write('0\r\n\r\n', 'latin1');
+    if (this.#chunked) this.#pending += '0\r\n\r\n';
+    this.#flush();
     this.#finish();
     this.#done(this.#keepAlive);
   }
