@@ -46,6 +46,26 @@ it('answers requests sent together in one write in turn, each sent on whole and 
   socket.destroy();
 });
 
+it('reads the rest of a waiting request once its turn comes (its body not all sent yet)', async () => {
+  rig.answerWith = (request) => ok(request.startsWith('GET') ? 'one' : 'two', !request.startsWith('GET'));
+  const socket = await rig.tunnel();
+  const both = await new Promise<string>((resolve) => {
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      // The rest of the second body goes only once the first answer came.
+      if (answer.split('\r\n0\r\n\r\n').length === 2) socket.write('dy');
+      if (answer.split('\r\n0\r\n\r\n').length === 3) resolve(answer);
+    });
+    socket.write(
+      `GET /one HTTP/1.1\r\nhost: ${rig.host}\r\n\r\nPOST /two HTTP/1.1\r\nhost: ${rig.host}\r\ncontent-length: 4\r\n\r\nbo`,
+    );
+  });
+  expect(both.split('\r\n0\r\n\r\n').map(bodyOf).slice(0, 2)).toEqual(['3\r\none', '3\r\ntwo']);
+  expect(rig.connections[0]?.received.endsWith('\r\n\r\nbody')).toBe(true);
+  socket.destroy();
+});
+
 it('ends the connection on framing two parsers could read two ways: nothing is sent on, and the next tunnel is fine', async () => {
   rig.answerWith = () => ok('ok');
   for (const request of [

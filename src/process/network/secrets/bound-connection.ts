@@ -216,8 +216,10 @@ class BoundConnection {
       return;
     }
     const next = this.#waiting[0];
-    if (next === undefined) this.#socket.resume();
-    else this.#begin(next);
+    if (next !== undefined) this.#begin(next);
+    // Reading waited while requests did; with one in flight and none behind, its body (perhaps
+    // not all read yet) and what follows are read again.
+    if (this.#waiting.length <= 1 && !this.#closed) this.#socket.resume();
   }
 
   /** Ends the connection: after what was written (`gently`), or at once. */
