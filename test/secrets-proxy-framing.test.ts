@@ -7,33 +7,15 @@
  * exactly: no request smuggled in a body, no answer read as the next exchange's.
  */
 import type { TLSSocket } from 'node:tls';
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import {
-  bodyOf,
-  dechunk,
-  type FramingRig,
-  ok,
-  splitRequests,
-  startFramingRig,
-  untilClosed,
-} from './support/framing-rig.js';
+import { expect, it } from 'vitest';
+import { bodyOf, dechunk, ok, splitRequests, untilClosed, useFramingRig } from './support/framing-rig.js';
 import { exchange } from './support/secrets-proxy.js';
 
 const VALUE = 'framing-secret-value-0123456789';
-let rig: FramingRig;
-
-beforeAll(async () => {
-  rig = await startFramingRig(VALUE);
-});
-
-afterAll(() => rig?.stop());
-
-beforeEach(() => {
-  rig.notes.length = 0;
-  rig.connections.length = 0;
-});
+const rigOf = useFramingRig(VALUE);
 
 it('writes the head once, as parsed: the value in the header and query, hop-by-hop lines gone, exactly', async () => {
+  const rig = rigOf();
   rig.answerWith = () => ok('ok');
   const socket = await rig.tunnel();
   const answer = await exchange(
@@ -48,6 +30,7 @@ it('writes the head once, as parsed: the value in the header and query, hop-by-h
 });
 
 it('sends a request smuggled in a body on as body bytes: one request reaches the server, its placeholder unswapped', async () => {
+  const rig = rigOf();
   // Kept alive after the first, so both requests share the connection: one after the other.
   rig.answerWith = (request) => ok('ok', !request.includes('content-length'));
   const smuggled = `GET /admin HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\n\r\n`;
@@ -76,6 +59,7 @@ it('sends a request smuggled in a body on as body bytes: one request reaches the
 });
 
 it('drops what an answer sends past its length: the next request gets its own answer, on a new connection', async () => {
+  const rig = rigOf();
   rig.answerWith = (request, connection) =>
     connection === 0
       ? `HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged`
@@ -93,6 +77,7 @@ it('drops what an answer sends past its length: the next request gets its own an
 });
 
 it('cuts short an answer whose server closes before its length: the tool never reads it as whole', async () => {
+  const rig = rigOf();
   rig.answerWith = (_request, connection) => {
     setImmediate(() => rig.connections[connection]?.socket.end());
     return 'HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nhello';
@@ -112,6 +97,7 @@ it('cuts short an answer whose server closes before its length: the tool never r
 });
 
 it('does not use a connection again whose answer came before the whole body: the rest is never read as a request', async () => {
+  const rig = rigOf();
   // The server refuses on the head alone (as a 413 does), and takes no more of that request.
   rig.answerWith = (request) => (request.startsWith('GET') ? ok('next') : undefined);
   rig.upstream.prependOnceListener('secureConnection', (socket: TLSSocket) => {
@@ -146,6 +132,7 @@ it('does not use a connection again whose answer came before the whole body: the
 });
 
 it('passes over a 100 Continue, reads a HEAD answer without its body, and keeps the connection', async () => {
+  const rig = rigOf();
   rig.answerWith = (request) =>
     request.startsWith('HEAD')
       ? 'HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\n'
@@ -166,6 +153,7 @@ it('passes over a 100 Continue, reads a HEAD answer without its body, and keeps 
 });
 
 it('reads an answer with more header lines than the parser hands over at once, each value swapped back', async () => {
+  const rig = rigOf();
   const lines = Array.from(
     { length: 40 },
     (_, index) => `x-line-${index}: ${index === 37 ? VALUE : index}\r\n`,
@@ -181,6 +169,7 @@ it('reads an answer with more header lines than the parser hands over at once, e
 });
 
 it('answers 502 for an answer that is not HTTP, or switches protocols unasked, and the next request is fine', async () => {
+  const rig = rigOf();
   for (const bad of [
     'HTTP/1.1 200 OK\r\nx-bad: a\x01b\r\ncontent-length: 2\r\n\r\nok',
     'HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n',

@@ -5,25 +5,15 @@
  * ways ends the connection with nothing sent on, and a client that closes gets an answer that ends
  * with the close.
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { bodyOf, type FramingRig, ok, startFramingRig, untilClosed } from './support/framing-rig.js';
+import { expect, it } from 'vitest';
+import { bodyOf, ok, untilClosed, useFramingRig } from './support/framing-rig.js';
 import { exchange } from './support/secrets-proxy.js';
 
 const VALUE = 'requests-secret-value-0123456789';
-let rig: FramingRig;
-
-beforeAll(async () => {
-  rig = await startFramingRig(VALUE);
-});
-
-afterAll(() => rig?.stop());
-
-beforeEach(() => {
-  rig.notes.length = 0;
-  rig.connections.length = 0;
-});
+const rigOf = useFramingRig(VALUE);
 
 it('answers requests sent together in one write in turn, each sent on whole and alone', async () => {
+  const rig = rigOf();
   rig.answerWith = (request) => ok(request.startsWith('GET') ? 'one' : 'two', !request.startsWith('GET'));
   const socket = await rig.tunnel();
   const first = `GET /one HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\n\r\n`;
@@ -47,6 +37,7 @@ it('answers requests sent together in one write in turn, each sent on whole and 
 });
 
 it('reads the rest of a waiting request once its turn comes (its body not all sent yet)', async () => {
+  const rig = rigOf();
   rig.answerWith = (request) => ok(request.startsWith('GET') ? 'one' : 'two', !request.startsWith('GET'));
   const socket = await rig.tunnel();
   const both = await new Promise<string>((resolve) => {
@@ -67,6 +58,7 @@ it('reads the rest of a waiting request once its turn comes (its body not all se
 });
 
 it('ends the connection on framing two parsers could read two ways: nothing is sent on, and the next tunnel is fine', async () => {
+  const rig = rigOf();
   rig.answerWith = () => ok('ok');
   for (const request of [
     // A length and chunks at once (CL.TE / TE.CL smuggling).
@@ -93,6 +85,7 @@ it('ends the connection on framing two parsers could read two ways: nothing is s
 });
 
 it('answers a client that closes (HTTP/1.0) to the close, with the value swapped back', async () => {
+  const rig = rigOf();
   rig.answerWith = () => ok(`echo ${VALUE}`);
   const socket = await rig.tunnel();
   const answer = await untilClosed(
@@ -106,6 +99,7 @@ it('answers a client that closes (HTTP/1.0) to the close, with the value swapped
 });
 
 it('refuses a protocol upgrade (501) and closes: nothing reaches the server', async () => {
+  const rig = rigOf();
   const socket = await rig.tunnel();
   const answer = await untilClosed(
     socket,
@@ -117,6 +111,7 @@ it('refuses a protocol upgrade (501) and closes: nothing reaches the server', as
 });
 
 it('sends 100 Continue to a request that expects it, then the answer; and answers a tool that ends its side', async () => {
+  const rig = rigOf();
   rig.answerWith = () => ok('done');
   const socket = await rig.tunnel();
   const answer = await new Promise<string>((resolve) => {

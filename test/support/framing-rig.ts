@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type TLSSocket, type Server as TlsServer } from 'node:tls';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import type { NetworkNote } from '../../dist/src/process/network/proxy-options.js';
 import { certificatesFor } from '../../dist/src/process/network/secrets/certificate-authority.js';
 import { makePlaceholder } from '../../dist/src/process/network/secrets/replace.js';
@@ -91,6 +91,27 @@ export async function startFramingRig(value: string): Promise<FramingRig> {
         await removeDir(root);
       }),
   });
+}
+
+/**
+ * One rig for a test file: started before its tests, stopped after them, its notes and the server's
+ * connections cleared before each. The rig is read through the returned function.
+ */
+export function useFramingRig(value: string): () => FramingRig {
+  let rig: FramingRig | undefined;
+  beforeAll(async () => {
+    rig = await startFramingRig(value);
+  });
+  afterAll(() => rig?.stop());
+  beforeEach(() => {
+    if (rig === undefined) return;
+    rig.notes.length = 0;
+    rig.connections.length = 0;
+  });
+  return () => {
+    if (rig === undefined) throw new Error('the framing rig is not started');
+    return rig;
+  };
 }
 
 /**
