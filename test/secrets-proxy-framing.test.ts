@@ -187,3 +187,24 @@ it('answers 502 for an answer that is not HTTP, or switches protocols unasked, a
     socket.destroy();
   }
 });
+
+it('ends the connection to the server when the tool goes away in the middle of an answer', async () => {
+  const rig = rigOf();
+  // An answer that never ends on its own (a stream of events, say).
+  rig.answerWith = () => 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n';
+  const socket = await rig.tunnel();
+  await new Promise<void>((resolve) => {
+    let text = '';
+    socket.on('data', (chunk: Buffer) => {
+      text += chunk.toString('latin1');
+      if (text.includes('first')) resolve();
+    });
+    socket.write(`GET /events HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  });
+  const upstreamSide = rig.connections[0]?.socket;
+  expect(upstreamSide?.destroyed).toBe(false);
+  const closed = new Promise((resolve) => upstreamSide?.once('close', resolve));
+  socket.destroy();
+  await closed;
+  expect(rig.connections).toHaveLength(1);
+});

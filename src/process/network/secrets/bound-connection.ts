@@ -63,8 +63,8 @@ class BoundConnection {
   #beganAt = 0;
   #headComplete = true;
   #closed = false;
-  /** The tool ended its side. */
-  #ending = false;
+  /** The answer being written. */
+  #inFlight: RawAnswer | undefined;
   /** The Host header of the last request sent on (checked then). */
   #hostSeen: string | undefined;
 
@@ -101,14 +101,14 @@ class BoundConnection {
   start(): void {
     const socket = this.#socket;
     socket.on('data', (bytes: Buffer) => this.#read(bytes));
-    // The tool is done sending: what is in flight is answered, then the connection ends (the socket
-    // is half-open otherwise, held until its idle time).
-    socket.once('end', () => {
-      this.#ending = true;
-      if (this.#waiting.length === 0) this.#close(true);
-    });
+    // The tool ended its side: as Node's server does (without `allowHalfOpen`), the connection ends,
+    // and an answer in flight with it (a tool gone away looks the same, and a stream of events
+    // would hold the connection to the server until its idle time).
+    socket.once('end', () => this.#close());
     socket.once('close', () => {
       this.#closed = true;
+      // An answer the tool no longer reads ends its exchange, its connection upstream too.
+      this.#inFlight?.destroy();
       for (const request of this.#waiting) request.destroy();
       this.#parser.close();
     });
@@ -169,6 +169,7 @@ class BoundConnection {
     const answer = new RawAnswer(this.#socket, request.keepAlive, (keepOpen) =>
       this.#answered(request, keepOpen),
     );
+    this.#inFlight = answer;
     if (request.upgrade) {
       // A protocol switch would carry the value (or a placeholder) past the swap: not through here.
       const host = request.host ?? '';
@@ -210,8 +211,9 @@ class BoundConnection {
 
   /** An answer ended whole: the next request's turn, or the connection's end. */
   #answered(request: RawRequest, keepOpen: boolean): void {
+    this.#inFlight = undefined;
     if (this.#waiting[0] === request) this.#waiting.shift();
-    if (!keepOpen || this.#closed || (this.#ending && this.#waiting.length === 0)) {
+    if (!keepOpen || this.#closed) {
       this.#close(true);
       return;
     }

@@ -170,6 +170,9 @@ function send(
     },
     whenClosed: (listener) => sink.whenClosed(listener),
   });
+  // An answer's end that is not the upstream answer's (the tool went away) ends the upstream
+  // connection: it is not read on into nothing, nor used again (after a whole answer, nothing).
+  sink.whenClosed(() => answer.destroy());
   answer.once('error', (error: NodeJS.ErrnoException) => {
     if (answer.responded) {
       sink.destroy();
