@@ -16,7 +16,7 @@ import type { NetworkNote } from '../dist/src/process/network/proxy-options.js';
 import { certificatesFor } from '../dist/src/process/network/secrets/certificate-authority.js';
 import { makePlaceholder } from '../dist/src/process/network/secrets/replace.js';
 import { tunnelsOf } from '../dist/src/process/network/tunnel-agents.js';
-import { startSecretsProxy, stopSecretsProxy } from './support/secrets-proxy.js';
+import { exchange, startSecretsProxy, stopSecretsProxy } from './support/secrets-proxy.js';
 import { removeDir, tempDir } from './support/tool-packages.js';
 
 const VALUE = 'tls-at-proxy-value-0123456789';
@@ -84,32 +84,6 @@ beforeEach(() => {
 });
 
 const open = () => tunnelsOf({ socketPath: join(root, 'proxy.sock'), trustCertificates: authority }).open;
-
-/** Writes `text` on `socket` and reads the whole answer (its body by length, or chunked to its end). */
-function exchange(socket: Socket, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let answer = '';
-    const onData = (chunk: Buffer) => {
-      answer += chunk.toString('latin1');
-      const end = answer.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const head = answer.slice(0, end);
-      const length = /content-length: (\d+)/i.exec(head)?.[1];
-      const whole =
-        length === undefined
-          ? /transfer-encoding: chunked/i.test(head) && answer.endsWith('\r\n0\r\n\r\n')
-          : answer.length >= end + 4 + Number(length);
-      if (whole) {
-        socket.off('data', onData);
-        resolve(answer);
-      }
-    };
-    socket.on('data', onData);
-    socket.once('error', reject);
-    socket.once('close', () => reject(new Error(`closed after ${JSON.stringify(answer)}`)));
-    socket.write(text);
-  });
-}
 
 it('a bound host takes the offer: plain HTTP to the proxy, the value upstream, one TLS in all, kept alive', async () => {
   const before = handshakes;

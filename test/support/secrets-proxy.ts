@@ -4,6 +4,7 @@
  * certificates and its hosts stay each test's own.
  */
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { CallBudget } from '../../dist/src/process/network/call-budget.js';
 import type { NetworkNote } from '../../dist/src/process/network/proxy-options.js';
@@ -64,4 +65,30 @@ export async function stopSecretsProxy(
   for (const server of servers) server?.closeAllConnections();
   await Promise.all(servers.map((server) => new Promise((resolve) => server?.close(resolve))));
   await remove();
+}
+
+/** Writes `text` on `socket` and reads the whole answer (its body by length, or chunked to its end). */
+export function exchange(socket: Socket, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let answer = '';
+    const onData = (chunk: Buffer) => {
+      answer += chunk.toString('latin1');
+      const end = answer.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = answer.slice(0, end);
+      const length = /content-length: (\d+)/i.exec(head)?.[1];
+      const whole =
+        length === undefined
+          ? /transfer-encoding: chunked/i.test(head) && answer.endsWith('\r\n0\r\n\r\n')
+          : answer.length >= end + 4 + Number(length);
+      if (whole) {
+        socket.off('data', onData);
+        resolve(answer);
+      }
+    };
+    socket.on('data', onData);
+    socket.once('error', reject);
+    socket.once('close', () => reject(new Error(`closed after ${JSON.stringify(answer)}`)));
+    socket.write(text);
+  });
 }

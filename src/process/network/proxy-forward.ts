@@ -11,13 +11,15 @@ import { decided, idleRefusal, REFUSAL_HEADER, unreachable } from './proxy-answe
 import type { ProxyOptions } from './proxy-options.js';
 import { exchangeRelay } from './relay.js';
 import { hostPort } from './rules.js';
-import { type BoundAgents, sendBound } from './secrets/bound-request.js';
+import { nodeExchange } from './secrets/bound-exchange.js';
+import { sendBound } from './secrets/bound-request.js';
 import { plainRefusal } from './secrets/intercept.js';
 import { boundAt, noticeNeedles, strayPlaceholderReason } from './secrets/proxy-secrets.js';
 import { ChunkReplacer, replaceInText } from './secrets/replace.js';
+import type { UpstreamPool } from './secrets/upstream.js';
 
 /**
- * Forwards one absolute-form request. `boundAgents` are the proxy's kept-alive connections to hosts
+ * Forwards one absolute-form request. `boundUpstreams` are the proxy's kept-alive connections to hosts
  * a secret is bound to (its interceptor's: one set per proxy), present when it has secrets.
  */
 export async function forward(
@@ -25,7 +27,7 @@ export async function forward(
   req: IncomingMessage,
   res: ServerResponse,
   used: { bytes: number },
-  boundAgents: BoundAgents | undefined,
+  boundUpstreams: UpstreamPool | undefined,
 ): Promise<void> {
   let url: URL | undefined;
   try {
@@ -53,7 +55,7 @@ export async function forward(
     return;
   }
   const bound = boundAt(options.secrets, decision.host, port);
-  if (bound.length > 0 && boundAgents !== undefined) {
+  if (bound.length > 0 && boundUpstreams !== undefined) {
     const tlsOnly = bound.find((entry) => !entry.plainHttp);
     if (tlsOnly !== undefined) {
       const message = plainRefusal(decision.host, port, tlsOnly.secret.name);
@@ -64,7 +66,7 @@ export async function forward(
     }
     sendBound(
       options,
-      { req, res, used },
+      { ...nodeExchange(req, res), used },
       {
         host: decision.host,
         port,
@@ -73,7 +75,7 @@ export async function forward(
         bound: bound.map((entry) => entry.secret),
         path: `${url.pathname}${url.search}`,
       },
-      boundAgents,
+      boundUpstreams,
     );
     return;
   }
@@ -112,7 +114,14 @@ function relay(
   });
   upstream.on('timeout', () => upstream.destroy());
   // The bodies both ways are the call's bytes, and the client connection's: they count for both.
-  const bodies = exchangeRelay(options, { req, res, used }, upstream);
+  const bodies = exchangeRelay(options, used, {
+    destroy: () => {
+      upstream.destroy();
+      res.destroy();
+      req.socket.destroy();
+    },
+    whenClosed: (listener) => res.once('close', listener),
+  });
   upstream.once('error', (error: NodeJS.ErrnoException) => {
     if (!res.headersSent) {
       res.writeHead(502, { 'content-type': 'text/plain' });

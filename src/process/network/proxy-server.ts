@@ -51,7 +51,7 @@ export function startProxy(options: ProxyOptions): Promise<Server> {
       used = { bytes: 0 };
       carried.set(req.socket, used);
     }
-    void forward(options, req, res, used, interceptor?.agents).catch(() => res.destroy());
+    void forward(options, req, res, used, interceptor?.upstreams).catch(() => res.destroy());
   });
   server.once('close', () => interceptor?.close());
   server.on('clientError', (error: NodeJS.ErrnoException, socket) => {

@@ -4,8 +4,6 @@
  * buffers and then waits, and the proxy holds at most a chunk and a stream's high-water mark per
  * direction), charging each chunk before it is written, so a limit stops the chunk that crosses it.
  */
-import type { ClientRequest, IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable, Writable } from 'node:stream';
 import type { Link } from './call-budget.js';
 import type { ProxyOptions } from './proxy-options.js';
 
@@ -15,10 +13,26 @@ export interface ChunkMap {
   end(): Buffer;
 }
 
+/** What a relay reads from: a stream, or anything that emits chunks and an end and can wait. */
+export interface RelaySource {
+  on(event: 'data', listener: (chunk: Buffer) => void): unknown;
+  once(event: 'end', listener: () => void): unknown;
+  pause(): unknown;
+  resume(): unknown;
+}
+
+/** What a relay writes to: a stream, or anything that takes chunks, says when it is full, and ends. */
+export interface RelaySink {
+  write(chunk: Buffer): boolean;
+  end(): unknown;
+  end(chunk: Buffer): unknown;
+  on(event: 'drain', listener: () => void): unknown;
+}
+
 export class Relay implements Link {
   readonly #charge: (bytes: number) => boolean;
   readonly #destroy: () => void;
-  readonly #sources = new Set<Readable>();
+  readonly #sources = new Set<RelaySource>();
   #held = false;
 
   /**
@@ -34,7 +48,7 @@ export class Relay implements Link {
    * Moves `from` into `to`, each chunk through `map` if given (what it gives is what is charged);
    * the end of `from` ends `to`.
    */
-  pipe(from: Readable, to: Writable, map?: ChunkMap): void {
+  pipe(from: RelaySource, to: RelaySink, map?: ChunkMap): void {
     this.#sources.add(from);
     from.on('data', (chunk: Buffer) => {
       if (this.#held) return;
@@ -71,16 +85,16 @@ export class Relay implements Link {
 
 /**
  * The relay of one proxied HTTP exchange's bodies, both ways: each chunk counts for the client
- * connection (past `maxBytesPerConnection` the relay is destroyed) and for the call's budget, and
- * destroying it ends the upstream request, the answer and the client's socket. The budget holds it
- * until the answer closes.
+ * connection (`used`: past `maxBytesPerConnection` the relay is destroyed) and for the call's
+ * budget. `ends.destroy` ends the exchange (the upstream request or answer, the answer to the tool,
+ * the client's connection); the budget holds the relay until `ends.whenClosed` says the exchange is
+ * over.
  */
 export function exchangeRelay(
   options: Pick<ProxyOptions, 'limits' | 'budget'>,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
-  upstream: ClientRequest,
+  used: { bytes: number },
+  ends: { destroy(): void; whenClosed(listener: () => void): void },
 ): Relay {
-  const { req, res, used } = exchange;
   const bodies = new Relay({
     charge: (bytes) => {
       used.bytes += bytes;
@@ -90,12 +104,8 @@ export function exchangeRelay(
       }
       return options.budget.charge(bytes);
     },
-    destroy: () => {
-      upstream.destroy();
-      res.destroy();
-      req.socket.destroy();
-    },
+    destroy: ends.destroy,
   });
-  res.once('close', options.budget.add(bodies));
+  ends.whenClosed(options.budget.add(bodies));
   return bodies;
 }

@@ -7,19 +7,12 @@
  * the address the proxy decided on, checked (for TLS) against the host's own trust store. Bodies
  * count toward the connection's bytes and the call's, as the proxy's other relays do.
  */
-import {
-  Agent as HttpAgent,
-  request as httpRequest,
-  type IncomingMessage,
-  type OutgoingHttpHeaders,
-  type ServerResponse,
-} from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import { createSecureContext, type SecureContext } from 'node:tls';
+import { createSecureContext } from 'node:tls';
 import type { ProxyOptions } from '../proxy-options.js';
 import { exchangeRelay } from '../relay.js';
 import { hostPort } from '../rules.js';
+import { type BoundAnswerSink, type BoundRequest, hasBody } from './bound-exchange.js';
 import {
   answerNeedles,
   type ProxySecret,
@@ -28,6 +21,8 @@ import {
   strayPlaceholderReason,
 } from './proxy-secrets.js';
 import { ChunkReplacer, type Needle, replaceInText } from './replace.js';
+import { RequestBody, requestHead } from './request-head.js';
+import { UpstreamPool } from './upstream.js';
 
 /** Where a bound request goes: the host as decided, and the secrets bound to it there. */
 export interface BoundTarget {
@@ -41,23 +36,18 @@ export interface BoundTarget {
   path: string;
 }
 
-/** Kept-alive connections to bound upstreams, one set per proxy. */
-export interface BoundAgents {
-  http: HttpAgent;
-  https: HttpsAgent;
-  /**
-   * The upstream trust store as one TLS context, made once: a `ca` list on each request would be
-   * part of the agent's key for its connections, some hundred kilobytes built and hashed per request.
-   */
-  upstreamContext?: SecureContext | undefined;
-}
-
-export function boundAgents(upstreamCa?: string[]): BoundAgents {
-  return {
-    http: new HttpAgent({ keepAlive: true }),
-    https: new HttpsAgent({ keepAlive: true }),
-    upstreamContext: upstreamCa === undefined ? undefined : createSecureContext({ ca: upstreamCa }),
-  };
+/**
+ * The kept-alive connections to bound upstreams, one pool per proxy. Their trust store is one TLS
+ * context, made once: a `ca` list per connection would be some hundred kilobytes built each time.
+ */
+export function boundUpstreams(options: {
+  upstreamCa: string[] | undefined;
+  idleTimeoutMs: number;
+}): UpstreamPool {
+  return new UpstreamPool({
+    context: options.upstreamCa === undefined ? undefined : createSecureContext({ ca: options.upstreamCa }),
+    idleTimeoutMs: options.idleTimeoutMs,
+  });
 }
 
 const HOP_BY_HOP = new Set([
@@ -78,33 +68,50 @@ const HOP_BY_HOP = new Set([
  */
 export function sendBound(
   options: ProxyOptions,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  exchange: BoundExchange,
   target: BoundTarget,
-  agents: BoundAgents,
+  upstreams: UpstreamPool,
 ): void {
   try {
-    send(options, exchange, target, agents);
+    send(options, exchange, target, upstreams);
   } catch (error) {
-    const { res } = exchange;
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
     const code = (error as NodeJS.ErrnoException).code ?? 'it could not be sent';
-    res.writeHead(502, { 'content-type': 'text/plain' });
-    res.end(
+    answerText(
+      exchange.answer,
       `the process isolation tier could not send the request to ${hostPort(target.host, target.port)} (${code})`,
     );
   }
 }
 
+/** One request to a bound host, where its answer goes, and its connection's bytes so far. */
+export interface BoundExchange {
+  request: BoundRequest;
+  answer: BoundAnswerSink;
+  used: { bytes: number };
+}
+
+/** Answers `502` with `message` (or, past the answer's head, ends its connection). */
+function answerText(answer: BoundAnswerSink, message: string): void {
+  if (answer.headersSent) {
+    answer.destroy();
+    return;
+  }
+  const body = Buffer.from(message, 'utf8');
+  answer.writeHead(
+    502,
+    ['content-type', 'text/plain; charset=utf-8', 'content-length', String(body.length)],
+    false,
+  );
+  answer.end(body);
+}
+
 function send(
   options: ProxyOptions,
-  exchange: { req: IncomingMessage; res: ServerResponse; used: { bytes: number } },
+  exchange: BoundExchange,
   target: BoundTarget,
-  agents: BoundAgents,
+  upstreams: UpstreamPool,
 ): void {
-  const { req, res, used } = exchange;
+  const { request, answer: sink, used } = exchange;
   const proxySecrets = options.secrets;
   const where = hostPort(target.host, target.port);
   const told = new Set<string>();
@@ -128,79 +135,86 @@ function send(
       ? replaceInText(target.path, noticed, notice('the path'))
       : replaceInText(target.path.slice(0, query), noticed, notice('the path')) +
         replaceInText(target.path.slice(query), inQuery, notice('the query'));
-  const headers: OutgoingHttpHeaders = {};
-  const raw = req.rawHeaders;
+  // The head the tool sent, parsed strictly by Node's server, written anew: the host is the bound
+  // one (never a name the tool wrote, a second Host line included), the answer uncompressed (one
+  // compressed upstream would hide a value echoed in it from the swap back), hop-by-hop lines
+  // dropped, and a chunked body chunked again by the proxy.
+  const lines: string[] = [];
+  const raw = request.rawHeaders;
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
-    // The host is the bound one, set below: never a name the tool wrote (a second Host line included).
     if (HOP_BY_HOP.has(name) || name === 'accept-encoding' || name === 'host') continue;
     replaceInText(name, noticed, notice('a header name'));
-    const value = replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`));
-    const before = headers[name];
-    headers[name] =
-      before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+    lines.push(name, replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`)));
   }
   const defaultPort = target.secure ? 443 : 80;
-  headers['host'] =
+  const host =
     target.port === defaultPort
       ? hostPort(target.host, target.port).slice(0, -`:${target.port}`.length)
       : hostPort(target.host, target.port);
-  if (req.headers['transfer-encoding'] !== undefined) headers['transfer-encoding'] = 'chunked';
-  // An answer compressed upstream would hide a value echoed in it from the swap back.
-  headers['accept-encoding'] = 'identity';
-  const common = {
-    host: target.address,
+  const { chunked, method } = request;
+  const head = requestHead({ method, path, host, lines, chunked });
+  const connection = upstreams.take({
+    address: target.address,
     port: target.port,
-    method: req.method,
-    path,
-    headers,
-    setHost: false,
-    timeout: options.limits.idleTimeoutMs,
-  };
-  const upstream = target.secure
-    ? httpsRequest({
-        ...common,
-        agent: agents.https,
-        ...(isIP(target.host) === 0 ? { servername: target.host } : {}),
-        ...(agents.upstreamContext === undefined ? {} : { secureContext: agents.upstreamContext }),
-      })
-    : httpRequest({ ...common, agent: agents.http });
-  upstream.on('timeout', () => upstream.destroy());
-  const bodies = exchangeRelay(options, { req, res, used }, upstream);
-  upstream.once('error', (error: NodeJS.ErrnoException) => {
+    secure: target.secure,
+    servername: target.secure && isIP(target.host) === 0 ? target.host : undefined,
+  });
+  const bodyFollows = hasBody(request);
+  const answer = connection.send(head, method, bodyFollows);
+  const bodies = exchangeRelay(options, used, {
+    destroy: () => {
+      answer.destroy();
+      sink.destroy();
+      request.destroy();
+    },
+    whenClosed: (listener) => sink.whenClosed(listener),
+  });
+  // An answer's end that is not the upstream answer's (the tool went away) ends the upstream
+  // connection: it is not read on into nothing, nor used again (after a whole answer, nothing).
+  sink.whenClosed(() => answer.destroy());
+  answer.once('error', (error: NodeJS.ErrnoException) => {
+    if (answer.responded) {
+      sink.destroy();
+      return;
+    }
     // Reported: the CONNECT was allowed (and said so), this request went nowhere.
     const message = upstreamFailure(target, error);
     options.onNote({ host: target.host, port: target.port, allowed: false, reason: message });
-    if (!res.headersSent) {
-      res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' });
-      res.end(message);
-    } else res.destroy();
+    answerText(sink, message);
   });
-  upstream.once('response', (answer) => {
-    const answerHeaders: OutgoingHttpHeaders = {};
-    const noBody = req.method === 'HEAD' || answer.statusCode === 204 || answer.statusCode === 304;
-    const rawAnswer = answer.rawHeaders;
-    for (let index = 0; index + 1 < rawAnswer.length; index += 2) {
-      const name = (rawAnswer[index] as string).toLowerCase();
+  answer.once('response', (statusCode: number, answerLines: string[]) => {
+    const noBody = method === 'HEAD' || statusCode === 204 || statusCode === 304;
+    const out: string[] = [];
+    for (let index = 0; index + 1 < answerLines.length; index += 2) {
+      const name = (answerLines[index] as string).toLowerCase();
       if (HOP_BY_HOP.has(name) || (name === 'content-length' && !noBody)) continue;
-      const value = replaceInText(rawAnswer[index + 1] as string, outNeedles);
-      const before = answerHeaders[name];
-      answerHeaders[name] =
-        before === undefined ? value : [...(Array.isArray(before) ? before : [String(before)]), value];
+      out.push(name, replaceInText(answerLines[index + 1] as string, outNeedles));
     }
-    res.writeHead(answer.statusCode ?? 502, answerHeaders);
-    writeInTurns(res, answer);
-    answer.on('error', () => res.destroy());
-    bodies.pipe(answer, res, new ChunkReplacer(outNeedles));
+    // Corked from the head on: the head and what this read of the answer brings go as one write.
+    const output = sink.output;
+    output?.cork();
+    answer.output = output;
+    try {
+      sink.writeHead(statusCode, out, noBody);
+    } catch {
+      // A status Node won't write (over 999): the answer can't be relayed as it is.
+      answer.destroy();
+      sink.destroy();
+      return;
+    }
+    bodies.pipe(answer, sink, new ChunkReplacer(outNeedles));
   });
-  if (!hasBody(req)) {
+  if (!bodyFollows) {
     // Nothing to search or send on: the upstream request is whole with its head.
-    req.resume();
-    upstream.end();
+    request.resume();
     return;
   }
-  req.on('error', () => upstream.destroy());
-  bodies.pipe(req, upstream, new ChunkReplacer(noticed, notice('the body')));
+  bodies.pipe(
+    request,
+    new RequestBody(connection, answer, request.contentLength),
+    new ChunkReplacer(noticed, notice('the body')),
+  );
 }
 
 /** The codes of a certificate that did not verify (Node's own, and OpenSSL's verify errors). */
@@ -214,35 +228,6 @@ function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException): str
     return `the process isolation tier did not send the request to ${where}: its certificate did not verify against the host's trust store (${code}); a private CA goes in the host process's NODE_EXTRA_CA_CERTS`;
   }
   return `the process isolation tier could not reach ${where} at ${target.address} (${code})`;
-}
-
-/** Whether a request carries a body, as Node's parser frames it: a length over 0, or chunks. */
-function hasBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-/**
- * Holds what the answer writes to the tool during one turn of the event loop and sends it at the
- * turn's end: the head, the body and the end of the chunks go as one TLS record and one write when
- * they come together, and a stream of events still goes on each turn.
- */
-function writeInTurns(res: ServerResponse, answer: IncomingMessage): void {
-  const socket = res.socket;
-  if (socket === null) return;
-  let corked = false;
-  const batch = () => {
-    if (corked) return;
-    corked = true;
-    socket.cork();
-    setImmediate(() => {
-      corked = false;
-      socket.uncork();
-    });
-  };
-  batch();
-  answer.on('data', batch);
-  answer.once('end', batch);
 }
 
 /** The needles of requests to a set of bound secrets, and of their answers. */

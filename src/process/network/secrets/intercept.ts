@@ -6,22 +6,16 @@
  * secrets swapped in (bound-request.ts). A tool that names another host than its tunnel's (in SNI,
  * or in the Host header) gets nothing swapped: its handshake, or that request, is refused.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { createSecureContext, type SecureContext, TLSSocket } from 'node:tls';
 import type { Decision } from '../policy.js';
 import { response } from '../proxy-answers.js';
 import type { ProxyOptions } from '../proxy-options.js';
 import { hostPort, normalHost } from '../rules.js';
-import { type BoundAgents, boundAgents, sendBound } from './bound-request.js';
+import { type InterceptedTunnel, serveBound } from './bound-connection.js';
+import { boundUpstreams } from './bound-request.js';
 import type { ProxySecret } from './proxy-secrets.js';
-
-interface Intercepted {
-  decision: Extract<Decision, { allowed: true }>;
-  bound: ProxySecret[];
-  used: { bytes: number };
-  secure: boolean;
-}
+import type { UpstreamPool } from './upstream.js';
 
 /** The first byte of a TLS handshake record: anything else in a tunnel is taken as plain HTTP. */
 export const TLS_HANDSHAKE = 0x16;
@@ -34,27 +28,18 @@ export const TLS_HANDSHAKE = 0x16;
 export const TLS_AT_PROXY_HEADER = 'x-toolhost-tls-at-proxy';
 export const TLS_AT_PROXY_OFFER = 'https';
 
-/** One per proxy: the HTTP side of every intercepted connection, its contexts, its upstream agents. */
+/** One per proxy: the HTTP side of every intercepted connection, its contexts, its upstream connections. */
 export class Interceptor {
   readonly #options: ProxyOptions;
-  readonly #server: Server;
-  readonly #agents: BoundAgents;
+  readonly #upstreams: UpstreamPool;
   readonly #contexts = new Map<string, SecureContext>();
-  readonly #connections = new WeakMap<object, Intercepted>();
 
   constructor(options: ProxyOptions) {
     this.#options = options;
-    this.#agents = boundAgents(options.secrets?.upstreamCa);
-    this.#server = createServer({ maxHeaderSize: 16 * 1024, requestTimeout: 60_000, headersTimeout: 30_000 });
-    this.#server.on('request', (req: IncomingMessage, res: ServerResponse) => this.#request(req, res));
-    this.#server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
-      // A protocol switch would carry the value (or a placeholder) past the swap: not through here.
-      const message = `the process isolation tier does not relay a protocol upgrade to ${String(req.headers.host).slice(0, 256)}, a host a secret is bound to`;
-      socket.end(
-        `HTTP/1.1 501 Not Implemented\r\ncontent-type: text/plain\r\ncontent-length: ${Buffer.byteLength(message)}\r\nconnection: close\r\n\r\n${message}`,
-      );
+    this.#upstreams = boundUpstreams({
+      upstreamCa: options.secrets?.upstreamCa,
+      idleTimeoutMs: options.limits.idleTimeoutMs,
     });
-    this.#server.on('clientError', (_error, socket) => socket.destroy());
   }
 
   /**
@@ -105,12 +90,9 @@ export class Interceptor {
     );
     client.on('error', () => client.destroy());
     client.setTimeout(this.#options.limits.idleTimeoutMs, () => client.destroy());
-    const secrets = bound.map((entry) => entry.secret);
-    this.#connections.set(client, { decision, bound: secrets, used: { bytes: 0 }, secure: true });
     client.pause();
     if (head.length > 0) client.unshift(head);
-    this.#server.emit('connection', client);
-    client.resume();
+    this.#serve(client, { decision, bound: bound.map((entry) => entry.secret), secure: true });
   }
 
   /** Plain HTTP in a tunnel to a bound host: only where every binding of the host says `http://`. */
@@ -126,11 +108,8 @@ export class Interceptor {
       client.end(response(403, message));
       return;
     }
-    const secrets = bound.map((entry) => entry.secret);
-    this.#connections.set(client, { decision, bound: secrets, used: { bytes: 0 }, secure: false });
-    this.#server.emit('connection', client);
     // Paused to read its first byte: the HTTP side reads on from here.
-    client.resume();
+    this.#serve(client, { decision, bound: bound.map((entry) => entry.secret), secure: false });
   }
 
   #terminate(client: Socket, decision: Extract<Decision, { allowed: true }>, bound: ProxySecret[]): void {
@@ -162,42 +141,21 @@ export class Interceptor {
       client.destroy();
     });
     client.on('error', () => secure.destroy());
-    this.#connections.set(secure, { decision, bound, used: { bytes: 0 }, secure: true });
-    this.#server.emit('connection', secure);
+    this.#serve(secure, { decision, bound, secure: true });
   }
 
-  /** The kept-alive connections to bound hosts: this proxy's only set (plain HTTP forwarded too). */
-  get agents(): BoundAgents {
-    return this.#agents;
+  /** The kept-alive connections to bound hosts: this proxy's only pool (plain HTTP forwarded too). */
+  get upstreams(): UpstreamPool {
+    return this.#upstreams;
   }
 
   /** Ends the kept-alive upstream connections. */
   close(): void {
-    this.#agents.http.destroy();
-    this.#agents.https.destroy();
+    this.#upstreams.close();
   }
 
-  #request(req: IncomingMessage, res: ServerResponse): void {
-    const connection = this.#connections.get(req.socket);
-    if (connection === undefined) {
-      res.destroy();
-      return;
-    }
-    const { decision, bound, used, secure } = connection;
-    const path = req.url ?? '';
-    if (!path.startsWith('/') || !sameHost(req.headers.host, decision.host, decision.port, secure)) {
-      const message = `the process isolation tier refused a request in the tunnel to ${hostPort(decision.host, decision.port)} that names another host (${JSON.stringify(String(req.headers.host ?? '').slice(0, 256))}): nothing swapped`;
-      this.#options.onNote({ host: decision.host, port: decision.port, allowed: false, reason: message });
-      res.writeHead(421, { 'content-type': 'text/plain', connection: 'close' });
-      res.end(message);
-      return;
-    }
-    sendBound(
-      this.#options,
-      { req, res, used },
-      { host: decision.host, port: decision.port, address: decision.address, secure, bound, path },
-      this.#agents,
-    );
+  #serve(socket: Socket | TLSSocket, tunnel: InterceptedTunnel): void {
+    serveBound(socket, tunnel, this.#options, this.#upstreams);
   }
 
   #context(host: string): SecureContext | undefined {
@@ -214,15 +172,4 @@ export class Interceptor {
 /** The refusal of plain HTTP to a host a secret is bound to over TLS only. */
 export function plainRefusal(host: string, port: number, name: string): string {
   return `the process isolation tier refused plain HTTP to ${hostPort(host, port)}: secret ${name} is bound to it, and goes there over TLS only (use https:, or bind the secret to "http://${hostPort(host, port)}")`;
-}
-
-/** Whether a Host header names the tunnel's host and port (the scheme's default port may be left out). */
-export function sameHost(header: string | undefined, host: string, port: number, secure: boolean): boolean {
-  if (header === undefined) return false;
-  const colon = header.lastIndexOf(':');
-  const hasPort = colon > header.lastIndexOf(']');
-  const name = normalHost(hasPort ? header.slice(0, colon) : header);
-  const portText = hasPort ? header.slice(colon + 1) : '';
-  const named = hasPort ? (/^[0-9]{1,5}$/.test(portText) ? Number(portText) : -1) : undefined;
-  return name === host && (named === undefined ? port === (secure ? 443 : 80) : named === port);
 }
