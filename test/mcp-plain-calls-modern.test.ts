@@ -79,12 +79,15 @@ describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would sen
   it('finds the SDK internals the plain path needs (an SDK upgrade that drops them fails here, not silently slower)', () => {
     expect(servers.length).toBeGreaterThan(0);
     for (const server of servers) {
-      const internals = server as Record<string, unknown>;
+      const internals = server as {
+        _negotiatedWireCodec?: () => { checkInboundEnvelope?: unknown; encodeResult?: unknown };
+        _outboundServerInfo?: unknown;
+      };
       expect(typeof internals._negotiatedWireCodec).toBe('function');
       expect(typeof internals._outboundServerInfo).toBe('function');
-      const codec = (internals._negotiatedWireCodec as () => Record<string, unknown>).call(server);
-      expect(typeof codec.checkInboundEnvelope).toBe('function');
-      expect(typeof codec.encodeResult).toBe('function');
+      const codec = internals._negotiatedWireCodec?.call(server);
+      expect(typeof codec?.checkInboundEnvelope).toBe('function');
+      expect(typeof codec?.encodeResult).toBe('function');
     }
   });
 

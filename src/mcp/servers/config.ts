@@ -4,6 +4,7 @@
  * reason it can't be run. One bad entry never stops the others; only a file that can't be read or
  * is not JSON at all throws.
  */
+
 import { readFile, stat } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, resolve } from 'node:path';
 import { ToolHostError } from '../../boundary/errors.js';
@@ -12,6 +13,7 @@ import { firstHidden } from '../../declaration/visible-text.js';
 import type { NetworkAsk } from '../../process/network/grant.js';
 import { parseNetRules } from '../../process/network/rules.js';
 import { parseSecretBindings, type SecretBinding } from '../../process/network/secrets/bindings.js';
+import { secretsUnsupported } from '../../process/network/secrets/node-http-parser.js';
 import { packageRunOf } from './npx-entry.js';
 
 /** One stdio server of a config, its paths resolved against the config's folder. */
@@ -210,6 +212,8 @@ async function parseToolhost(name: string, value: unknown, folder: string): Prom
   } else grants.net = net === true;
   const secrets = parseSecretBindings(value['secrets'], grants.net, 'the server');
   if (!secrets.ok) return `${name}: "toolhost.secrets" is refused: ${secrets.reason}`;
+  const unsupported = secrets.bindings.length === 0 ? undefined : secretsUnsupported();
+  if (unsupported !== undefined) return `${name}: "toolhost.secrets" is refused: ${unsupported}`;
   grants.secrets = secrets.bindings;
   const allowEnv = stringList(value['allowEnv']);
   if (allowEnv === undefined || !allowEnv.every((entry) => ENV_NAME.test(entry))) {

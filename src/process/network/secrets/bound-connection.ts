@@ -7,21 +7,16 @@
  * by the proxy alone (chunked; or, to a client that closes, to the close). A request that names
  * another host, or asks to switch protocols, is refused and the connection closed.
  */
-import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Decision } from '../policy.js';
 import type { ProxyOptions } from '../proxy-options.js';
 import { hostPort, normalHost } from '../rules.js';
 import { sendBound } from './bound-request.js';
+import { type LlhttpParser, requireNodeHttpParser } from './node-http-parser.js';
 import type { ProxySecret } from './proxy-secrets.js';
 import { RawAnswer, RawRequest } from './raw-exchange.js';
-import type { LlhttpParser, LlhttpParserClass, UpstreamPool } from './upstream.js';
-
-const { HTTPParser, methods } = createRequire(import.meta.url)('node:_http_common') as {
-  HTTPParser: LlhttpParserClass & { REQUEST: number };
-  methods: string[];
-};
+import type { UpstreamPool } from './upstream.js';
 
 /** The largest request head (as the proxy's own server). */
 const MAX_REQUEST_HEAD = 16 * 1024;
@@ -78,6 +73,7 @@ class BoundConnection {
     this.#tunnel = tunnel;
     this.#options = options;
     this.#upstreams = upstreams;
+    const { HTTPParser } = requireNodeHttpParser();
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.REQUEST, {}, MAX_REQUEST_HEAD, 0);
     parser[HTTPParser.kOnMessageBegin] = () => {
@@ -148,7 +144,7 @@ class BoundConnection {
     this.#headComplete = true;
     // A client that closes (HTTP/1.0, or `connection: close`) has its answer end with the close.
     const request = new RawRequest(this.#socket, {
-      method: methods[method] ?? 'GET',
+      method: requireNodeHttpParser().methods[method] ?? 'GET',
       path,
       rawHeaders,
       keepAlive: keepAlive && major === 1 && minor === 1,

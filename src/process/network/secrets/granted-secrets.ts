@@ -5,11 +5,13 @@
  * absent; a granted one bound to a host the package may not reach leaves the package out, with the
  * reason (never a binding silently narrowed).
  */
+
 import { ToolHostError } from '../../../boundary/errors.js';
 import { show } from '../../../shared/expect.js';
 import { grantAllows, type NetworkGrant } from '../grant.js';
 import { rulePorts } from '../rules.js';
 import { type BoundHost, boundHosts, isSecretName, type SecretBinding } from './bindings.js';
+import { secretsUnsupported } from './node-http-parser.js';
 
 /** A secret a package gets: its value, and the hosts it may go to. Host-side only, never a tool's. */
 export interface GrantedSecret {
@@ -86,8 +88,11 @@ export function grantedSecrets(options: {
   values: Readonly<Record<string, string>>;
   grant: NetworkGrant;
 }): { ok: true; secrets: GrantedSecret[] } | { ok: false; reason: string } {
+  const granted = grantedBindings(options.bindings, options.values);
+  const unsupported = granted.length === 0 ? undefined : secretsUnsupported();
+  if (unsupported !== undefined) return { ok: false, reason: unsupported };
   const secrets: GrantedSecret[] = [];
-  for (const { binding, value } of grantedBindings(options.bindings, options.values)) {
+  for (const { binding, value } of granted) {
     const hosts = boundHosts(binding);
     for (const { rule } of hosts) {
       if (!rulePorts(rule).every((port) => grantAllows(options.grant, rule.host, port))) {

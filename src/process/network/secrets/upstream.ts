@@ -8,31 +8,9 @@
  * that lied) end the connection, never the next exchange's answer.
  */
 import { EventEmitter } from 'node:events';
-import { createRequire } from 'node:module';
 import { connect as netConnect, type Socket } from 'node:net';
 import { type SecureContext, connect as tlsConnect } from 'node:tls';
-
-/** What this file uses of Node's own binding of llhttp (the parser `node:http` reads with). */
-export interface LlhttpParser {
-  initialize(type: number, resource: object, maxHeaderSize: number, lenientFlags: number): void;
-  execute(bytes: Buffer): number | Error;
-  finish(): number | Error | undefined;
-  close(): void;
-  [callback: number]: unknown;
-}
-export interface LlhttpParserClass {
-  new (): LlhttpParser;
-  RESPONSE: number;
-  kOnMessageBegin: number;
-  kOnHeaders: number;
-  kOnHeadersComplete: number;
-  kOnBody: number;
-  kOnMessageComplete: number;
-}
-// `_http_common` is where `node:http` itself takes the parser from (Node 20 to 26 alike).
-const { HTTPParser } = createRequire(import.meta.url)('node:_http_common') as {
-  HTTPParser: LlhttpParserClass;
-};
+import { type LlhttpParser, requireNodeHttpParser } from './node-http-parser.js';
 
 /** The largest answer head read (Node's http client's default). */
 const MAX_ANSWER_HEAD = 16 * 1024;
@@ -108,6 +86,7 @@ export class UpstreamConnection {
     this.#pool = pool;
     this.#key = key;
     this.socket = socket;
+    const { HTTPParser } = requireNodeHttpParser();
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_ANSWER_HEAD, 0);
     parser[HTTPParser.kOnMessageBegin] = () => {
