@@ -1,19 +1,28 @@
 /**
  * Which unit the worker budget ends to make room, and how many at once, on pools the test drives
- * itself (each holds one unit: none, idle, busy or ending) and a clock the test moves: the budget's
+ * itself (each holds one unit: none, starting, idle, busy or ending) and a clock the test moves: the budget's
  * choices depend on how long ago each pool started a call, and a real clock would make them depend
  * on how loaded the machine is. The host-level behaviour (real workers, real processes) is in
  * worker-budget.test.ts and worker-budget-cap.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import type { BudgetMember, NextStart } from '../dist/src/calls/budget-member.js';
-import { COLD_MS, RUN_GRACE_MS, SWITCHES_AT_ONCE, WorkerBudget } from '../dist/src/calls/worker-budget.js';
+import {
+  COLD_MS,
+  RUN_GRACE_MS,
+  RUN_LENGTH,
+  SWITCHES_AT_ONCE,
+  WorkerBudget,
+} from '../dist/src/calls/worker-budget.js';
 
 /** A pool of at most one unit, as the budget reads it. */
 class OneUnitPool implements BudgetMember {
-  unit: 'none' | 'idle' | 'busy' | 'ending' = 'none';
+  /** `starting`: its call waits for the unit's start (it runs nothing yet). */
+  unit: 'none' | 'starting' | 'idle' | 'busy' | 'ending' = 'none';
   queue = 0;
   started = 0;
+  /** A new unit starts before its call runs (unit `starting`, until the test says it is ready). */
+  startsSlowly = false;
   constructor(readonly source: string) {}
   get queued(): number {
     return this.queue;
@@ -28,16 +37,19 @@ class OneUnitPool implements BudgetMember {
     return this.unit === 'idle' ? 1 : 0;
   }
   get resting(): boolean {
-    return this.unit !== 'busy';
+    return this.unit !== 'busy' && this.unit !== 'starting';
+  }
+  get callsRunning(): boolean {
+    return this.unit === 'busy';
   }
   nextStart(): NextStart {
     if (this.unit === 'idle') return 'now';
     return this.unit === 'none' ? 'place' : 'wait';
   }
   startNext(): boolean {
-    if (this.queue === 0 || this.unit === 'busy' || this.unit === 'ending') return false;
+    if (this.queue === 0 || (this.unit !== 'idle' && this.unit !== 'none')) return false;
     this.queue -= 1;
-    this.unit = 'busy';
+    this.unit = this.unit === 'none' && this.startsSlowly ? 'starting' : 'busy';
     this.started += 1;
     return true;
   }
@@ -73,6 +85,12 @@ function budgetOf(limit: number) {
     call(name: string) {
       const target = pool(name);
       target.queue += 1;
+      budget.changed(target);
+    },
+    ready(name: string) {
+      const target = pool(name);
+      expect(target.unit).toBe('starting');
+      target.unit = 'busy';
       budget.changed(target);
     },
     finish(name: string) {
@@ -124,8 +142,9 @@ describe('the worker budget, making room', () => {
     host.budget.close();
   });
 
-  it('keeps the unit of a package that started a call less than RUN_GRACE_MS ago, and ends another', () => {
-    const host = budgetOf(2);
+  it('keeps the unit of a package that started a call less than RUN_GRACE_MS ago, and ends another, while a call runs', () => {
+    const host = budgetOf(3);
+    host.call('x');
     host.call('a');
     host.finish('a');
     host.clock.now = RUN_GRACE_MS - 5;
@@ -137,10 +156,68 @@ describe('the worker budget, making room', () => {
     host.budget.close();
   });
 
-  it(`ends at most SWITCHES_AT_ONCE (${SWITCHES_AT_ONCE} here) units at once, and the waiting packages start in the order they came`, () => {
-    const places = SWITCHES_AT_ONCE + 2;
+  it('with no call running anywhere, a grace keeps nothing: the most recently used idle unit is ended at once', () => {
+    const host = budgetOf(2);
+    host.call('a');
+    host.finish('a');
+    host.clock.now = 5;
+    host.call('b');
+    host.finish('b');
+    host.clock.now = 6;
+    // Every caller left waits on c: none can send a or b anything before c's call answers.
+    host.call('c');
+    expect(host.ending()).toEqual(['b']);
+    host.exit('b');
+    expect(host.pool('c').unit).toBe('busy');
+    host.budget.close();
+  });
+
+  it('a call waiting for its unit to start is not running: with only such calls, the grace keeps nothing', () => {
+    const host = budgetOf(2);
+    host.pool('s').startsSlowly = true;
+    host.call('s');
+    expect(host.pool('s').unit).toBe('starting');
+    host.call('a');
+    host.finish('a');
+    host.clock.now = 5;
+    host.call('c');
+    expect(host.ending()).toEqual(['a']);
+    host.ready('s');
+    host.finish('s');
+    host.budget.close();
+  });
+
+  it('after a stall a grace counts from when calls started again, not from the call before it', () => {
+    const host = budgetOf(3);
+    for (const name of ['a', 'b']) {
+      host.call(name);
+      host.finish(name);
+    }
+    host.clock.now = 10;
+    host.call('x');
+    host.finish('x');
+    host.clock.now = 1000;
+    // A stall: nothing runs, c waits, the most recently used (x) is ended for it.
+    host.call('c');
+    expect(host.ending()).toEqual(['x']);
+    host.exit('x');
+    expect(host.pool('c').unit).toBe('busy');
+    // Calls run again (c's): a and b last started calls long before the stall, but no caller could
+    // send them anything while every call waited. d waits: both keep their units through a grace.
+    host.clock.now = 1000 + RUN_GRACE_MS - 1;
+    host.call('d');
+    expect(host.ending()).toEqual([]);
+    host.clock.now = 1000 + RUN_GRACE_MS + 1;
+    host.budget.changed(host.pool('d'));
+    expect(host.ending()).toHaveLength(1);
+    host.budget.close();
+  });
+
+  it(`while a call runs, ends at most SWITCHES_AT_ONCE (${SWITCHES_AT_ONCE} here) units at once, and the waiting packages start in the order they came`, () => {
+    const places = SWITCHES_AT_ONCE + 3;
     const host = budgetOf(places);
-    const resident = Array.from({ length: places }, (_, index) => `r${index}`);
+    host.call('runs');
+    const resident = Array.from({ length: places - 1 }, (_, index) => `r${index}`);
     for (const [index, name] of resident.entries()) {
       host.clock.now = index;
       host.call(name);
@@ -161,6 +238,63 @@ describe('the worker budget, making room', () => {
     }
     expect(startOrder).toEqual(newcomers);
     expect(Math.max(...host.counts)).toBeLessThanOrEqual(places);
+    host.budget.close();
+  });
+
+  it('with no call running, ends one unit for every waiting package at once, the most recently used first, and they start in the order they came', () => {
+    const places = 6;
+    const host = budgetOf(places);
+    const resident = Array.from({ length: places }, (_, index) => `r${index}`);
+    for (const [index, name] of resident.entries()) {
+      host.clock.now = index;
+      host.call(name);
+      host.finish(name);
+    }
+    host.clock.now = 10;
+    const newcomers = ['n0', 'n1', 'n2'];
+    for (const name of newcomers) host.call(name);
+    // The units least likely to be called soon by a caller rotating over the packages.
+    expect(host.ending().sort()).toEqual(['r3', 'r4', 'r5']);
+    expect(host.budget.workers).toBe(places);
+    const startOrder: string[] = [];
+    for (const name of ['r4', 'r5', 'r3']) {
+      host.exit(name);
+      expect(host.budget.workers).toBeLessThanOrEqual(places);
+      for (const newcomer of newcomers) {
+        if (host.pool(newcomer).unit === 'busy' && !startOrder.includes(newcomer)) startOrder.push(newcomer);
+      }
+    }
+    expect(startOrder).toEqual(newcomers);
+    expect(Math.max(...host.counts)).toBeLessThanOrEqual(places);
+    host.budget.close();
+  });
+
+  it('a run counts against the package first in line: a flooding package keeps its unit while another makes room, then yields within a run to the next in line', () => {
+    const host = budgetOf(2);
+    host.call('r');
+    host.finish('r');
+    host.pool('a').queue = 10 * RUN_LENGTH;
+    host.budget.changed(host.pool('a'));
+    host.clock.now = 1000;
+    // w1 waits; r is out of its grace and makes room. a floods meanwhile, one call after another.
+    host.call('w1');
+    expect(host.ending()).toEqual(['r']);
+    // Most of a run while w1 waits: that run was w1's to wait out, and w1 has its place next.
+    for (let index = 0; index < RUN_LENGTH - 2; index += 1) host.finish('a');
+    host.exit('r');
+    expect(host.pool('w1').unit).toBe('busy');
+    // w2 comes to wait while w1's call and a's calls run: a's run counts from here.
+    host.call('w2');
+    const startedBefore = host.pool('a').started;
+    while (host.pool('a').unit === 'busy') host.finish('a');
+    // a had a run of its own against w2 (not the rest of the one w1 waited out: w2 was not held up
+    // by another's unit), at most RUN_LENGTH calls, and then its idle unit makes room.
+    expect(host.pool('a').started - startedBefore).toBeGreaterThan(RUN_LENGTH / 2);
+    expect(host.pool('a').started - startedBefore).toBeLessThanOrEqual(RUN_LENGTH);
+    expect(host.ending()).toEqual(['a']);
+    host.exit('a');
+    expect(host.pool('w2').unit).toBe('busy');
+    expect(Math.max(...host.counts)).toBeLessThanOrEqual(2);
     host.budget.close();
   });
 

@@ -75,10 +75,26 @@ export class WorkerBudget {
   #again = false;
   /** Pools wait for places. */
   #contended = false;
+  /**
+   * The pool first in line for a place when the runs were last counted from: runs are counted
+   * against it, and a pool that takes its place as first in line sees every run restart.
+   */
+  #firstInLine: BudgetMember | undefined;
+  /** When each pool waiting for a place came to wait. */
+  readonly #waitingSince = new Map<BudgetMember, number>();
   /** Per pool in a run: calls started, when the first and the last of them started. */
   readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
   /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
   #runEnds: NodeJS.Timeout | undefined;
+  /**
+   * Pools that were waiting for places at a moment when no call ran anywhere (see #stalled): until
+   * each has its place, no pool's grace keeps an idle unit from them.
+   */
+  readonly #waitedThroughStall = new Set<BudgetMember>();
+  /** A stall was seen and no call has started since. */
+  #inStall = false;
+  /** When the first call started after the last stall. */
+  #stallOver = Number.NEGATIVE_INFINITY;
   /**
    * Held while pools wait for places: a waiting call holds the host's event loop as a running one
    * does. What it waits for may hold nothing (a package process that is ending has its channel
@@ -196,6 +212,8 @@ export class WorkerBudget {
    */
   #pass(): void {
     const waiting: BudgetMember[] = [];
+    /** Pools that got a unit of their own in this pass. */
+    const placed: BudgetMember[] = [];
     let heldToRun = false;
     let untried = this.#turns.length;
     while (untried > 0) {
@@ -219,10 +237,19 @@ export class WorkerBudget {
         continue;
       }
       if (!member.startNext()) continue;
+      if (next !== 'now') placed.push(member);
+      if (this.#inStall) {
+        this.#inStall = false;
+        this.#stallOver = this.#now();
+      }
       if (contended) {
         const run = this.#runs.get(member);
         const now = this.#now();
-        if (run === undefined) this.#runs.set(member, { calls: 1, since: now, last: now });
+        // A run's time counts from when the pool first in line came to wait (from now for the pool
+        // that has just got its place).
+        const firstCameAt = this.#waitingSince.get(this.#firstInLine as BudgetMember) ?? now;
+        const since = next === 'now' ? Math.min(now, firstCameAt) : now;
+        if (run === undefined) this.#runs.set(member, { calls: 1, since, last: now });
         else {
           run.calls += 1;
           run.last = now;
@@ -237,11 +264,24 @@ export class WorkerBudget {
     this.#turns.unshift(...waiting);
     this.#contended = waiting.length > 0;
     this.#holdLoop(this.#contended);
+    const now = this.#now();
+    for (const member of this.#waitingSince.keys())
+      if (!waiting.includes(member)) this.#waitingSince.delete(member);
+    for (const member of waiting) if (!this.#waitingSince.has(member)) this.#waitingSince.set(member, now);
     if (this.#contended) {
+      if (waiting[0] !== this.#firstInLine) {
+        this.#firstInLine = waiting[0];
+        // Runs are counted against the pool first in line: a new one sees every pool's run restart,
+        // but that of a pool that has just got its place (its first call counts).
+        for (const member of this.#runs.keys()) if (!placed.includes(member)) this.#runs.delete(member);
+        if (heldToRun) this.#again = true;
+      }
       this.#makeRoom(waiting);
       return;
     }
+    this.#firstInLine = undefined;
     this.#runs.clear();
+    this.#waitedThroughStall.clear();
     clearTimeout(this.#runEnds);
     // No one waits any more: a pool held to its run may start its calls now, in another pass.
     if (heldToRun) this.#again = true;
@@ -260,14 +300,35 @@ export class WorkerBudget {
   #keptUntil(member: BudgetMember): number {
     const run = this.#runs.get(member);
     // Outside a run too: a pool that has just started a call is seldom done (see RUN_GRACE_MS).
-    if (run === undefined) return (this.#recent.get(member) ?? Number.NEGATIVE_INFINITY) + RUN_GRACE_MS;
+    if (run === undefined) return this.#graceEnd(this.#recent.get(member) ?? Number.NEGATIVE_INFINITY);
     if (this.#hadRun(member)) return 0;
     const end = run.since + RUN_MS;
-    return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
+    return member.queued > 0 ? end : Math.min(end, this.#graceEnd(run.last));
+  }
+
+  /**
+   * A grace runs from a pool's last call's start, or from the end of the last stall if later: while
+   * every call waited for a place, no caller could send a pool anything, and its quiet then says
+   * nothing about whether it is done.
+   */
+  #graceEnd(lastStarted: number): number {
+    return Math.max(lastStarted, this.#stallOver) + RUN_GRACE_MS;
   }
 
   #inRun(member: BudgetMember): boolean {
     return this.#keptUntil(member) > this.#now();
+  }
+
+  /**
+   * No call runs anywhere: every unit the budget counts is idle, ending or waited for. A pool's
+   * grace (RUN_GRACE_MS) is a bet that its caller sends the next call soon, and a caller that waits
+   * on calls sends its next when one of them answers: with none running, every caller left waits
+   * on the pools waiting for places, and a grace would hold them all up for nothing (the bench's
+   * 10 packages on 8 processes spent 50 ms of every switch so, its cores idle).
+   */
+  #stalled(): boolean {
+    for (const member of this.#occupied.keys()) if (member.callsRunning ?? !member.resting) return false;
+    return true;
   }
 
   /**
@@ -279,20 +340,29 @@ export class WorkerBudget {
    * that leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
+    if (this.#stalled()) {
+      this.#inStall = true;
+      for (const member of waiting) this.#waitedThroughStall.add(member);
+    }
+    for (const member of this.#waitedThroughStall)
+      if (!waiting.includes(member)) this.#waitedThroughStall.delete(member);
+    const graceVoid = this.#waitedThroughStall.size > 0;
     let coming = 0;
     for (const member of this.#occupied.keys()) coming += member.ending;
-    let needed = Math.min(waiting.length, SWITCHES_AT_ONCE) - coming;
+    const atOnce = Math.max(SWITCHES_AT_ONCE, this.#waitedThroughStall.size);
+    let needed = Math.min(waiting.length, atOnce) - coming;
     if (needed <= 0) return;
     const now = this.#now();
     const leastRecent = [...this.#recent].filter(([member]) => !waiting.includes(member));
     const candidates = leastRecent.map(([member]) => member);
     const mostRecent = [...candidates].reverse();
     const cold = new Set(leastRecent.filter(([, last]) => now - last >= COLD_MS).map(([member]) => member));
+    const free = (member: BudgetMember) => graceVoid || !this.#inRun(member);
     const passes: Array<[BudgetMember[], (member: BudgetMember) => boolean]> = [
       [candidates, (member) => member.standby === true],
-      [candidates, (member) => member.resting && cold.has(member) && !this.#inRun(member)],
-      [mostRecent, (member) => member.resting && !this.#inRun(member)],
-      [candidates, (member) => !this.#inRun(member)],
+      [candidates, (member) => member.resting && cold.has(member) && free(member)],
+      [mostRecent, (member) => member.resting && free(member)],
+      [candidates, free],
     ];
     for (const [order, eligible] of passes) {
       for (const member of order) {
