@@ -187,32 +187,6 @@ describe('the worker budget, making room', () => {
     host.budget.close();
   });
 
-  it('after a stall a grace counts from when calls started again, not from the call before it', () => {
-    const host = budgetOf(3);
-    for (const name of ['a', 'b']) {
-      host.call(name);
-      host.finish(name);
-    }
-    host.clock.now = 10;
-    host.call('x');
-    host.finish('x');
-    host.clock.now = 1000;
-    // A stall: nothing runs, c waits, the most recently used (x) is ended for it.
-    host.call('c');
-    expect(host.ending()).toEqual(['x']);
-    host.exit('x');
-    expect(host.pool('c').unit).toBe('busy');
-    // Calls run again (c's): a and b last started calls long before the stall, but no caller could
-    // send them anything while every call waited. d waits: both keep their units through a grace.
-    host.clock.now = 1000 + RUN_GRACE_MS - 1;
-    host.call('d');
-    expect(host.ending()).toEqual([]);
-    host.clock.now = 1000 + RUN_GRACE_MS + 1;
-    host.budget.changed(host.pool('d'));
-    expect(host.ending()).toHaveLength(1);
-    host.budget.close();
-  });
-
   it(`while a call runs, ends at most SWITCHES_AT_ONCE (${SWITCHES_AT_ONCE} here) units at once, and the waiting packages start in the order they came`, () => {
     const places = SWITCHES_AT_ONCE + 3;
     const host = budgetOf(places);

@@ -84,9 +84,11 @@ async function buildHost({ isolation, loaded, active, maxWorkers }) {
   // would come off the later one's RSS.
   const options = { logger: quietLogger(), isolation, maxThreadsPerPool: 1, idleTimeoutMs: 3_600_000 };
   const host = new ToolHost(maxWorkers === undefined ? options : { ...options, maxWorkers });
-  const workers = { most: 0 };
+  // `switches`: a package's units ended (to make room, under a budget), for the log below.
+  const workers = { most: 0, switches: 0 };
   host.on('workers', (event) => {
     workers.most = Math.max(workers.most, event.workers);
+    if (event.type === 'ended' && event.source !== 'spare') workers.switches += event.count;
   });
   for (let index = 0; index < loaded; index += 1) await host.load(join(root, `pkg-${index}`));
   await collectGarbage();
@@ -133,17 +135,34 @@ for (const [isolation, { loaded, active }] of Object.entries(TIERS)) {
     );
   }
   const samples = Object.fromEntries(
-    Object.keys(variants).map((name) => [name, { rates: [], latencies: [] }]),
+    Object.keys(variants).map((name) => [name, { rates: [], latencies: [], switches: 0, cpuMs: 0 }]),
   );
   for (let round = 0; round < rounds; round += 1) {
     const names = Object.keys(variants);
     for (const name of round % 2 === 0 ? names : names.reverse()) {
       const total = variants[name].batch;
+      const { workers } = hosts[name];
+      const switchesBefore = workers.switches;
+      const cpuBefore = process.cpuUsage();
       const { wallMs, latencies } = await runWindow({ total, window, makeCall: hosts[name].call });
+      const cpu = process.cpuUsage(cpuBefore);
+      samples[name].cpuMs += (cpu.user + cpu.system) / 1000;
+      samples[name].switches += workers.switches - switchesBefore;
       samples[name].rates.push((total / wallMs) * 1000);
       samples[name].latencies.push(...latencies);
     }
     log(`many-packages ${isolation}: round ${round + 1} of ${rounds}`);
+  }
+  // Where a budget's time goes: how many calls each unit's end (and the start that follows) serves,
+  // and the host process's CPU per switch (worker threads count; package processes don't).
+  for (const [name, { switches, cpuMs }] of Object.entries(samples)) {
+    if (variants[name].maxWorkers === undefined) continue;
+    const calls = variants[name].batch * rounds;
+    log(
+      `many-packages ${isolation}: ${name}: ${calls} calls, ${switches} units ended to make room ` +
+        `(${(calls / Math.max(1, switches)).toFixed(1)} calls per switch), ` +
+        `host CPU ${(cpuMs / Math.max(1, switches)).toFixed(1)} ms per switch`,
+    );
   }
   results[isolation] = {};
   for (const [name, { host, workers, memory }] of Object.entries(hosts)) {
