@@ -6,14 +6,9 @@
  * worker-budget.test.ts and worker-budget-cap.test.ts.
  */
 import { describe, expect, it } from 'vitest';
+import { COLD_MS, RUN_GRACE_MS, RUN_LENGTH, SWITCHES_AT_ONCE } from '../dist/src/calls/budget-limits.js';
 import type { BudgetMember, NextStart } from '../dist/src/calls/budget-member.js';
-import {
-  COLD_MS,
-  RUN_GRACE_MS,
-  RUN_LENGTH,
-  SWITCHES_AT_ONCE,
-  WorkerBudget,
-} from '../dist/src/calls/worker-budget.js';
+import { WorkerBudget } from '../dist/src/calls/worker-budget.js';
 
 /** A pool of at most one unit, as the budget reads it. */
 class OneUnitPool implements BudgetMember {

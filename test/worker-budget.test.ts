@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { RUN_LENGTH } from '../dist/src/calls/worker-budget.js';
+import { RUN_LENGTH } from '../dist/src/calls/budget-limits.js';
 import { type IsolationTier, outcomeText } from '../dist/src/index.js';
 import { Calls, type Held, writeHeldPackage } from './support/held-calls.js';
 import { expectHostFine, loadEcho, useHosts } from './support/host-harness.js';
