@@ -58,9 +58,11 @@ class OneUnitPool implements BudgetMember {
 function budgetOf(limit: number) {
   const clock = { now: 0 };
   const counts: number[] = [];
+  const checks: Array<() => void> = [];
   const budget = new WorkerBudget(limit, {
     now: () => clock.now,
     onEvent: (event) => counts.push(event.workers),
+    afterTurn: (check) => checks.push(check),
   });
   const pools = new Map<string, OneUnitPool>();
   const pool = (name: string): OneUnitPool => {
@@ -99,6 +101,10 @@ function budgetOf(limit: number) {
       expect(target.unit).toBe('ending');
       target.unit = 'none';
       budget.changed(target);
+    },
+    /** The turn of the callers whose calls just answered is over (their next calls are sent). */
+    afterTurn() {
+      for (const check of checks.splice(0)) check();
     },
     ending: () => [...pools.values()].filter((each) => each.unit === 'ending').map((each) => each.source),
   };
@@ -161,6 +167,8 @@ describe('the worker budget, making room', () => {
     host.clock.now = 6;
     // Every caller left waits on c: none can send a or b anything before c's call answers.
     host.call('c');
+    expect(host.ending()).toEqual([]);
+    host.afterTurn();
     expect(host.ending()).toEqual(['b']);
     host.exit('b');
     expect(host.pool('c').unit).toBe('busy');
@@ -176,6 +184,7 @@ describe('the worker budget, making room', () => {
     host.finish('a');
     host.clock.now = 5;
     host.call('c');
+    host.afterTurn();
     expect(host.ending()).toEqual(['a']);
     host.ready('s');
     host.finish('s');
@@ -222,6 +231,7 @@ describe('the worker budget, making room', () => {
     host.clock.now = 10;
     const newcomers = ['n0', 'n1', 'n2'];
     for (const name of newcomers) host.call(name);
+    host.afterTurn();
     // The units least likely to be called soon by a caller rotating over the packages.
     expect(host.ending().sort()).toEqual(['r3', 'r4', 'r5']);
     expect(host.budget.workers).toBe(places);

@@ -98,7 +98,11 @@ class SimulatedPool implements BudgetMember {
 /** Runs `total` calls, 64 in flight, call i to package i % active; what it took. */
 function rotate(options: { active: number; places: number; total: number; startMs: number }) {
   const machine: Machine = { now: 0, cores: [0, 0], events: [] };
-  const budget = new WorkerBudget(options.places, { now: () => machine.now });
+  // The callers' turn after an answer is the answer's own event: a check after it is the next event.
+  const budget = new WorkerBudget(options.places, {
+    now: () => machine.now,
+    afterTurn: (check) => machine.events.push({ at: machine.now, run: check }),
+  });
   let mostUnits = 0;
   let issued = 0;
   const pools: SimulatedPool[] = [];

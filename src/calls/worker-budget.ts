@@ -71,6 +71,11 @@ export class WorkerBudget {
    * each has its place, no pool's grace keeps an idle unit from them.
    */
   readonly #waitedThroughStall = new Set<BudgetMember>();
+  readonly #afterTurn: (check: () => void) => void;
+  #stallCheckPending = false;
+  /** A stall was seen and no call has started since. */
+  #stallSeen = false;
+  #closed = false;
   /**
    * Held while pools wait for places: a waiting call holds the host's event loop as a running one
    * does. What it waits for may hold nothing (a package process that is ending has its channel
@@ -81,15 +86,22 @@ export class WorkerBudget {
   /**
    * @param limit units the host may run at once (`Infinity`: no budget, the same code path)
    * @param options `onEvent`: told every change in the count, it must not throw; `now`: the clock
-   *   runs and recency are read from (milliseconds, `performance.now` unless a test drives it)
+   *   runs and recency are read from (milliseconds, `performance.now` unless a test drives it);
+   *   `afterTurn`: runs a check once the callers of the calls just answered have had their turn
+   *   (`setImmediate` unless a test drives it)
    */
   constructor(
     limit: number,
-    options: { onEvent?: ((event: WorkerBudgetEvent) => void) | undefined; now?: () => number } = {},
+    options: {
+      onEvent?: ((event: WorkerBudgetEvent) => void) | undefined;
+      now?: () => number;
+      afterTurn?: (check: () => void) => void;
+    } = {},
   ) {
     this.limit = limit;
     this.#onEvent = options.onEvent;
     this.#now = options.now ?? (() => performance.now());
+    this.#afterTurn = options.afterTurn ?? ((check) => setImmediate(check));
   }
 
   /** Units the host runs now. */
@@ -213,6 +225,7 @@ export class WorkerBudget {
         continue;
       }
       if (!member.startNext()) continue;
+      this.#stallSeen = false;
       if (next !== 'now') placed.push(member);
       if (contended) {
         const run = this.#runs.get(member);
@@ -303,7 +316,19 @@ export class WorkerBudget {
    * that leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
-    if (this.#stalled()) for (const member of waiting) this.#waitedThroughStall.add(member);
+    if (!this.#stallCheckPending && !this.#stallSeen && this.#stalled()) {
+      // Nothing runs this moment, but a caller whose call has just answered may not have sent its
+      // next yet: a stall is one that outlasts the turn those callers run in.
+      this.#stallCheckPending = true;
+      this.#afterTurn(() => {
+        this.#stallCheckPending = false;
+        if (this.#closed || !this.#contended || !this.#stalled()) return;
+        // Seen once: the next check waits for a call to start (it ends this stall).
+        this.#stallSeen = true;
+        for (const member of this.#waitingSince.keys()) this.#waitedThroughStall.add(member);
+        this.#settle();
+      });
+    }
     for (const member of this.#waitedThroughStall)
       if (!waiting.includes(member)) this.#waitedThroughStall.delete(member);
     const graceVoid = this.#waitedThroughStall.size > 0;
@@ -354,6 +379,7 @@ export class WorkerBudget {
 
   /** The host is closing: no run's end is waited for any more, and no wait holds the event loop. */
   close(): void {
+    this.#closed = true;
     clearTimeout(this.#runEnds);
     this.#holdLoop(false);
   }
