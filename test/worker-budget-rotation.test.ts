@@ -8,8 +8,8 @@
  * never counts more units than its limit.
  */
 import { describe, expect, it } from 'vitest';
-import type { BudgetMember, NextStart } from '../dist/src/calls/budget-member.js';
 import { WorkerBudget } from '../dist/src/calls/worker-budget.js';
+import { OneUnitPool } from './support/one-unit-pool.js';
 
 interface Machine {
   now: number;
@@ -26,53 +26,35 @@ function onCore(machine: Machine, ms: number): number {
   return begins + ms;
 }
 
-/** A package of one unit, whose calls take CALL_MS of a core and whose unit takes startMs to start. */
-class SimulatedPool implements BudgetMember {
-  unit: 'none' | 'starting' | 'idle' | 'busy' | 'ending' = 'none';
+/** A package of one unit, whose calls take callMs of a core and whose unit takes startMs to start. */
+class SimulatedPool extends OneUnitPool {
   readonly waitingLanes: number[] = [];
-  starts = 0;
+  unitStarts = 0;
   answered = 0;
   constructor(
-    readonly source: string,
+    source: string,
     readonly machine: Machine,
     readonly costs: { callMs: number; startMs: number; endMs: number },
     readonly onAnswer: (pool: SimulatedPool, lane: number) => void,
     readonly budget: () => WorkerBudget,
-  ) {}
-  get queued(): number {
+  ) {
+    super(source);
+  }
+  override get queued(): number {
     return this.waitingLanes.length;
   }
-  get occupied(): number {
-    return this.unit === 'none' ? 0 : 1;
-  }
-  get ending(): number {
-    return this.unit === 'ending' ? 1 : 0;
-  }
-  get idle(): number {
-    return this.unit === 'idle' ? 1 : 0;
-  }
-  get resting(): boolean {
-    return this.unit !== 'busy' && this.unit !== 'starting';
-  }
-  get callsRunning(): boolean {
-    return this.unit === 'busy';
-  }
-  nextStart(): NextStart {
-    if (this.unit === 'idle') return 'now';
-    return this.unit === 'none' ? 'place' : 'wait';
-  }
-  startNext(): boolean {
+  override startNext(): boolean {
     if (this.waitingLanes.length === 0 || (this.unit !== 'idle' && this.unit !== 'none')) return false;
     const lane = this.waitingLanes.shift() as number;
     if (this.unit === 'idle') this.#run(lane);
     else {
       this.unit = 'starting';
-      this.starts += 1;
+      this.unitStarts += 1;
       this.#at(onCore(this.machine, this.costs.startMs), () => this.#run(lane));
     }
     return true;
   }
-  endIdle(): boolean {
+  override endIdle(): boolean {
     if (this.unit !== 'idle') return false;
     this.unit = 'ending';
     this.#at(onCore(this.machine, this.costs.endMs), () => {
@@ -145,7 +127,7 @@ function rotate(options: { active: number; places: number; total: number; startM
     expect(machine.now).toBeLessThan(10_000_000);
   }
   budget.close();
-  const starts = pools.reduce((sum, pool) => sum + pool.starts, 0);
+  const starts = pools.reduce((sum, pool) => sum + pool.unitStarts, 0);
   return { pools, mostUnits, callsPerStart: options.total / starts, elapsedMs: machine.now };
 }
 
