@@ -72,8 +72,39 @@ describe.runIf(canMakeV1PidsCgroup())('a v1 pids cgroup', () => {
     const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
     expect(code).toBe(0);
     const { path, sleeper } = JSON.parse(out) as { path: string; sleeper: number };
-    expect(path).toMatch(/\/toolhost-\d+-pids-\d+$/);
+    expect(path).toMatch(/\/toolhost-\d+-[0-9a-f]{6}-pids-\d+$/);
     expect(existsSync(path)).toBe(false);
     expect(running(sleeper)).toBe(false);
+  });
+
+  it('is made by two copies of toolhost in one process without the two naming the same folder', async () => {
+    // Two instances of the module (two installed copies of toolhost), each counting from 1.
+    const module = join(REPO, 'dist/src/process/sandbox/memory-cgroup.js');
+    const script = `
+      import { hostCgroupV1Folder } from ${JSON.stringify(join(REPO, 'dist/src/process/sandbox/cgroup-mounts.js'))};
+      const parent = hostCgroupV1Folder('pids');
+      const first = await import(${JSON.stringify(`file://${module}?copy=first`)});
+      const second = await import(${JSON.stringify(`file://${module}?copy=second`)});
+      const made = [
+        await first.ChildCgroup.make(parent, 1, 0, 'pids-'),
+        await second.ChildCgroup.make(parent, 1, 0, 'pids-'),
+      ];
+      const paths = made.map((cgroup) => cgroup.path);
+      for (const cgroup of made) await cgroup.remove();
+      console.log(JSON.stringify(paths));
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code).toBe(0);
+    const paths = JSON.parse(out) as string[];
+    expect(paths).toHaveLength(2);
+    expect(new Set(paths).size).toBe(2);
+    for (const path of paths) expect(existsSync(path)).toBe(false);
   });
 });

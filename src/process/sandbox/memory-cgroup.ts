@@ -7,7 +7,7 @@
  * already delegates the memory controller to its children (`cgroup.subtree_control`). toolhost never
  * enables a controller or moves the host. Elsewhere the tier falls back to an RSS watchdog.
  *
- * The folders are `toolhost-<host pid>-<n>`: removed when their process has ended, and swept (their
+ * The folders are `toolhost-<host pid>-<copy>-<n>`: removed when their process has ended, and swept (their
  * leftover processes killed) by the next host when the host that made them is gone.
  */
 import { randomBytes } from 'node:crypto';
@@ -81,6 +81,12 @@ export async function sweep(parent: string, version: 1 | 2): Promise<void> {
 }
 
 let counter = 0;
+/**
+ * This copy of the module's own mark in its folders' names: two copies of toolhost loaded in one
+ * process (two versions, in two packages' dependencies) each count from 1, and would otherwise make
+ * the same folder.
+ */
+const COPY = randomBytes(3).toString('hex');
 
 /** Every cgroup this process made and has not removed: removed at exit, even without close(). */
 const made = new Set<ChildCgroup>();
@@ -120,13 +126,13 @@ export class ChildCgroup {
   }
 
   /**
-   * Makes a cgroup's folder, `toolhost-<host pid>-<kind><n>` under `parent` (what the next host's
+   * Makes a cgroup's folder, `toolhost-<host pid>-<copy>-<kind><n>` under `parent` (what the next host's
    * sweep finds), and sees it removed at exit, its processes killed, unless {@link remove}d before.
    * `limitBytes` is what the caller will limit it to (0: no memory limit).
    */
   static async make(parent: string, version: 1 | 2, limitBytes: number, kind = ''): Promise<ChildCgroup> {
     const cgroup = new ChildCgroup(
-      join(parent, `toolhost-${process.pid}-${kind}${++counter}`),
+      join(parent, `toolhost-${process.pid}-${COPY}-${kind}${++counter}`),
       version,
       limitBytes,
     );
