@@ -14,27 +14,28 @@
  * turn order, and no pool behind them gets a place before them. For each of them, up to
  * {@link SWITCHES_AT_ONCE} at once, one unit is ended (unless enough are on their way back): spares
  * first, then idle pools' units (cold ones least recently used first, others most recently used
- * first: see {@link COLD_MS}), then an idle unit of a pool that has had its run. A pool with calls
- * waiting may still run them on the units it has while others wait, for a run of up to
- * {@link RUN_LENGTH} calls or {@link RUN_MS} (a unit's start costs as much as a hundred trivial
- * calls: a run much shorter than that spends the machine on starting workers), counted against the
- * pool first in line (its time from when that pool came to wait), and then its idle unit may be
- * ended too. Every occupied place is then running a call (which ends: its timeout bounds it, and
- * the pool reports the idle unit), idle (ended now, or after its run), or ending (it exits, or is
- * let go and stops counting as coming back). So the first place freed goes to the first pool
- * waiting, after at most one run of each pool ahead of it.
+ * first: see {@link COLD_MS}), then an idle unit of a pool that has had its run: a pool with calls
+ * waiting may still run them on the units it has while others wait, for a run (budget-runs.ts: a
+ * unit's start costs as much as a hundred trivial calls, and a run much shorter than that spends the
+ * machine on starting workers). Every occupied place is then running a call (which ends: its
+ * timeout bounds it, and the pool reports the idle unit), idle (ended now, or after its run), or
+ * ending. So the first place freed goes to the first pool waiting, after at most one run of each
+ * pool ahead of it.
  *
  * Stalls: when no call runs on a ready unit anywhere (every call waits for a place or for its
  * unit's start) past the turn after the last answer (its caller's next call comes in that turn),
  * every caller that waits on calls waits on the pools waiting for places, and no pool's grace
- * ({@link RUN_GRACE_MS}) is worth keeping: one unit is ended for each pool waiting then, all at
- * once, most recently used first (those a caller rotating over the packages calls last). A caller rotating over more packages than places then stalls again only once every call
- * in flight waits on a package switched out, so each switch serves about (calls in flight) / (share
+ * (RUN_GRACE_MS) is worth keeping: one unit is ended for each pool waiting then, all at
+ * once, most recently used first (those a caller rotating over the packages calls last)
+ * (budget-stalls.ts). A caller rotating over more packages than places then stalls again only once
+ * every call in flight waits on a package switched out, so each switch serves about (calls in flight) / (share
  * of packages without a unit) calls: 32 for 64 calls in flight over 50 packages on 40 places.
  */
 
-import { COLD_MS, RUN_GRACE_MS, RUN_LENGTH, RUN_MS, SWITCHES_AT_ONCE } from './budget-limits.js';
+import { COLD_MS, SWITCHES_AT_ONCE } from './budget-limits.js';
 import type { BudgetMember, WorkerBudgetEvent } from './budget-member.js';
+import { BudgetRuns } from './budget-runs.js';
+import { BudgetStalls, isStalled } from './budget-stalls.js';
 
 export class WorkerBudget {
   readonly limit: number;
@@ -55,26 +56,10 @@ export class WorkerBudget {
   #again = false;
   /** Pools wait for places. */
   #contended = false;
-  /**
-   * The pool first in line for a place when the runs were last counted from: runs are counted
-   * against it, and a pool that takes its place as first in line sees every run restart.
-   */
-  #firstInLine: BudgetMember | undefined;
-  /** When each pool waiting for a place came to wait. */
-  readonly #waitingSince = new Map<BudgetMember, number>();
-  /** Per pool in a run: calls started, when the first and the last of them started. */
-  readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
+  readonly #runs: BudgetRuns;
   /** When the earliest run of a pool holding an idle unit ends, while pools wait for places. */
   #runEnds: NodeJS.Timeout | undefined;
-  /**
-   * Pools that were waiting for places at a moment when no call ran anywhere (see #stalled): until
-   * each has its place, no pool's grace keeps an idle unit from them.
-   */
-  readonly #waitedThroughStall = new Set<BudgetMember>();
-  readonly #afterTurn: (check: () => void) => void;
-  #stallCheckPending = false;
-  /** A stall was seen and no call has started since. */
-  #stallSeen = false;
+  readonly #stalls: BudgetStalls;
   #closed = false;
   /**
    * Held while pools wait for places: a waiting call holds the host's event loop as a running one
@@ -101,7 +86,8 @@ export class WorkerBudget {
     this.limit = limit;
     this.#onEvent = options.onEvent;
     this.#now = options.now ?? (() => performance.now());
-    this.#afterTurn = options.afterTurn ?? ((check) => setImmediate(check));
+    this.#stalls = new BudgetStalls(options.afterTurn ?? ((check) => setImmediate(check)));
+    this.#runs = new BudgetRuns(this.#now);
   }
 
   /** Units the host runs now. */
@@ -220,26 +206,14 @@ export class WorkerBudget {
       }
       this.#turns.push(member);
       if (next === 'wait') continue;
-      if (next === 'now' && contended && this.#hadRun(member)) {
+      if (next === 'now' && contended && this.#runs.hadRun(member)) {
         heldToRun = true;
         continue;
       }
       if (!member.startNext()) continue;
-      this.#stallSeen = false;
+      this.#stalls.callStarted();
       if (next !== 'now') placed.push(member);
-      if (contended) {
-        const run = this.#runs.get(member);
-        const now = this.#now();
-        // A run's time counts from when the pool first in line came to wait (from now for the pool
-        // that has just got its place).
-        const firstCameAt = this.#waitingSince.get(this.#firstInLine as BudgetMember) ?? now;
-        const since = next === 'now' ? Math.min(now, firstCameAt) : now;
-        if (run === undefined) this.#runs.set(member, { calls: 1, since, last: now });
-        else {
-          run.calls += 1;
-          run.last = now;
-        }
-      }
+      if (contended) this.#runs.started(member, next === 'now');
       this.#recent.delete(member);
       this.#recent.set(member, this.#now());
       this.#count(member);
@@ -249,62 +223,25 @@ export class WorkerBudget {
     this.#turns.unshift(...waiting);
     this.#contended = waiting.length > 0;
     this.#holdLoop(this.#contended);
-    const now = this.#now();
-    for (const member of this.#waitingSince.keys())
-      if (!waiting.includes(member)) this.#waitingSince.delete(member);
-    for (const member of waiting) if (!this.#waitingSince.has(member)) this.#waitingSince.set(member, now);
+    // Runs are counted against the pool first in line: a new one restarts them (a pool held to its
+    // run may start its calls, in another pass).
+    if (this.#runs.waitersAre(waiting, placed) && heldToRun) this.#again = true;
     if (this.#contended) {
-      if (waiting[0] !== this.#firstInLine) {
-        this.#firstInLine = waiting[0];
-        // Runs are counted against the pool first in line: a new one sees every pool's run restart,
-        // but that of a pool that has just got its place (its first call counts).
-        for (const member of this.#runs.keys()) if (!placed.includes(member)) this.#runs.delete(member);
-        if (heldToRun) this.#again = true;
-      }
       this.#makeRoom(waiting);
       return;
     }
-    this.#firstInLine = undefined;
-    this.#runs.clear();
-    this.#waitedThroughStall.clear();
+    this.#stalls.clear();
     clearTimeout(this.#runEnds);
     // No one waits any more: a pool held to its run may start its calls now, in another pass.
     if (heldToRun) this.#again = true;
-  }
-
-  /** Whether a pool has started a whole run of calls while others waited (RUN_LENGTH, or RUN_MS). */
-  #hadRun(member: BudgetMember): boolean {
-    const run = this.#runs.get(member);
-    return run !== undefined && (run.calls >= RUN_LENGTH || this.#now() - run.since >= RUN_MS);
-  }
-
-  /**
-   * Until when a pool in its run keeps its idle unit from a waiting pool: the end of its run, or
-   * with no call waiting, RUN_GRACE_MS after its last call started. 0: it doesn't.
-   */
-  #keptUntil(member: BudgetMember): number {
-    const run = this.#runs.get(member);
-    // Outside a run too: a pool that has just started a call is seldom done (see RUN_GRACE_MS).
-    if (run === undefined) return (this.#recent.get(member) ?? Number.NEGATIVE_INFINITY) + RUN_GRACE_MS;
-    if (this.#hadRun(member)) return 0;
-    const end = run.since + RUN_MS;
-    return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
   }
 
   #inRun(member: BudgetMember): boolean {
     return this.#keptUntil(member) > this.#now();
   }
 
-  /**
-   * No call runs anywhere: every unit the budget counts is idle, ending or waited for. A pool's
-   * grace (RUN_GRACE_MS) is a bet that its caller sends the next call soon, and a caller that waits
-   * on calls sends its next when one of them answers: with none running, every caller left waits
-   * on the pools waiting for places, and a grace would hold them all up for nothing (the bench's
-   * 10 packages on 8 processes spent 50 ms of every switch so, its cores idle).
-   */
-  #stalled(): boolean {
-    for (const member of this.#occupied.keys()) if (member.callsRunning ?? !member.resting) return false;
-    return true;
+  #keptUntil(member: BudgetMember): number {
+    return this.#runs.keptUntil(member, this.#recent.get(member));
   }
 
   /**
@@ -316,25 +253,19 @@ export class WorkerBudget {
    * that leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
-    if (!this.#stallCheckPending && !this.#stallSeen && this.#stalled()) {
-      // Nothing runs this moment, but a caller whose call has just answered may not have sent its
-      // next yet: a stall is one that outlasts the turn those callers run in.
-      this.#stallCheckPending = true;
-      this.#afterTurn(() => {
-        this.#stallCheckPending = false;
-        if (this.#closed || !this.#contended || !this.#stalled()) return;
-        // Seen once: the next check waits for a call to start (it ends this stall).
-        this.#stallSeen = true;
-        for (const member of this.#waitingSince.keys()) this.#waitedThroughStall.add(member);
-        this.#settle();
-      });
-    }
-    for (const member of this.#waitedThroughStall)
-      if (!waiting.includes(member)) this.#waitedThroughStall.delete(member);
-    const graceVoid = this.#waitedThroughStall.size > 0;
+    this.#stalls.watch(
+      this.#occupied.keys(),
+      () =>
+        this.#closed || !this.#contended || !isStalled(this.#occupied.keys())
+          ? undefined
+          : { waiting: this.#runs.waiting },
+      () => this.#settle(),
+    );
+    const waitedThroughStall = this.#stalls.waitedThrough(waiting);
+    const graceVoid = waitedThroughStall > 0;
     let coming = 0;
     for (const member of this.#occupied.keys()) coming += member.ending;
-    const atOnce = Math.max(SWITCHES_AT_ONCE, this.#waitedThroughStall.size);
+    const atOnce = Math.max(SWITCHES_AT_ONCE, waitedThroughStall);
     let needed = Math.min(waiting.length, atOnce) - coming;
     if (needed <= 0) return;
     const now = this.#now();
@@ -352,7 +283,7 @@ export class WorkerBudget {
     for (const [order, eligible] of passes) {
       for (const member of order) {
         while (needed > 0 && member.idle > 0 && eligible(member) && member.endIdle()) {
-          this.#runs.delete(member);
+          this.#runs.ended(member);
           needed -= 1;
         }
       }
