@@ -1,0 +1,201 @@
+/**
+ * A hostile bound server (or a tool that makes the bound API echo what it chooses) against the
+ * secrets proxy's answer side, byte for byte: answers framed to spill into the next exchange on the
+ * proxy's kept-alive connection, and the secret's value sent back in every place an answer has. Each
+ * asserts exactly what the tool reads: its own answer, and never the value.
+ */
+import type { TLSSocket } from 'node:tls';
+import { expect, it } from 'vitest';
+import { bodyOf, dechunk, ok, untilClosed, useFramingRig } from './support/framing-rig.js';
+import { exchange } from './support/secrets-proxy.js';
+
+// Characters a query must percent-encode, as many real tokens (base64) hold.
+const VALUE = 'attack/answers+secret=0123456789';
+const rigOf = useFramingRig(VALUE);
+
+/** An answer's body as the tool read it (chunked by the proxy). */
+const bodyText = (answer: string) => dechunk(bodyOf(answer));
+
+it('gives the next request its own answer after a server sent bytes past a chunked end, or answered twice later', async () => {
+  const rig = rigOf();
+  const forged = `HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged`;
+  rig.answerWith = (request, connection) => {
+    if (request.includes('/after')) return ok(`own ${connection}`);
+    if (request.includes('/late')) {
+      // Kept alive, then a second answer nobody asked for once the tool read the first.
+      const socket = rig.connections[connection]?.socket;
+      setImmediate(() => socket?.write(forged));
+      return 'HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nlate';
+    }
+    return `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nfirst\r\n0\r\n\r\n${forged}`;
+  };
+  const socket = await rig.tunnel();
+  expect(bodyText(await exchange(socket, `GET /first HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('first');
+  expect(bodyText(await exchange(socket, `GET /after HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own 1');
+  expect(bodyText(await exchange(socket, `GET /late HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('late');
+  // The late answer ends the connection it came on (the server sees it close): never read as the next.
+  const lateSide = rig.connections[2]?.socket;
+  if (lateSide !== undefined && !lateSide.destroyed)
+    await new Promise((resolve) => lateSide.once('close', resolve));
+  expect(bodyText(await exchange(socket, `GET /after HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own 3');
+  expect(rig.connections.map((connection) => connection.received.split(' ', 2)[1])).toEqual([
+    '/first',
+    '/after',
+    '/late',
+    '/after',
+  ]);
+  socket.destroy();
+});
+
+it('reads 204, 304 and HEAD answers without a body and 1xx as nothing: what a server sends after them never reaches the next exchange', async () => {
+  const rig = rigOf();
+  const forged = `HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged`;
+  rig.answerWith = (request) => {
+    if (request.includes('/own')) return ok('own', false);
+    if (request.includes('/204')) return `HTTP/1.1 204 No Content\r\ncontent-length: 6\r\n\r\n${forged}`;
+    if (request.includes('/304')) return `HTTP/1.1 304 Not Modified\r\n\r\n${forged}`;
+    if (request.startsWith('HEAD')) return `HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged`;
+    return `HTTP/1.1 103 Early Hints\r\nlink: </${VALUE}>\r\nx-hint: ${VALUE}\r\n\r\nHTTP/1.1 100 Continue\r\n\r\n${ok(`one ${VALUE}`)}`;
+  };
+  const socket = await rig.tunnel();
+  for (const [request, status] of [
+    ['GET /204', '204 No Content'],
+    ['GET /304', '304 Not Modified'],
+    ['HEAD /head', '200 OK'],
+  ]) {
+    const answer = await new Promise<string>((resolve) => {
+      socket.once('data', (chunk: Buffer) => resolve(chunk.toString('latin1')));
+      socket.write(`${request} HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+    });
+    expect(answer.startsWith(`HTTP/1.1 ${status}\r\n`)).toBe(true);
+    expect(answer.endsWith('\r\n\r\n')).toBe(true);
+    expect(answer).not.toContain('forged');
+    expect(bodyText(await exchange(socket, `GET /own HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own');
+  }
+  const hinted = await exchange(socket, `GET /hints HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  expect(hinted.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
+  expect(bodyText(hinted)).toBe(`one ${rig.placeholder}`);
+  expect(hinted).not.toContain(VALUE);
+  expect(hinted).not.toContain('hint');
+  socket.destroy();
+});
+
+it('cuts short an answer whose server closes mid-chunk: the tool never reads a last chunk, and the next tunnel is fine', async () => {
+  const rig = rigOf();
+  rig.answerWith = (_request, connection) => {
+    setImmediate(() => rig.connections[connection]?.socket.end());
+    return 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\na\r\nhello';
+  };
+  const socket = await rig.tunnel();
+  const answer = await untilClosed(socket, `GET /cut HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  expect(bodyOf(answer)).toBe('5\r\nhello');
+  rig.answerWith = () => ok('ok');
+  const next = await rig.tunnel();
+  expect(bodyText(await exchange(next, `GET / HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('ok');
+  next.destroy();
+});
+
+it('swaps the value back wherever it comes whole: header values, Location, a reason phrase, a body split at every offset', async () => {
+  const rig = rigOf();
+  rig.answerWith = (request) => {
+    const offset = Number(/GET \/split\/(\d+)/.exec(request)?.[1] ?? -1);
+    if (offset >= 0) {
+      const body = `<${VALUE}>`;
+      const first = body.slice(0, offset);
+      const second = body.slice(offset);
+      const chunk = (text: string) => (text === '' ? '' : `${text.length.toString(16)}\r\n${text}\r\n`);
+      // The last one closes: no kept connection outlives the test.
+      const close = offset === VALUE.length + 2 ? 'connection: close\r\n' : '';
+      return `HTTP/1.1 200 OK\r\n${close}transfer-encoding: chunked\r\n\r\n${chunk(first)}${chunk(second)}0\r\n\r\n`;
+    }
+    return `HTTP/1.1 302 Found ${VALUE}\r\nlocation: https://${rig.host}/next?token=${VALUE}\r\nset-cookie: s=${VALUE}; Path=/\r\nx-echo: Bearer ${VALUE}, ${VALUE}\r\ncontent-length: ${VALUE.length}\r\n\r\n${VALUE}`;
+  };
+  const socket = await rig.tunnel();
+  const echoed = await exchange(socket, `GET /echo HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  const placeholder = rig.placeholder;
+  expect(echoed).toBe(
+    `HTTP/1.1 302 Found\r\nlocation: https://${rig.host}/next?token=${placeholder}\r\nset-cookie: s=${placeholder}; Path=/\r\nx-echo: Bearer ${placeholder}, ${placeholder}\r\ntransfer-encoding: chunked\r\n\r\n${placeholder.length.toString(16)}\r\n${placeholder}\r\n0\r\n\r\n`,
+  );
+  for (let offset = 0; offset <= VALUE.length + 2; offset += 1) {
+    const answer = await exchange(socket, `GET /split/${offset} HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+    expect(bodyText(answer), `split at ${offset}`).toBe(`<${placeholder}>`);
+    expect(answer).not.toContain(VALUE);
+  }
+  socket.destroy();
+});
+
+// LEAK (answer trailers carried into the next answer): llhttp hands a chunked answer's trailer lines
+// to kOnHeaders, and upstream.ts keeps them in `#headerLines`, which the NEXT answer's head on the
+// same kept-alive upstream connection is built from. The trailers of one exchange are written to the
+// tool as headers of the next exchange's answer (values swapped back, but the answer is not its own:
+// a `set-cookie`, a `location` or a `content-length` of one answer lands in another, which may be
+// another tool connection's, as the pool is the proxy's).
+it.fails('drops an answer trailer: it never becomes a header of the next answer', async () => {
+  const rig = rigOf();
+  rig.answerWith = (request) =>
+    request.includes('/one')
+      ? `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\none\r\n0\r\nset-cookie: stolen=${VALUE}\r\nx-trailer: t\r\n\r\n`
+      : ok('two');
+  const socket = await rig.tunnel();
+  const first = await exchange(socket, `GET /one HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  expect(first).not.toContain(VALUE);
+  const second = await exchange(socket, `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  socket.destroy();
+  expect(second).toBe('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n');
+});
+
+// LEAK (the value as the proxy itself encoded it): a placeholder in the query is swapped for
+// `encodeURIComponent(value)` (bound-request.ts, `inQuery`), but the answer is searched only for the
+// value as it is. A server that repeats the request's URL (a redirect that keeps the query, a
+// `self` link, an error page naming the URL: all common) hands the tool the value percent-encoded,
+// which decodes to the key: here `attack%2Fanswers%2Bsecret%3D0123456789` in `location`.
+it.fails('never lets the value back in the form the proxy sent it in the query (percent-encoded)', async () => {
+  const rig = rigOf();
+  rig.answerWith = (request) => {
+    const target = /^GET (\S+) /.exec(request)?.[1] ?? '';
+    return `HTTP/1.1 301 Moved Permanently\r\nlocation: https://${rig.host}${target.replace('/a?', '/a/?')}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`;
+  };
+  const socket = await rig.tunnel();
+  const answer = await exchange(
+    socket,
+    `GET /a?key=${rig.placeholder} HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`,
+  );
+  socket.destroy();
+  expect(rig.connections.at(-1)?.received).toContain(`?key=${encodeURIComponent(VALUE)} `);
+  expect(answer).toContain('location: ');
+  expect(answer).not.toContain(encodeURIComponent(VALUE));
+});
+
+it('refuses an answer head over the limit, and one with a bad status, with 502: the next request is fine', async () => {
+  const rig = rigOf();
+  const socket = await rig.tunnel();
+  for (const bad of [
+    `HTTP/1.1 200 OK\r\nx-big: ${'a'.repeat(20_000)}${VALUE}\r\ncontent-length: 0\r\n\r\n`,
+    `HTTP/1.1 2000 OK\r\ncontent-length: 0\r\n\r\n`,
+    `HTTP/1.1 200 OK\r\nx-a: ${VALUE}\0\r\ncontent-length: 0\r\n\r\n`,
+    `HTTP/1.1 200 OK\r\n x-folded: ${VALUE}\r\ncontent-length: 0\r\n\r\n`,
+  ]) {
+    rig.answerWith = () => bad;
+    const answer = await exchange(socket, `GET / HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+    expect(answer.startsWith('HTTP/1.1 502 Bad Gateway\r\n'), bad.slice(0, 40)).toBe(true);
+    expect(answer).not.toContain(VALUE);
+    rig.answerWith = () => ok('ok');
+    expect(bodyText(await exchange(socket, `GET / HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('ok');
+  }
+  socket.destroy();
+});
+
+it('never reads a server that sends before any request: its bytes go nowhere, the next request is its own', async () => {
+  const rig = rigOf();
+  rig.answerWith = () => ok('own', false);
+  const socket = await rig.tunnel();
+  expect(bodyText(await exchange(socket, `GET /one HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own');
+  // The kept connection, idle in the pool, gets an answer nobody asked for.
+  const idle = rig.connections[0]?.socket as TLSSocket;
+  const closed = new Promise((resolve) => idle.once('close', resolve));
+  idle.write(`HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nforged`);
+  await closed;
+  expect(bodyText(await exchange(socket, `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own');
+  expect(rig.connections).toHaveLength(2);
+  socket.destroy();
+});
