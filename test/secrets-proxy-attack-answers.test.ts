@@ -187,7 +187,8 @@ it('refuses an answer head over the limit, and one with a bad status, with 502: 
 
 it('never reads a server that sends before any request: its bytes go nowhere, the next request is its own', async () => {
   const rig = rigOf();
-  rig.answerWith = () => ok('own', false);
+  // Kept alive after the first answer only: no kept connection outlives the test.
+  rig.answerWith = (request) => ok('own', request.includes('/two'));
   const socket = await rig.tunnel();
   expect(bodyText(await exchange(socket, `GET /one HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own');
   // The kept connection, idle in the pool, gets an answer nobody asked for.
@@ -198,4 +199,25 @@ it('never reads a server that sends before any request: its bytes go nowhere, th
   expect(bodyText(await exchange(socket, `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe('own');
   expect(rig.connections).toHaveLength(2);
   socket.destroy();
+});
+
+it('swaps the value back when the server sends it in pieces, one write each, in a body framed by its length', async () => {
+  const rig = rigOf();
+  const body = `[${VALUE}]`;
+  rig.answerWith = (_request, connection) => {
+    const socket = rig.connections[connection]?.socket;
+    // One write per piece, each after the last went out: separate records, read apart.
+    const pieces = [body.slice(4, 9), body.slice(9, 20), body.slice(20)];
+    const writeNext = () => {
+      const piece = pieces.shift();
+      if (piece !== undefined) socket?.write(piece, writeNext);
+    };
+    setImmediate(writeNext);
+    return `HTTP/1.1 200 OK\r\ncontent-length: ${body.length}\r\nconnection: close\r\n\r\n${body.slice(0, 4)}`;
+  };
+  const socket = await rig.tunnel();
+  const answer = await exchange(socket, `GET /pieces HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  socket.destroy();
+  expect(bodyText(answer)).toBe(`[${rig.placeholder}]`);
+  expect(answer).not.toContain(VALUE);
 });

@@ -112,9 +112,9 @@ it.fails('refuses (421) a request naming another host, whatever Host a trailer b
     socket,
     `GET /two HTTP/1.1\r\nhost: evil.test\r\nauthorization: ${rig.placeholder}\r\n\r\n`,
   );
+  socket.destroy();
   expect(answer.startsWith('HTTP/1.1 421 Misdirected Request\r\n')).toBe(true);
   expect(rig.connections.map((connection) => connection.received).join('')).not.toContain(VALUE);
-  socket.destroy();
 });
 
 it('refuses (421) a request in absolute form or naming another host, alone or pipelined after a good one', async () => {
@@ -190,4 +190,27 @@ it('never swaps the placeholder in the path, the body, a header name or a chunk,
   expect(rig.connections.map((connection) => connection.received)).toEqual([
     `POST /p/${rig.placeholder}?q=${VALUE} HTTP/1.1\r\nhost: ${rig.host}\r\nx-${rig.placeholder.toLowerCase()}: v\r\ncontent-length: ${body.length}\r\naccept-encoding: identity\r\n\r\n${body}`,
   ]);
+});
+
+it('never swaps a placeholder split across a chunked body’s chunks: the server gets the chunks’ bytes, re-chunked', async () => {
+  const rig = rigOf();
+  rig.answerWith = () => ok('ok');
+  const body = `a=${rig.placeholder}&b=${rig.placeholder}`;
+  const cuts = [0, 5, 17, 30, 31, 50, body.length];
+  let chunks = '';
+  for (let index = 0; index + 1 < cuts.length; index += 1) {
+    const piece = body.slice(cuts[index], cuts[index + 1]);
+    chunks += `${piece.length.toString(16)}\r\n${piece}\r\n`;
+  }
+  const socket = await rig.tunnel();
+  await exchange(
+    socket,
+    `POST /b HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`,
+  );
+  socket.destroy();
+  const received = rig.connections.map((connection) => connection.received).join('');
+  expect(received).toBe(
+    `POST /b HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\naccept-encoding: identity\r\n\r\n${chunks}0\r\n\r\n`,
+  );
+  expect(received).not.toContain(VALUE);
 });
