@@ -221,3 +221,32 @@ it('swaps the value back when the server sends it in pieces, one write each, in 
   expect(bodyText(answer)).toBe(`[${rig.placeholder}]`);
   expect(answer).not.toContain(VALUE);
 });
+
+it('gives each of two tunnels sharing the pool only its own answers, the slower server connection answering last', async () => {
+  const rig = rigOf();
+  rig.answerWith = (request, connection) => {
+    const path = /^GET (\S+) /.exec(request)?.[1] ?? '';
+    const answer = ok(`${path} ${VALUE}`, path.endsWith('/9'));
+    // The first server connection answers a turn later than the second.
+    if (connection % 2 === 0) {
+      setImmediate(() => rig.connections[connection]?.socket.write(answer));
+      return undefined;
+    }
+    return answer;
+  };
+  const one = await rig.tunnel();
+  const two = await rig.tunnel();
+  const run = async (socket: typeof one, name: string) => {
+    const bodies: string[] = [];
+    for (let index = 0; index < 10; index += 1)
+      bodies.push(
+        bodyText(await exchange(socket, `GET /${name}/${index} HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`)),
+      );
+    return bodies;
+  };
+  const [fromOne, fromTwo] = await Promise.all([run(one, 'one'), run(two, 'two')]);
+  one.destroy();
+  two.destroy();
+  expect(fromOne).toEqual(Array.from({ length: 10 }, (_, index) => `/one/${index} ${rig.placeholder}`));
+  expect(fromTwo).toEqual(Array.from({ length: 10 }, (_, index) => `/two/${index} ${rig.placeholder}`));
+});

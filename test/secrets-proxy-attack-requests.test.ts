@@ -214,3 +214,22 @@ it('never swaps a placeholder split across a chunked body’s chunks: the server
   );
   expect(received).not.toContain(VALUE);
 });
+
+it('sends nothing after a request that closes (connection: close, or HTTP/1.0): a request pipelined behind it never goes on', async () => {
+  const rig = rigOf();
+  rig.answerWith = () => ok('ok');
+  const behind = `GET /behind HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\n\r\n`;
+  for (const first of [
+    `GET /last HTTP/1.1\r\nhost: ${rig.host}\r\nconnection: close\r\n\r\n`,
+    `GET /last HTTP/1.0\r\nhost: ${rig.host}\r\nconnection: keep-alive\r\n\r\n`,
+  ]) {
+    rig.connections.length = 0;
+    const socket = await rig.tunnel();
+    const answer = await untilClosed(socket, first + behind);
+    // Bytes after a message that closes are a parse error to the strict parser: the connection may
+    // end before the first answer (as Node's server ends it), but the request behind never goes on.
+    expect(['', 'HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nok']).toContain(answer);
+    for (const { received } of rig.connections)
+      expect(received).toBe(`GET /last HTTP/1.1\r\nhost: ${rig.host}\r\naccept-encoding: identity\r\n\r\n`);
+  }
+});
