@@ -90,6 +90,25 @@ it('closes a connection that sends an endless chunk extension: the server gets t
   await stillServes();
 });
 
+it('closes a connection whose chunked body ends in endless trailers: they are bounded as a head is', async () => {
+  const rig = rigOf();
+  rig.answerWith = () => ok('ok');
+  const socket = await rig.tunnel();
+  const head = `POST /trailers HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\n\r\n`;
+  const went = await writeUntilClosed(
+    socket,
+    `${head}2\r\nhi\r\n0\r\n`,
+    Buffer.from(`x-trailer: ${rig.placeholder}\r\n`),
+    8 << 20,
+  );
+  expect(went).toBeLessThan(1 << 20);
+  for (const { received } of rig.connections)
+    expect(received).toBe(
+      `POST /trailers HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\naccept-encoding: identity\r\n\r\n2\r\nhi\r\n`,
+    );
+  await stillServes();
+});
+
 it('answers a flood of pipelined requests in one write in turn, each its own', async () => {
   const rig = rigOf();
   const count = 400;
