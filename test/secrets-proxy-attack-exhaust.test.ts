@@ -109,6 +109,39 @@ it('closes a connection whose chunked body ends in endless trailers: they are bo
   await stillServes();
 });
 
+it('refuses a tunnel past the most open connections (8 here) while each holds a request the server never answers, and frees them all when the tool goes', async () => {
+  const rig = rigOf();
+  let arrived = 0;
+  let allArrived: () => void = () => {};
+  const eight = new Promise<void>((resolve) => {
+    allArrived = resolve;
+  });
+  rig.answerWith = () => {
+    arrived += 1;
+    if (arrived === 8) allArrived();
+    return undefined;
+  };
+  const tunnels: Socket[] = [];
+  for (let index = 0; index < 8; index += 1) {
+    const socket = await rig.tunnel();
+    socket.write(
+      `GET /hang/${index} HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\n\r\n`,
+    );
+    tunnels.push(socket);
+  }
+  await eight;
+  await expect(rig.tunnel()).rejects.toThrow();
+  expect(rig.connections).toHaveLength(8);
+  const serverSides = rig.connections.map(
+    ({ socket }) =>
+      new Promise((resolve) => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve))),
+  );
+  for (const socket of tunnels) socket.destroy();
+  // The tool went away mid-answer: every connection to the server ends with it.
+  await Promise.all(serverSides);
+  await stillServes();
+});
+
 it('answers a flood of pipelined requests in one write in turn, each its own', async () => {
   const rig = rigOf();
   const count = 400;
