@@ -256,3 +256,18 @@ it('gives each of two tunnels sharing the pool only its own answers, the slower 
   expect(fromOne).toEqual(Array.from({ length: 10 }, (_, index) => `/one/${index} ${rig.placeholder}`));
   expect(fromTwo).toEqual(Array.from({ length: 10 }, (_, index) => `/two/${index} ${rig.placeholder}`));
 });
+
+it('never passes on an answer’s chunk extensions, whatever they hold: dropped, or the answer cut', async () => {
+  const rig = rigOf();
+  rig.answerWith = (request) =>
+    request.includes('/quoted')
+      ? `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n5;v=x;w="${VALUE}"\r\nhello\r\n0;end="${VALUE}"\r\n\r\n`
+      : `HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n5;v=${VALUE}\r\nhello\r\n0\r\n\r\n`;
+  const socket = await rig.tunnel();
+  const answer = await exchange(socket, `GET /quoted HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  socket.destroy();
+  expect(answer).toBe('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n');
+  // An extension the strict parser refuses (`/`, `=` outside quotes) cuts the answer: nothing of it.
+  const cut = await untilClosed(await rig.tunnel(), `GET /bare HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  expect(cut).toBe('');
+});
