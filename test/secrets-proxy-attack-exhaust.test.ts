@@ -6,6 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import { expect, it } from 'vitest';
+import { expectStillServes } from './support/framing-attacks.js';
 import { bodyOf, ok, splitRequests, untilClosed, useFramingRig } from './support/framing-rig.js';
 import { exchange } from './support/secrets-proxy.js';
 
@@ -15,17 +16,6 @@ const rigOf = useFramingRig(VALUE);
 // A rig of its own for the body that never ends: it spends its whole call budget (1 MiB), which a
 // rig keeps for all its tests (a budget over before the connection's limit holds the exchange).
 const budgetRigOf = useFramingRig(VALUE);
-
-/** The next tunnel works: the proxy lives after the attack. */
-async function stillServes(): Promise<void> {
-  const rig = rigOf();
-  rig.answerWith = () => ok('ok');
-  const socket = await rig.tunnel();
-  expect(bodyOf(await exchange(socket, `GET /alive HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe(
-    '2\r\nok\r\n0\r\n\r\n',
-  );
-  socket.destroy();
-}
 
 /**
  * Writes `head`, then `piece` again and again (waiting on drain) until the proxy closes the
@@ -73,7 +63,7 @@ it('closes a connection whose request head is over 16 KiB (one line, or many): n
   );
   expect(went).toBeLessThan(1 << 20);
   expect(rig.connections).toEqual([]);
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('closes a connection that sends an endless chunk extension: the server gets the head alone', async () => {
@@ -87,7 +77,7 @@ it('closes a connection that sends an endless chunk extension: the server gets t
     expect(received).toBe(
       `POST /ext HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\naccept-encoding: identity\r\n\r\n`,
     );
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('closes a connection whose chunked body ends in endless trailers: they are bounded as a head is', async () => {
@@ -106,7 +96,7 @@ it('closes a connection whose chunked body ends in endless trailers: they are bo
     expect(received).toBe(
       `POST /trailers HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\naccept-encoding: identity\r\n\r\n2\r\nhi\r\n`,
     );
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('refuses a tunnel past the most open connections (8 here) while each holds a request the server never answers, and frees them all when the tool goes', async () => {
@@ -139,7 +129,7 @@ it('refuses a tunnel past the most open connections (8 here) while each holds a 
   for (const socket of tunnels) socket.destroy();
   // The tool went away mid-answer: every connection to the server ends with it.
   await Promise.all(serverSides);
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('answers a flood of pipelined requests in one write in turn, each its own', async () => {
@@ -209,5 +199,5 @@ it('ends a body that never ends at the connection’s byte limit (1 MiB here), a
   ).toBe(true);
   expect(received.length).toBeLessThanOrEqual((1 << 20) + 200);
   // Its budget spent, this rig's proxy moves no more bodies; the process's other proxy serves on.
-  await stillServes();
+  await expectStillServes(rigOf());
 });

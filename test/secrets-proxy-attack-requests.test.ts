@@ -5,22 +5,12 @@
  * the real server (nothing, or one request written anew), and that the next tunnel is fine.
  */
 import { expect, it } from 'vitest';
+import { expectStillServes } from './support/framing-attacks.js';
 import { bodyOf, ok, splitRequests, untilClosed, useFramingRig } from './support/framing-rig.js';
 import { exchange } from './support/secrets-proxy.js';
 
 const VALUE = 'attack-requests-secret-0123456789';
 const rigOf = useFramingRig(VALUE);
-
-/** The next tunnel works: the proxy lives after the attack. */
-async function stillServes(): Promise<void> {
-  const rig = rigOf();
-  rig.answerWith = () => ok('ok');
-  const socket = await rig.tunnel();
-  expect(bodyOf(await exchange(socket, `GET /alive HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`))).toBe(
-    '2\r\nok\r\n0\r\n\r\n',
-  );
-  socket.destroy();
-}
 
 it('ends the connection, nothing sent on, for framing and header bytes two parsers could read two ways', async () => {
   const rig = rigOf();
@@ -56,7 +46,7 @@ it('ends the connection, nothing sent on, for framing and header bytes two parse
     expect(await untilClosed(socket, request), JSON.stringify(request)).toMatch(/^(|HTTP\/1\.1 421 .*)$/s);
   }
   expect(rig.connections).toEqual([]);
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('sends a chunk extension or a trailer as nothing: the body re-chunked bare, the placeholder in them never swapped', async () => {
@@ -174,7 +164,7 @@ it('refuses CONNECT and an upgrade inside the intercepted connection (501): noth
     expect(answer).not.toContain(VALUE);
   }
   expect(rig.connections).toEqual([]);
-  await stillServes();
+  await expectStillServes(rigOf());
 });
 
 it('never swaps the placeholder in the path, the body, a header name or a chunk, only in header values and the query', async () => {
