@@ -247,22 +247,26 @@ it.fails('never sends the server a header that reads as framing with `_` for `-`
   expect(received.toLowerCase()).not.toMatch(/\r\n(transfer_encoding|content_length):/);
 });
 
-it('frames an empty Transfer-Encoding as the parser does (no body): the request after it is its own, not a body', async () => {
+it('refuses an empty Transfer-Encoding, or frames it as the parser does (no body): the request after it is never a body', async () => {
   const rig = rigOf();
   rig.answerWith = (request) => ok('ok', request.includes('/two'));
   const socket = await rig.tunnel();
-  const second = `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\n\r\n`;
-  const both = await new Promise<string>((resolve) => {
-    let text = '';
-    socket.on('data', (chunk: Buffer) => {
-      text += chunk.toString('latin1');
-      if (text.split('\r\n0\r\n\r\n').length === 3) resolve(text);
-    });
-    socket.write(`POST /one HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding:\r\n\r\n${second}`);
-  });
-  socket.destroy();
-  expect(both.split('\r\n0\r\n\r\n').map(bodyOf).slice(0, 2)).toEqual(['2\r\nok', '2\r\nok']);
-  expect(rig.connections.map((connection) => connection.received).join('')).toBe(
+  const second = `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${rig.placeholder}\r\nconnection: close\r\n\r\n`;
+  const answers = await untilClosed(
+    socket,
+    `POST /one HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding:\r\n\r\n${second}`,
+  );
+  const received = rig.connections.map((connection) => connection.received).join('');
+  if (answers === '') {
+    // Node 22 on: llhttp refuses it (HPE_INVALID_TRANSFER_ENCODING), and nothing goes on.
+    expect(received).toBe('');
+    return;
+  }
+  // Node 20: no body, sent on as an empty chunked one, and the request after it as its own.
+  expect(answers).toBe(
+    'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nconnection: close\r\n\r\nok',
+  );
+  expect(received).toBe(
     `POST /one HTTP/1.1\r\nhost: ${rig.host}\r\ntransfer-encoding: chunked\r\naccept-encoding: identity\r\n\r\n0\r\n\r\n` +
       `GET /two HTTP/1.1\r\nhost: ${rig.host}\r\nauthorization: ${VALUE}\r\naccept-encoding: identity\r\n\r\n`,
   );
