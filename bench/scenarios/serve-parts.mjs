@@ -22,7 +22,8 @@
  * - `httpEcho`: a POST by hand to a bare `node:http` process that answers a fixed JSON: the floor
  *   under any HTTP serving (the client's `fetch`, Node's HTTP server, the process's wake-up);
  * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client;
- *   `httpModern`: the same through the official 2.x client pinned to 2026-07-28.
+ *   `httpModernRaw` and `httpModern`: the same on 2026-07-28, by hand (the envelope and the
+ *   standard headers on every request) and through the official 2.x client pinned to it.
  *
  * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/ whose parent folder holds a copy of package.json and
  * node_modules (a link to the repository's will do)> adds `stdioBefore`, `httpBefore` and
@@ -143,6 +144,9 @@ const served = await startHttp(cli);
 const httpClient = await sdkHttp(served.url);
 const httpModernClient = await sdkHttpModern(served.url);
 const httpByHand = rawHttp(served.url);
+const httpModernByHand = rawHttp(served.url, { modern: true });
+// A 2026-07-28 client's first request goes through the SDK's entry (as a 2.x client's discovery does).
+await httpModernByHand.request('tools/list', {});
 
 const callParams = { name: 'echo', arguments: args };
 const viaClient = (client) => async () => {
@@ -170,6 +174,7 @@ const variants = {
   httpEcho: byHand(bareHttp.rpc),
   httpRaw: byHand(httpByHand),
   http: viaClient(httpClient),
+  httpModernRaw: byHand(httpModernByHand),
   httpModern: viaClient(httpModernClient),
 };
 
