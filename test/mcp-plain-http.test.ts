@@ -52,20 +52,23 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
       ...(which === 'plain' ? { plainCalls: tools.plainCalls() } : {}),
     });
 
-  /** POSTs `params` as a `tools/call` (headers as a 2026-07-28 client sends them, `headers` over them). */
+  /** A `tools/call` of `params` as a 2026-07-28 client sends it, `headers` over its own. */
+  const callRequest = (params: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) => ({
+    method: 'POST',
+    ...(signal === undefined ? {} : { signal }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'scripted',
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
+  });
+
   async function post(url: string, params: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'scripted',
-        ...headers,
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params }),
-    });
+    const response = await fetch(url, callRequest(params, headers));
     const body = (await response.text()).replace(/"id":\d+/, '"id":"-"');
     return { status: response.status, type: response.headers.get('content-type'), body };
   }
@@ -107,7 +110,7 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
     expect(viaPlain).toEqual(viaSdk);
   });
 
-  it('takes a plain call without making an MCP server, and stamps it as the SDK does', async () => {
+  it('takes a plain call without making an MCP server, and stamps it as the SDK does (an SDK upgrade that drops the internals it reads fails here)', async () => {
     host.script = async () => ({ content: [text('hello')], isError: false });
     const before = made.plain;
     const answer = await post(plain.url, call());
@@ -170,18 +173,7 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
       );
     const gone = new AbortController();
     const started = host.started();
-    const request = fetch(plain.url, {
-      method: 'POST',
-      signal: gone.signal,
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': 'tools/call',
-        'mcp-name': 'scripted',
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/call', params: call() }),
-    });
+    const request = fetch(plain.url, callRequest(call(), {}, gone.signal));
     await started;
     const signal = host.signals.at(-1);
     const aborted = new Promise((resolve) => signal?.addEventListener('abort', resolve, { once: true }));

@@ -35,7 +35,7 @@ import {
   type Settled,
   settle,
 } from './plain-calls.js';
-import { answerWith, type WebHandler } from './web-bridge.js';
+import { answerJson, answerWith, type WebHandler } from './web-bridge.js';
 
 /** The revision this path serves: the one its server is bound to. */
 const PLAIN_REVISION = '2026-07-28';
@@ -114,14 +114,7 @@ export class PlainModernHttp {
       return true;
     }
     // The entry's own answer, byte for byte: `{ result, jsonrpc, id }` as JSON, status 200.
-    const answer = { result: plain, jsonrpc: '2.0', id: call.id } as JSONRPCMessage;
-    const text = JSON.stringify(answer);
-    response.writeHead(200, {
-      ...headers,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(text)),
-    });
-    response.end(text);
+    answerJson(response, { result: plain, jsonrpc: '2.0', id: call.id }, headers);
     return true;
   }
 

@@ -83,6 +83,21 @@ export async function answerWith(
   }
 }
 
+/** Answers with `message` as JSON, status 200, headers and body in one write with its length. */
+export function answerJson(
+  response: ServerResponse,
+  message: unknown,
+  headers: Record<string, string>,
+): void {
+  const text = JSON.stringify(message);
+  response.writeHead(200, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+  response.end(text);
+}
+
 /** `request` as a web `Request` without its body, aborted by `signal`. */
 export function requestOf(request: IncomingMessage, signal: AbortSignal): Request {
   return new Request(`http://${request.headers.host ?? 'localhost'}${request.url ?? '/'}`, {
