@@ -73,6 +73,20 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
     return { status: response.status, type: response.headers.get('content-type'), body };
   }
 
+  /** A 2026-07-28 `tools/list`; resolves with its status. */
+  const listTools = async (url: string) =>
+    (
+      await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/list',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: ENVELOPE } }),
+      })
+    ).status;
   const bothWays = async (params: unknown, headers: Record<string, string> = {}) =>
     [await post(plain.url, params, headers), await post(sdk.url, params, headers)] as const;
   const call = (args: unknown = { text: 'hi' }, meta: unknown = ENVELOPE) => ({
@@ -85,19 +99,7 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
     [plain, sdk] = await Promise.all([endpoint('plain'), endpoint('sdk')]);
     // A client's first request (here a tools/list) goes through the entry, which binds a server to
     // the revision: the plain path encodes with that server's codec.
-    for (const url of [plain.url, sdk.url]) {
-      const listed = await fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2026-07-28',
-          'mcp-method': 'tools/list',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'tools/list', params: { _meta: ENVELOPE } }),
-      });
-      expect(listed.status).toBe(200);
-    }
+    for (const url of [plain.url, sdk.url]) expect(await listTools(url)).toBe(200);
   });
   afterAll(async () => {
     await Promise.all([plain.close(), sdk.close()]);
@@ -184,5 +186,33 @@ describe('a 2026-07-28 tools/call over HTTP answers the same with the plain path
     host.script = async () => ({ content: [text('next')], isError: false });
     const next = await post(plain.url, call());
     expect(JSON.parse(next.body).result.content).toEqual([text('next')]);
+  });
+
+  it('a shutdown waits for a plain call under way, whose HOST_CLOSED answer the entry still sends', async () => {
+    const closing = await endpoint('plain');
+    expect(await listTools(closing.url)).toBe(200);
+    let finish: () => void = () => {};
+    host.script = () =>
+      new Promise((resolve) => {
+        finish = () =>
+          resolve({
+            content: [text('HOST_CLOSED: the tool host is closed')],
+            isError: true,
+            error: { code: 'HOST_CLOSED', message: 'the tool host is closed' },
+          });
+      });
+    const started = host.started();
+    const answer = post(closing.url, call());
+    await started;
+    // Answered after the shutdown began: the entry the answer is handed to must still be open.
+    const shutdown = closing.close();
+    finish();
+    const { status, body } = await answer;
+    expect(status).toBe(200);
+    expect(JSON.parse(body).result).toMatchObject({
+      isError: true,
+      content: [text('HOST_CLOSED: the tool host is closed')],
+    });
+    await shutdown;
   });
 });
