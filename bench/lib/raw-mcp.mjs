@@ -172,19 +172,28 @@ export function startServeHttp({ cli, tools, env, nodeArgs = [] }) {
   });
 }
 
-/** A stateless Streamable HTTP endpoint, one POST per call, by hand. */
-export function rawHttp(url) {
+/**
+ * A stateless Streamable HTTP endpoint, one POST per call, by hand; with `modern` on 2026-07-28 (the
+ * envelope in every request's `_meta`, and the standard headers a 2.x client sends with it).
+ */
+export function rawHttp(url, { modern = false } = {}) {
   let nextId = 1;
   return {
     async request(method, params) {
+      const headers = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': modern ? '2026-07-28' : '2025-11-25',
+      };
+      if (modern) {
+        headers['mcp-method'] = method;
+        if (typeof params?.name === 'string') headers['mcp-name'] = params.name;
+      }
+      const sent = modern ? { ...params, _meta: MODERN_ENVELOPE } : params;
       const response = await fetch(url, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': '2025-11-25',
-        },
-        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: sent }),
       });
       const text = await response.text();
       // A JSON answer, or one SSE event whose data is the answer.

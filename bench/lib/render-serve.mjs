@@ -47,8 +47,12 @@ const PART_LABELS = {
   httpEcho: 'a POST by hand to a bare `node:http` process answering a fixed JSON (no MCP, no checks)',
   httpRaw: '`toolhost serve --http`, a POST by hand',
   http: '**`toolhost serve --http`, the official client**',
+  httpModernRaw:
+    '`toolhost serve --http` on 2026-07-28, a POST by hand (the envelope and the standard headers)',
+  httpModern: '**`toolhost serve --http` on 2026-07-28, the official 2.x client**',
   stdioBefore: 'the baseline build’s serve over stdio, the official client',
   httpBefore: 'the baseline build’s serve over HTTP, the official client',
+  httpModernBefore: 'the baseline build’s serve over HTTP on 2026-07-28, the official 2.x client',
 };
 
 export function servePartsSection(result) {

@@ -21,16 +21,21 @@
  *   server, and what it costs the client;
  * - `httpEcho`: a POST by hand to a bare `node:http` process that answers a fixed JSON: the floor
  *   under any HTTP serving (the client's `fetch`, Node's HTTP server, the process's wake-up);
- * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client.
+ * - `httpRaw` and `http`: `toolhost serve --http`, a POST by hand and through the official client;
+ *   `httpModernRaw` and `httpModern`: the same on 2026-07-28, by hand (the envelope and the
+ *   standard headers on every request) and through the official 2.x client pinned to it.
  *
  * TOOLHOST_BENCH_BASELINE_DIST=<a copy of dist/ whose parent folder holds a copy of package.json and
- * node_modules (a link to the repository's will do)> adds `stdioBefore` and `httpBefore`: that
- * build's `serve` through the official client, in the same run, so a change is measured against the
- * build before it.
+ * node_modules (a link to the repository's will do)> adds `stdioBefore`, `httpBefore` and
+ * `httpModernBefore`: that build's `serve` through the official clients, in the same run, so a
+ * change is measured against the build before it.
  */
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Client as ModernClient } from '@modelcontextprotocol/client';
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernHttp,
+} from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -98,6 +103,17 @@ async function sdkHttp(url) {
   return client;
 }
 
+async function sdkHttpModern(url) {
+  const client = new ModernClient(
+    { name: 'bench', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new ModernHttp(new URL(url), { fetch: (input, init) => fetch(input, { ...init, signal: undefined }) }),
+  );
+  return client;
+}
+
 const toolServer = new ToolServer(host, {
   name: 'toolhost',
   version: '0.0.0',
@@ -126,7 +142,11 @@ const stdioModernByHand = await rawStdio({ cli, tools, env, modern: true });
 const stdioModernClient = await sdkStdioModern(cli);
 const served = await startHttp(cli);
 const httpClient = await sdkHttp(served.url);
+const httpModernClient = await sdkHttpModern(served.url);
 const httpByHand = rawHttp(served.url);
+const httpModernByHand = rawHttp(served.url, { modern: true });
+// A 2026-07-28 client's first request goes through the SDK's entry (as a 2.x client's discovery does).
+await httpModernByHand.request('tools/list', {});
 
 const callParams = { name: 'echo', arguments: args };
 const viaClient = (client) => async () => {
@@ -154,6 +174,8 @@ const variants = {
   httpEcho: byHand(bareHttp.rpc),
   httpRaw: byHand(httpByHand),
   http: viaClient(httpClient),
+  httpModernRaw: byHand(httpModernByHand),
+  httpModern: viaClient(httpModernClient),
 };
 
 const closers = [];
@@ -162,11 +184,14 @@ if (baselineDist !== undefined) {
   const beforeStdio = await sdkStdio(cliOf(before));
   const beforeServed = await startHttp(cliOf(before));
   const beforeHttp = await sdkHttp(beforeServed.url);
+  const beforeHttpModern = await sdkHttpModern(beforeServed.url);
   variants.stdioBefore = viaClient(beforeStdio);
   variants.httpBefore = viaClient(beforeHttp);
+  variants.httpModernBefore = viaClient(beforeHttpModern);
   closers.push(
     () => beforeStdio.close(),
     () => beforeHttp.close(),
+    () => beforeHttpModern.close(),
     () => beforeServed.child.kill('SIGTERM'),
   );
 }
@@ -182,6 +207,7 @@ await Promise.all([
   stdioClient.close(),
   stdioModernClient.close(),
   httpClient.close(),
+  httpModernClient.close(),
   ...closers.map((close) => close()),
 ]);
 stdioByHand.close();

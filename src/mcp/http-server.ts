@@ -19,7 +19,9 @@ import {
   preflightHeaders,
   refuse,
 } from './http-checks.js';
-import { asksForProgress, isLegacyBody, legacyHandler } from './legacy-http.js';
+import { asksForProgress, isLegacyBody, isPlainLegacyRequest, legacyHandler } from './legacy-http.js';
+import type { PlainCallsOptions } from './plain-calls.js';
+import { PlainModernHttp } from './plain-http.js';
 import { SharedLegacyServer } from './shared-legacy.js';
 import { answerWith, type WebHandler } from './web-bridge.js';
 
@@ -43,6 +45,8 @@ export interface HttpServeOptions {
   onToolsChanged?: (notify: () => void) => () => void;
   /** Whether a 2025-era client asked for log messages (its `logging/setLevel` holds for the endpoint). */
   legacyLogsWanted?: () => boolean;
+  /** Runs the plain 2026-07-28 `tools/call`s answered beside the SDK's entry (plain-http.ts); without it, the entry answers all. */
+  plainCalls?: PlainCallsOptions;
 }
 
 export interface HttpEndpoint {
@@ -63,7 +67,7 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
     allowedOrigins: options.allowedOrigins,
   };
   const { handler, ...answerers } = routeByEra(options);
-  const { shared } = answerers;
+  const { shared, plain } = answerers;
   const stopNotify = options.onToolsChanged?.(() => handler.notify.toolsChanged()) ?? (() => {});
   const requests = new RequestCount();
   const server = createServer(requestListener(settings, answerers, requests));
@@ -78,7 +82,7 @@ export function listenHttp(options: HttpServeOptions): Promise<HttpEndpoint> {
       resolve({
         url: `http://${host}:${address.port}${MCP_PATH}`,
         stopAccepting: () => server.close(),
-        close: () => closeEndpoint({ server, handler, shared, stopNotify, requests }),
+        close: () => closeEndpoint({ server, handler, shared, plain, stopNotify, requests }),
       });
     });
   });
@@ -91,7 +95,11 @@ type McpHandler = ReturnType<typeof createMcpHandler>;
  * to shared-legacy.ts when nothing is to be sent before their answer.
  */
 function routeByEra(options: HttpServeOptions): Answerers & { handler: McpHandler } {
-  const handler = createMcpHandler(options.createServer, {
+  const plain =
+    options.plainCalls === undefined
+      ? undefined
+      : new PlainModernHttp(options.plainCalls, (request, init) => handler.fetch(request, init));
+  const handler = createMcpHandler(plain?.watching(options.createServer) ?? options.createServer, {
     legacy: 'reject',
     maxRequestBodySize: MAX_BODY_BYTES,
     onerror: () => {},
@@ -99,7 +107,7 @@ function routeByEra(options: HttpServeOptions): Answerers & { handler: McpHandle
   const streams = (body: unknown) => asksForProgress(body) || (options.legacyLogsWanted?.() ?? false);
   const legacy = legacyHandler(options.createServer, streams);
   const shared = new SharedLegacyServer(options.createServer, streams);
-  return { handler, modern: handler.fetch, legacy, shared };
+  return { handler, modern: handler.fetch, legacy, shared, plain };
 }
 
 /** Where a request that passed the checks is answered, by its era (told once, in `handle`). */
@@ -107,6 +115,7 @@ interface Answerers {
   modern: WebHandler;
   legacy: WebHandler;
   shared: SharedLegacyServer;
+  plain: PlainModernHttp | undefined;
 }
 
 /**
@@ -188,14 +197,16 @@ async function closeEndpoint(endpoint: {
   server: Server;
   handler: McpHandler;
   shared: SharedLegacyServer;
+  plain: PlainModernHttp | undefined;
   stopNotify: () => void;
   requests: RequestCount;
 }): Promise<void> {
-  const { server, handler, shared, stopNotify, requests } = endpoint;
+  const { server, handler, shared, plain, stopNotify, requests } = endpoint;
   server.close();
   stopNotify();
   if (requests.inFlight - requests.listening.count > 0) await requests.othersAnswered();
   // The listen streams: the entry ends each with its last answer.
+  plain?.close();
   await Promise.all([handler.close(), shared.close()]);
   if (requests.inFlight > 0) await requests.allAnswered();
   server.closeAllConnections();
@@ -221,6 +232,9 @@ async function handle(
       changed();
     });
   }
+  // The plain 2026-07-28 path classifies as the SDK does (once: a request it takes is not asked again).
+  const plain = answerers.plain !== undefined && !isPlainLegacyRequest(request, body.value);
+  if (plain && (await answerers.plain?.answerIfPlain(request, response, body.value, cors))) return;
   if (!(await isLegacyBody(request, body.value))) {
     await answerWith(answerers.modern, request, response, body.value, cors);
   } else if (!(await answerers.shared.answerIfPlain(request, response, body.value, cors))) {

@@ -46,7 +46,7 @@ export async function isLegacyBody(request: IncomingMessage, body: unknown): Pro
  * `MCP-Protocol-Version` header or one naming a 2025-era revision. The SDK classifies each of these
  * as 2025-era too; `false` means "ask the SDK", not "modern".
  */
-function isPlainLegacyRequest(request: IncomingMessage, body: unknown): boolean {
+export function isPlainLegacyRequest(request: IncomingMessage, body: unknown): boolean {
   if (request.method !== 'POST' || kindOf(body) !== 'request') return false;
   const { method, params } = body as { method: string; params?: { _meta?: unknown } };
   if (method === 'initialize') return false;

@@ -37,7 +37,7 @@ export interface PlainCallsOptions {
 }
 
 /** A call answered here whose answer is for the SDK to check and send: a result, or what it threw. */
-type Settled = { result: CallToolResult } | { error: unknown };
+export type Settled = { result: CallToolResult } | { error: unknown };
 
 /** Keys a taken request's `params` may have (the SDK's schema allows more; those go to the SDK). */
 const PLAIN_PARAM_KEYS = new Set(['name', 'arguments', '_meta']);
@@ -116,14 +116,8 @@ export class PlainCalls {
   ): Promise<void> {
     const controller = new AbortController();
     running.set(call.id, controller);
-    let settled: Settled;
-    try {
-      settled = { result: await this.#options.call(call.name, call.arguments, controller.signal) };
-    } catch (error) {
-      settled = { error };
-    } finally {
-      if (running.get(call.id) === controller) running.delete(call.id);
-    }
+    const settled = await settle(this.#options, call, controller.signal);
+    if (running.get(call.id) === controller) running.delete(call.id);
     // A cancelled call is answered by nobody, as the SDK does; a closed connection has no one to answer.
     if (controller.signal.aborted) return;
     const plain = 'result' in settled ? wire.encode(settled.result) : undefined;
@@ -138,7 +132,20 @@ export class PlainCalls {
   }
 }
 
-interface PlainCall {
+/** Runs `call` with `options`: what it returned, or what it threw. */
+export async function settle(
+  options: PlainCallsOptions,
+  call: PlainCall,
+  signal: AbortSignal,
+): Promise<Settled> {
+  try {
+    return { result: await options.call(call.name, call.arguments, signal) };
+  } catch (error) {
+    return { error };
+  }
+}
+
+export interface PlainCall {
   id: RequestId;
   name: string;
   arguments: Record<string, unknown>;
@@ -148,7 +155,7 @@ interface PlainCall {
  * What differs between the protocol eras: which `params` make a plain call, and how a plain
  * result goes on the wire.
  */
-interface PlainWire {
+export interface PlainWire {
   /** Whether `params` (a plain object holding only `name` and `arguments` besides `_meta`) are plain in this era. */
   takesMeta(meta: unknown): boolean;
   /** The result as the SDK would send it, or `undefined` to hand it to the SDK. */
@@ -184,7 +191,7 @@ interface ServerWireInternals {
  * are the SDK's internals, not its API: where they are not found (another SDK version), `undefined`,
  * and every call takes the SDK's path.
  */
-function modernWire(server: Server): PlainWire | undefined {
+export function modernWire(server: Server): PlainWire | undefined {
   const internals = server as unknown as ServerWireInternals;
   const codecOf = internals._negotiatedWireCodec;
   const serverInfoOf = internals._outboundServerInfo;
@@ -215,7 +222,7 @@ function modernWire(server: Server): PlainWire | undefined {
  * of `arguments` (what the SDK's request schema accepts and hands on unchanged), and a `_meta` the
  * era's wire takes; otherwise `undefined`. The transport checked it is a JSON-RPC message.
  */
-function plainCallOf(message: JSONRPCMessage, wire: PlainWire): PlainCall | undefined {
+export function plainCallOf(message: JSONRPCMessage, wire: PlainWire): PlainCall | undefined {
   if (!('method' in message) || message.method !== 'tools/call' || !('id' in message)) return undefined;
   const params: unknown = message.params;
   if (!isPlainObject(params)) return undefined;

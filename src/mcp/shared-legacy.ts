@@ -26,6 +26,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { kindOf } from './json-rpc.js';
+import { answerJson } from './web-bridge.js';
 
 /** The one answer a request waits for: its client's id, and where to write the answer. */
 interface Waiting {
@@ -153,13 +154,7 @@ export class SharedLegacyServer {
     });
     const message = await answered;
     if (response.destroyed) return;
-    const text = JSON.stringify(message);
-    response.writeHead(200, {
-      ...headers,
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(text)),
-    });
-    response.end(text);
+    answerJson(response, message, headers);
   }
 
   /** Closes the server (calls under way are cancelled). */

@@ -20,7 +20,8 @@ import type { ToolHost } from '../host/tool-host.js';
 import { toCallToolResult, toMcpTool } from './content.js';
 import { answerEmptyLists, EMPTY_LIST_CAPABILITIES } from './empty-lists.js';
 import { CallLog, type LogWish, levelOf } from './logging.js';
-import { PlainCalls } from './plain-calls.js';
+import { PlainCalls, type PlainCallsOptions } from './plain-calls.js';
+import { takeHandedBack } from './plain-http.js';
 import { ProgressRouter } from './progress.js';
 
 /** A 2025-era connection's `logging/setLevel`, when it holds for the connection (stdio). */
@@ -104,7 +105,9 @@ export class ToolServer {
     });
     answerEmptyLists(server);
     server.setRequestHandler('tools/list', () => ({ tools: sortedByName(this.#host.list()).map(toMcpTool) }));
-    const plain = this.#plainCalls(modern, connection);
+    const plain = new PlainCalls(
+      this.plainCalls(() => !modern && this.#legacyLevel(connection) !== undefined),
+    );
     plain.install(server, context.era);
     this.#answerCalls(server, modern, connection, plain);
     if (listChanged) this.#announceChanges(server, modern);
@@ -130,15 +133,16 @@ export class ToolServer {
   }
 
   /**
-   * A server's plain-call path: calls of an offered tool while no log messages are wanted (a
-   * 2026-07-28 request that wants them names a level in its envelope, which no plain call has).
+   * What a plain-call path runs: a call of an offered tool while `logsWanted()` is false, with no
+   * progress or log route (a 2026-07-28 request that wants log messages names a level in its
+   * envelope, which no plain call has).
    */
-  #plainCalls(modern: boolean, connection: ConnectionLogLevel): PlainCalls {
+  plainCalls(logsWanted: () => boolean = () => false): PlainCallsOptions {
     const noRoute = { sendProgress: undefined, logs: undefined };
-    return new PlainCalls({
-      takes: (name) => (modern || this.#legacyLevel(connection) === undefined) && this.#offers(name),
+    return {
+      takes: (name) => !logsWanted() && this.#offers(name),
       call: (name, args, signal) => this.#call(name, args, signal, [], noRoute),
-    });
+    };
   }
 
   /**
@@ -152,7 +156,7 @@ export class ToolServer {
     plain: PlainCalls | undefined,
   ): void {
     server.setRequestHandler('tools/call', (request, ctx) => {
-      const settled = plain?.takeSettled(ctx.mcpReq.id);
+      const settled = plain?.takeSettled(ctx.mcpReq.id) ?? takeHandedBack(ctx.http?.req);
       if (settled !== undefined) {
         if ('error' in settled) throw settled.error;
         return settled.result;

@@ -14,7 +14,8 @@ export type WebHandler = (request: Request, options: { parsedBody: unknown }) =>
 /**
  * Answers `request` with `handler`. A client that disconnects aborts the request's signal, which
  * the SDK takes as a cancellation (on stateless HTTP the only one there is: a
- * `notifications/cancelled` comes in another request, maybe to another instance).
+ * `notifications/cancelled` comes in another request, maybe to another instance). `made` is told
+ * of the web request before the handler gets it.
  */
 export async function answerWith(
   handler: WebHandler,
@@ -22,6 +23,7 @@ export async function answerWith(
   response: ServerResponse,
   parsedBody: unknown,
   extraHeaders: Record<string, string>,
+  made?: (webRequest: Request) => void,
 ): Promise<void> {
   const gone = new AbortController();
   const onClose = () => {
@@ -31,6 +33,7 @@ export async function answerWith(
   // No body: the SDK's entries read the parsed one handed to them and never the request's own, which
   // would be copied here for nothing.
   const webRequest = requestOf(request, gone.signal);
+  made?.(webRequest);
   const webResponse = await handler(webRequest, { parsedBody });
   const headers: Record<string, string> = { ...extraHeaders };
   webResponse.headers.forEach((value, name) => {
@@ -78,6 +81,21 @@ export async function answerWith(
   } finally {
     gone.signal.removeEventListener('abort', cancel);
   }
+}
+
+/** Answers with `message` as JSON, status 200, headers and body in one write with its length. */
+export function answerJson(
+  response: ServerResponse,
+  message: unknown,
+  headers: Record<string, string>,
+): void {
+  const text = JSON.stringify(message);
+  response.writeHead(200, {
+    ...headers,
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+  });
+  response.end(text);
 }
 
 /** `request` as a web `Request` without its body, aborted by `signal`. */

@@ -74,6 +74,7 @@ async function overHttp(args: ServeArgs, io: CliIo, stop: AbortSignal): Promise<
       createServer: (context) => served.tools.createServer(context),
       onToolsChanged: (notify) => served.tools.onOfferedChange(notify),
       legacyLogsWanted: () => served.tools.legacyLogsWanted(),
+      plainCalls: served.tools.plainCalls(),
     });
   } catch (error) {
     await served.close();
