@@ -77,10 +77,15 @@ class BoundConnection {
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.REQUEST, {}, MAX_REQUEST_HEAD, 0);
     parser[HTTPParser.kOnMessageBegin] = () => {
+      // Each request starts clean: nothing of the one before (its trailers, say) is carried over.
+      this.#lines = [];
+      this.#url = '';
       this.#beganAt = Date.now();
       this.#headComplete = false;
     };
     parser[HTTPParser.kOnHeaders] = (lines: string[], url: string) => {
+      // Past the head, llhttp hands over a chunked body's trailers (and the URL again): dropped.
+      if (this.#headComplete) return;
       for (const line of lines) this.#lines.push(line);
       this.#url += url;
     };

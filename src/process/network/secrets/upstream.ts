@@ -71,6 +71,8 @@ export class UpstreamConnection {
   readonly #parser: LlhttpParser;
   /** Header lines the parser handed over before the head was complete (over 32, or split reads). */
   #headerLines: string[] = [];
+  /** Whether the parser is in an answer's head (header lines after it are trailers). */
+  #inHead = false;
   #skipBody = false;
   #informational = false;
   #keepAlive = false;
@@ -90,10 +92,15 @@ export class UpstreamConnection {
     const parser = new HTTPParser();
     parser.initialize(HTTPParser.RESPONSE, {}, MAX_ANSWER_HEAD, 0);
     parser[HTTPParser.kOnMessageBegin] = () => {
+      // Each answer starts clean: nothing of the one before (its trailers, say) is carried over.
+      this.#headerLines = [];
+      this.#inHead = true;
       // A second answer to one request, or one before any request: no exchange may read it.
       if (this.answer === undefined || this.#complete) this.#spoiled = true;
     };
     parser[HTTPParser.kOnHeaders] = (lines: string[]) => {
+      // Past the head, llhttp hands over a chunked body's trailers: dropped, never a header.
+      if (!this.#inHead) return;
       for (const line of lines) this.#headerLines.push(line);
     };
     parser[HTTPParser.kOnHeadersComplete] = this.#onHead.bind(this);
@@ -169,6 +176,7 @@ export class UpstreamConnection {
   ): number {
     const all = lines === undefined ? this.#headerLines : [...this.#headerLines, ...lines];
     this.#headerLines = [];
+    this.#inHead = false;
     const answer = this.answer;
     if (this.#spoiled || answer === undefined) return 1;
     if (upgrade || statusCode === 101) {
