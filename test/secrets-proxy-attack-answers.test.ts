@@ -146,12 +146,12 @@ it('drops an answer trailer: it never becomes a header of the next answer, on th
   expect(second).toBe('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\ntwo\r\n0\r\n\r\n');
 });
 
-// LEAK (the value as the proxy itself encoded it): a placeholder in the query is swapped for
-// `encodeURIComponent(value)` (bound-request.ts, `inQuery`), but the answer is searched only for the
-// value as it is. A server that repeats the request's URL (a redirect that keeps the query, a
-// `self` link, an error page naming the URL: all common) hands the tool the value percent-encoded,
-// which decodes to the key: here `attack%2Fanswers%2Bsecret%3D0123456789` in `location`.
-it.fails('never lets the value back in the form the proxy sent it in the query (percent-encoded)', async () => {
+// The value as the proxy itself encoded it: a placeholder in the query is swapped for
+// `encodeURIComponent(value)`. A server that repeats the request's URL (a redirect that keeps the
+// query, a `self` link, an error page naming the URL: all common) hands it back percent-encoded,
+// which decodes to the key: here `attack%2Fanswers%2Bsecret%3D0123456789` in `location`. Every form
+// the proxy sends is searched for (and the lower-case hex one: see the next test).
+it('never lets the value back in the form the proxy sent it in the query (percent-encoded)', async () => {
   const rig = rigOf();
   rig.answerWith = (request) => {
     const target = /^GET (\S+) /.exec(request)?.[1] ?? '';
@@ -166,6 +166,32 @@ it.fails('never lets the value back in the form the proxy sent it in the query (
   expect(rig.connections.at(-1)?.received).toContain(`?key=${encodeURIComponent(VALUE)} `);
   expect(answer).toContain('location: ');
   expect(answer).not.toContain(encodeURIComponent(VALUE));
+});
+
+it('swaps the percent-encoded value back with upper- or lower-case hex, in a header and a body split at every offset, and drops a header named by it', async () => {
+  const rig = rigOf();
+  const upper = encodeURIComponent(VALUE);
+  const lower = upper.replace(/%[0-9A-F]{2}/g, (percentEscape) => percentEscape.toLowerCase());
+  expect(lower).not.toBe(upper);
+  const both = `<${upper}|${lower}>`;
+  rig.answerWith = (request) => {
+    const offset = Number(/GET \/split\/(\d+)/.exec(request)?.[1] ?? -1);
+    if (offset < 0)
+      return `HTTP/1.1 200 OK\r\nx-${upper.toUpperCase()}: 1\r\nx-${lower}: 2\r\nx-echo: ${upper} ${lower}\r\ncontent-length: 2\r\n\r\nok`;
+    const chunk = (text: string) => (text === '' ? '' : `${text.length.toString(16)}\r\n${text}\r\n`);
+    const close = offset === both.length ? 'connection: close\r\n' : '';
+    return `HTTP/1.1 200 OK\r\n${close}transfer-encoding: chunked\r\n\r\n${chunk(both.slice(0, offset))}${chunk(both.slice(offset))}0\r\n\r\n`;
+  };
+  const socket = await rig.tunnel();
+  const placeholder = rig.placeholder;
+  expect(await exchange(socket, `GET /echo HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`)).toBe(
+    `HTTP/1.1 200 OK\r\nx-echo: ${placeholder} ${placeholder}\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n`,
+  );
+  for (let offset = 0; offset <= both.length; offset += 1) {
+    const answer = await exchange(socket, `GET /split/${offset} HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+    expect(bodyText(answer), `split at ${offset}`).toBe(`<${placeholder}|${placeholder}>`);
+  }
+  socket.destroy();
 });
 
 it('refuses an answer head over the limit, and one with a bad status, with 502: the next request is fine', async () => {

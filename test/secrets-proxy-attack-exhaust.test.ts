@@ -165,19 +165,18 @@ it('answers a flood of pipelined requests in one write in turn, each its own', a
   socket.destroy();
 });
 
-// LEAK (the value in an answer's header NAME): upstream.ts swaps the value back in header values
-// only (`out.push(name, replaceInText(value))`), and writes the name as the server sent it
-// (lowercased). A bound API that echoes what it is sent as a header name (`x-<token>: 1`, as some
-// reflect a key or a cookie name) hands the tool the value itself.
-it.fails('never lets the value back in an answer’s header name', async () => {
+// The value in an answer's header NAME: names are lowercased, so the value can't be swapped back in
+// one as it was. A bound API that echoes what it is sent as a header name (`x-<token>: 1`, as some
+// reflect a key or a cookie name) has that header line dropped; the answer goes on.
+it('never lets the value back in an answer’s header name', async () => {
   const rig = rigOf();
   rig.answerWith = () =>
     `HTTP/1.1 200 OK\r\nx-${VALUE}: 1\r\n${VALUE}: 2\r\nconnection: close\r\ncontent-length: 2\r\n\r\nok`;
   const socket = await rig.tunnel();
   const answer = await exchange(socket, `GET /echo HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
   socket.destroy();
-  expect(answer.startsWith('HTTP/1.1 200 OK\r\n')).toBe(true);
-  expect(answer).not.toContain(VALUE);
+  // Those two lines dropped, the rest of the answer as it was.
+  expect(answer).toBe('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n');
 });
 
 it('ends a body that never ends at the connection’s byte limit (1 MiB here), and the server hears the end', async () => {

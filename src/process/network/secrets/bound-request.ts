@@ -62,6 +62,12 @@ const HOP_BY_HOP = new Set([
 ]);
 
 /**
+ * The headers of a bound request the proxy writes or frames itself: a tool's header that reads as
+ * one of these with `_` for `-` is dropped.
+ */
+const WRITTEN_BY_PROXY = new Set([...HOP_BY_HOP, 'content-length', 'host', 'accept-encoding']);
+
+/**
  * Sends a request to a bound host with its secrets swapped in, and the answer back with them out.
  * A request Node refuses to send (a header it can't write) is answered 502, never thrown into the
  * proxy's thread.
@@ -128,7 +134,13 @@ function send(
       reason: strayPlaceholderReason(name, place, where),
     });
   };
-  const { swapped, noticed, inQuery, answer: outNeedles } = needlesOf(proxySecrets, target.bound);
+  const {
+    swapped,
+    noticed,
+    inQuery,
+    answer: outNeedles,
+    inAnswerName,
+  } = needlesOf(proxySecrets, target.bound);
   const query = target.path.indexOf('?');
   const path =
     query < 0
@@ -144,6 +156,9 @@ function send(
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = (raw[index] as string).toLowerCase();
     if (HOP_BY_HOP.has(name) || name === 'accept-encoding' || name === 'host') continue;
+    // `transfer_encoding`, `content_length`: a server that reads `_` as `-` (CGI, WSGI) would frame
+    // the body the tool's way beside the proxy's framing. Dropped, as the proxy writes those itself.
+    if (name.includes('_') && WRITTEN_BY_PROXY.has(name.replaceAll('_', '-'))) continue;
     replaceInText(name, noticed, notice('a header name'));
     lines.push(name, replaceInText(raw[index + 1] as string, swapped, notice(`header ${name}`)));
   }
@@ -189,6 +204,9 @@ function send(
     for (let index = 0; index + 1 < answerLines.length; index += 2) {
       const name = (answerLines[index] as string).toLowerCase();
       if (HOP_BY_HOP.has(name) || (name === 'content-length' && !noBody)) continue;
+      // A value in a header's name (lowercased here, so it can't be swapped back as it was): the
+      // line is dropped, and the rest of the answer goes on.
+      if (inAnswerName.some((form) => name.includes(form))) continue;
       out.push(name, replaceInText(answerLines[index + 1] as string, outNeedles));
     }
     // Corked from the head on: the head and what this read of the answer brings go as one write.
@@ -241,8 +259,10 @@ interface BoundNeedles {
    * change the query).
    */
   inQuery: Needle[];
-  /** The answer: every value goes back to its placeholder. */
+  /** The answer: every value (in each form the proxy sends it in) goes back to its placeholder. */
   answer: Needle[];
+  /** The same forms lowercased: an answer header whose (lowercased) name holds one is dropped. */
+  inAnswerName: string[];
 }
 
 /** Made once per set (an intercepted connection keeps one for all its requests). */
@@ -252,13 +272,15 @@ function needlesOf(proxySecrets: ProxySecrets | undefined, bound: readonly Proxy
   let needles = needleSets.get(bound);
   if (needles === undefined) {
     const swapped = requestNeedles(proxySecrets, bound);
+    const answer = answerNeedles(proxySecrets);
     needles = {
       swapped,
       noticed: swapped.map((needle) => ({ ...needle, replace: undefined })),
       inQuery: swapped.map((needle) =>
         needle.replace === undefined ? needle : { ...needle, replace: encodeURIComponent(needle.replace) },
       ),
-      answer: answerNeedles(proxySecrets),
+      answer,
+      inAnswerName: [...new Set(answer.map((needle) => needle.find.toLowerCase()))],
     };
     needleSets.set(bound, needles);
   }

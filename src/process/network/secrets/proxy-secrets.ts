@@ -64,13 +64,26 @@ export function noticeNeedles(proxySecrets: ProxySecrets | undefined): Needle[] 
   return requestNeedles(proxySecrets, []);
 }
 
-/** The needles of an answer: every value goes back to its placeholder before it enters the sandbox. */
+/**
+ * The needles of an answer: every value goes back to its placeholder before it enters the sandbox,
+ * in each form the proxy itself sends it in ({@link sentForms}).
+ */
 export function answerNeedles(proxySecrets: ProxySecrets | undefined): Needle[] {
-  return (proxySecrets?.secrets ?? []).map((secret) => ({
-    find: secret.value,
-    replace: secret.placeholder,
-    name: secret.name,
-  }));
+  return (proxySecrets?.secrets ?? []).flatMap((secret) =>
+    sentForms(secret.value).map((form) => ({ find: form, replace: secret.placeholder, name: secret.name })),
+  );
+}
+
+/**
+ * Every form a value leaves the proxy in, so an answer that echoes any of them is caught: as it is
+ * (headers), and percent-encoded as the query gets it (`encodeURIComponent`, upper-case hex) and
+ * with lower-case hex, as a server that encodes it again writes it. Values are printable ASCII
+ * (granted-secrets.ts), so these are all the bytes the proxy can send a value as.
+ */
+export function sentForms(value: string): string[] {
+  const encoded = encodeURIComponent(value);
+  const lowerHex = encoded.replace(/%[0-9A-F]{2}/g, (percentEscape) => percentEscape.toLowerCase());
+  return [...new Set([value, encoded, lowerHex])];
 }
 
 /** The reason a `network` event gives for a placeholder sent where its secret isn't bound. */
