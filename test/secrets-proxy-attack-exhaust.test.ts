@@ -5,6 +5,7 @@
  * that the proxy bounded it, and that the next tunnel is fine.
  */
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { expect, it } from 'vitest';
 import { expectStillServes } from './support/framing-attacks.js';
 import { bodyOf, ok, splitRequests, untilClosed, useFramingRig } from './support/framing-rig.js';
@@ -16,6 +17,8 @@ const rigOf = useFramingRig(VALUE);
 // A rig of its own for the body that never ends: it spends its whole call budget (1 MiB), which a
 // rig keeps for all its tests (a budget over before the connection's limit holds the exchange).
 const budgetRigOf = useFramingRig(VALUE);
+// And one whose budget runs out while a request's body is held (its call budget spent exactly first).
+const heldRigOf = useFramingRig(VALUE);
 
 /**
  * Writes `head`, then `piece` again and again (waiting on drain) until the proxy closes the
@@ -199,4 +202,38 @@ it('ends a body that never ends at the connection’s byte limit (1 MiB here), a
   expect(received.length).toBeLessThanOrEqual((1 << 20) + 200);
   // Its budget spent, this rig's proxy moves no more bodies; the process's other proxy serves on.
   await expectStillServes(rigOf());
+});
+
+it('ends the connection after a 502 that comes while the call budget holds the body: the rest is never read uncounted', async () => {
+  const rig = heldRigOf();
+  // The call's whole budget (1 MiB), spent exactly: the next body byte holds every open exchange.
+  rig.answerWith = () =>
+    `HTTP/1.1 200 OK\r\ncontent-length: ${1 << 20}\r\nconnection: close\r\n\r\n${'z'.repeat(1 << 20)}`;
+  const fill = await rig.tunnel();
+  await exchange(fill, `GET /fill HTTP/1.1\r\nhost: ${rig.host}\r\n\r\n`);
+  fill.destroy();
+  // Once held, the server breaks off before answering: the proxy answers the tool 502.
+  const held = new Promise<void>((resolve) => {
+    rig.onBudgetOver = resolve;
+  });
+  const headArrived = new Promise<TLSSocket>((resolve) =>
+    rig.upstream.once('secureConnection', (upstream: TLSSocket) =>
+      upstream.once('data', () => resolve(upstream)),
+    ),
+  );
+  void Promise.all([headArrived, held]).then(([upstream]) => upstream.destroy());
+  const socket = await rig.tunnel();
+  let answer = '';
+  socket.on('data', (chunk: Buffer) => {
+    answer += chunk.toString('latin1');
+  });
+  const went = await writeUntilClosed(
+    socket,
+    `PUT /held HTTP/1.1\r\nhost: ${rig.host}\r\ncontent-length: ${8 << 20}\r\n\r\n`,
+    Buffer.alloc(64 * 1024, 'h'),
+    8 << 20,
+  );
+  expect(answer.startsWith('HTTP/1.1 502 Bad Gateway\r\n')).toBe(true);
+  // The 502 ended the connection: the body was not read on to its end, uncounted.
+  expect(went).toBeLessThan(8 << 20);
 });

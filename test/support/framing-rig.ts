@@ -25,6 +25,8 @@ export interface FramingRig {
   answerWith: (request: string, connection: number) => string | undefined;
   /** The bound host's `host:port`. */
   host: string;
+  /** Called when the call's budget (1 MiB) runs out: the proxy's open exchanges are held. */
+  onBudgetOver: () => void;
   /** The real server (for a test that answers by hand). */
   upstream: TlsServer;
   /** A tunnel as toolhost's agents open one to the bound host: plain HTTP to the proxy. */
@@ -44,6 +46,7 @@ export async function startFramingRig(value: string): Promise<FramingRig> {
     notes: [] as NetworkNote[],
     connections: [] as Array<{ received: string; socket: TLSSocket }>,
     answerWith: (() => undefined) as FramingRig['answerWith'],
+    onBudgetOver: () => {},
   };
   const upstream = createTlsServer({ key: leaf.key, cert: leaf.certificate }, (socket) => {
     const connection = { received: '', socket };
@@ -72,6 +75,7 @@ export async function startFramingRig(value: string): Promise<FramingRig> {
     secret: { name: 'FRAMING_TOKEN', value, placeholder: rig.placeholder, boundTo: `bound.test:${port}` },
     made,
     notes: rig.notes,
+    onBudgetOver: () => rig.onBudgetOver(),
   });
   return Object.assign(rig, {
     host: `bound.test:${port}`,

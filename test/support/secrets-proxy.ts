@@ -25,6 +25,8 @@ export interface TestSecretsProxy {
   /** What certificatesFor made: the proxy's leaves, and the CA it checks the real server against. */
   made: Awaited<ReturnType<typeof certificatesFor>>;
   notes: NetworkNote[];
+  /** Told when the call's budget runs out (the proxy's open exchanges are held then). */
+  onBudgetOver?: () => void;
 }
 
 /** Starts the proxy, its socket `proxy.sock` in `folder`: a megabyte per call and per connection. */
@@ -47,7 +49,7 @@ export async function startSecretsProxy(options: TestSecretsProxy): Promise<Serv
       maxBytesPerCall: 1 << 20,
       idleTimeoutMs: 30_000,
     },
-    budget: new CallBudget({ limit: 1 << 20, running: ['call'], onOver: () => {} }),
+    budget: new CallBudget({ limit: 1 << 20, running: ['call'], onOver: () => options.onBudgetOver?.() }),
     secrets: {
       secrets: [{ name, value, placeholder, hosts: [bound.host] }],
       certificates: options.made.leaves,

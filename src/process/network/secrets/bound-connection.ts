@@ -214,7 +214,9 @@ class BoundConnection {
   #answered(request: RawRequest, keepOpen: boolean): void {
     this.#inFlight = undefined;
     if (this.#waiting[0] === request) this.#waiting.shift();
-    if (!keepOpen || this.#closed) {
+    // Answered while a budget held its body (a refusal, a 502): the rest of the body is not read on
+    // (it would cross uncounted); the connection ends after the answer.
+    if (!keepOpen || this.#closed || (this.#reading === request && request.readsNoMore)) {
       this.#close(true);
       return;
     }

@@ -19,6 +19,11 @@ export interface BoundRequest extends RelaySource {
   contentLength: number | undefined;
   /** Ends the request's connection. */
   destroy(): void;
+  /**
+   * A budget held the body: the rest of it is not to be read once the answer ended (the connection
+   * ends instead). Undefined where the reader can't stop (Node's server).
+   */
+  readNoMore?(): void;
 }
 
 /** Where a bound request's answer goes. */

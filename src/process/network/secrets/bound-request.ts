@@ -187,14 +187,20 @@ function send(
   });
   // An answer's end that is not the upstream answer's (the tool went away) ends the upstream
   // connection: it is not read on into nothing, nor used again (after a whole answer, nothing).
-  sink.whenClosed(() => answer.destroy());
+  sink.whenClosed(() => {
+    answer.destroy();
+    // A body a budget held stays held: the answer's end (a refusal, a 502) does not read it on.
+    if (bodies.held) request.readNoMore?.();
+  });
   answer.once('error', (error: NodeJS.ErrnoException) => {
-    if (answer.responded) {
+    // Past the answer's first bytes to the tool, the answer can only be cut short; before them (a
+    // head held for its body), it is answered 502 instead.
+    if (sink.headersSent) {
       sink.destroy();
       return;
     }
-    // Reported: the CONNECT was allowed (and said so), this request went nowhere.
-    const message = upstreamFailure(target, error);
+    // Reported: the CONNECT was allowed (and said so), this request got no answer.
+    const message = upstreamFailure(target, error, answer.responded);
     options.onNote({ host: target.host, port: target.port, allowed: false, reason: message });
     answerText(sink, message);
   });
@@ -239,9 +245,11 @@ function send(
 const CERTIFICATE_FAILURE = /^ERR_TLS_CERT_ALTNAME_INVALID$|CERT|UNABLE_TO_|SIGNATURE/;
 
 /** What the tool reads when a bound request could not be sent: why, and for a certificate, what to do. */
-function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException): string {
+function upstreamFailure(target: BoundTarget, error: NodeJS.ErrnoException, responded: boolean): string {
   const where = hostPort(target.host, target.port);
   const code = error.code ?? 'connection failed';
+  if (responded)
+    return `the process isolation tier got an answer from ${where} that broke off before its body (${code})`;
   if (target.secure && CERTIFICATE_FAILURE.test(code)) {
     return `the process isolation tier did not send the request to ${where}: its certificate did not verify against the host's trust store (${code}); a private CA goes in the host process's NODE_EXTRA_CA_CERTS`;
   }

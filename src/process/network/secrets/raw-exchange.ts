@@ -25,6 +25,8 @@ export class RawRequest extends EventEmitter implements BoundRequest {
   /** What of the body came before its turn (a request read while another was in flight). */
   #held: Buffer[] | undefined = [];
   #ended = false;
+  /** A budget held the body: nothing more of it is read, and the connection ends after the answer. */
+  readsNoMore = false;
 
   constructor(
     socket: Socket | TLSSocket,
@@ -83,6 +85,10 @@ export class RawRequest extends EventEmitter implements BoundRequest {
     if (this.#ended) this.emit('end');
   }
 
+  readNoMore(): void {
+    this.readsNoMore = true;
+  }
+
   /** Holds the connection's reading (a body faster than its upstream), while its body is read. */
   pause(): void {
     if (!this.#ended) this.#socket.pause();
@@ -103,7 +109,6 @@ export class RawRequest extends EventEmitter implements BoundRequest {
  * close for a client that closes. `done` hears whether the connection may read its next request.
  */
 export class RawAnswer extends EventEmitter implements BoundAnswerSink {
-  headersSent = false;
   readonly #socket: Socket | TLSSocket;
   #keepAlive: boolean;
   readonly #done: (keepOpen: boolean) => void;
@@ -111,6 +116,8 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
   #chunked = false;
   #noBody = false;
   #over = false;
+  /** Whether the head went out on the connection (until then, another head may replace it). */
+  #headOut = false;
   /**
    * Text written with the next bytes rather than alone (the head, the end of the last chunk): an
    * answer in one read is three writes into the cork, not five.
@@ -123,6 +130,14 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
     this.#socket = socket;
     this.#keepAlive = keepAlive;
     this.#done = done;
+  }
+
+  /**
+   * Whether the head went out: a head written but held for the answer's first bytes does not count,
+   * so an answer that breaks before them can still be answered 502.
+   */
+  get headersSent(): boolean {
+    return this.#headOut;
   }
 
   get output(): Socket | TLSSocket {
@@ -143,7 +158,7 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
     if (this.#chunked) head += 'transfer-encoding: chunked\r\n';
     if (!this.#keepAlive) head += 'connection: close\r\n';
     this.#pending = `${head}\r\n`;
-    this.headersSent = true;
+    this.#socket.off('drain', this.#drain);
     this.#socket.on('drain', this.#drain);
   }
 
@@ -157,6 +172,7 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
     socket.cork();
     socket.write(`${this.#pending}${chunk.length.toString(16)}\r\n`, 'latin1');
     this.#pending = '\r\n';
+    this.#headOut = true;
     const more = socket.write(chunk);
     socket.uncork();
     return more;
@@ -167,6 +183,7 @@ export class RawAnswer extends EventEmitter implements BoundAnswerSink {
     if (this.#pending === '') return;
     this.#socket.write(this.#pending, 'latin1');
     this.#pending = '';
+    this.#headOut = true;
   }
 
   end(chunk?: Buffer): void {
