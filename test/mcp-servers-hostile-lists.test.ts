@@ -170,4 +170,19 @@ describe('hostile MCP servers that attack the declaration read, beside an honest
     await servers.honestFine();
     expect(JSON.stringify(servers.outcomes)).not.toContain('shadowed');
   });
+
+  it('the config loaded first keeps its names when it is published again (its left-out servers retried)', async () => {
+    const shadowConfig = `${servers.folder}/shadow.json`;
+    // Loading the unchanged config again retries its servers left out for good, and publishes it
+    // anew: its tools must keep their place before the shadow config's, loaded after it.
+    await servers.host.load(config);
+    for (const name of ['echo', 'count']) {
+      expect(servers.statusOf(`${shadowConfig}#shadow/${name}`)).toMatchObject({
+        state: 'left-out',
+        code: 'NAME_TAKEN',
+      });
+    }
+    await servers.honestFine();
+    expect(JSON.stringify(servers.outcomes)).not.toContain('shadowed');
+  });
 });

@@ -174,9 +174,14 @@ export class Registry {
         tickets.published = change.ticket;
         const old = this.#sources.get(root);
         if (old !== undefined) retired.push(old);
+        // A place in load order goes with the last record that uses it (an MCP server's tools all
+        // use their server entry's, listed or not).
         const listed = new Set(change.version.modules.map((record) => record.path));
+        const used = new Set(change.version.modules.map((record) => record.order));
         for (const record of old?.modules ?? []) {
-          if (!listed.has(record.path)) this.#orders.delete(`${root}\0${record.path}`);
+          const key = `${root}\0${record.path}`;
+          if (!listed.has(record.path) && !used.has(this.#orders.get(key) as number))
+            this.#orders.delete(key);
         }
         this.#startRereads(change.version);
         this.#sources.set(root, change.version);

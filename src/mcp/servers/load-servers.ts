@@ -44,7 +44,9 @@ export async function loadServers(
   const settings = { ...parts.serverSettings, sandbox, cgroups, hostEnv: { ...process.env } };
   const set = new ServerSet(root, configured, settings, parts.serverPlaces);
   if (!parts.adoptServers(set)) return;
-  const { ticket, orderOf } = registry.beginLoad(root, []);
+  // Its servers' places in load order are taken now, before any starts: how fast a server starts
+  // never decides a clash of names.
+  const { ticket, orderOf } = registry.beginLoad(root, set.entryPaths);
   await set.start();
   registry.publish({ type: 'source', version: set.versionOf(orderOf), ticket });
   if (registry.source(root)?.servers !== set) {
@@ -54,7 +56,7 @@ export async function loadServers(
   }
   set.onChange = () => {
     if (registry.source(root)?.servers !== set) return;
-    const next = registry.beginLoad(root, []);
+    const next = registry.beginLoad(root, set.entryPaths);
     registry.publish({ type: 'source', version: set.versionOf(next.orderOf), ticket: next.ticket });
   };
 }

@@ -66,6 +66,11 @@ export class ServerSet implements ServerPool {
     });
   }
 
+  /** Each configured server's path (`<config>#<name>`), in the config's order. */
+  get entryPaths(): string[] {
+    return this.#configured.map((server) => `${this.root}#${server.ok ? server.entry.name : server.name}`);
+  }
+
   /** The registry's version of this config as the servers stand now. */
   versionOf(orderOf: (path: string) => number): SourceVersion {
     const modules: ModuleRecord[] = [];
@@ -80,10 +85,13 @@ export class ServerSet implements ServerPool {
       servers: this,
     };
     this.#configured.forEach((server, index) => {
-      const name = server.ok ? server.entry.name : server.name;
-      const at = `${this.root}#${name}`;
+      const at = this.entryPaths[index] as string;
+      // Every record of a server takes its entry's place in load order, whatever state it is in:
+      // a server that restarts or lists again keeps its place, so a config loaded after it that
+      // lists the same tool names never takes them over in between.
+      const order = orderOf(at);
       const add = (path: string, url: string, read: ModuleRecord['read']) =>
-        modules.push({ path, source: version, order: orderOf(path), url, read });
+        modules.push({ path, source: version, order, url, read });
       if (!server.ok) {
         add(at, '', { kind: 'failed', code: server.code, reason: server.reason });
         return;
