@@ -227,6 +227,9 @@ it('ends the connection after a 502 that comes while the call budget holds the b
   socket.on('data', (chunk: Buffer) => {
     answer += chunk.toString('latin1');
   });
+  // As a client does once the answer and the proxy's end have come: it stops sending (the proxy
+  // reads nothing more, so the writes would otherwise wait until the tunnel's idle timeout).
+  socket.once('end', () => socket.destroy());
   const went = await writeUntilClosed(
     socket,
     `PUT /held HTTP/1.1\r\nhost: ${rig.host}\r\ncontent-length: ${8 << 20}\r\n\r\n`,

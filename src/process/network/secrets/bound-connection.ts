@@ -23,6 +23,8 @@ const MAX_REQUEST_HEAD = 16 * 1024;
 /** How long a request's head may take to arrive, and the whole request (as Node's server's defaults). */
 const HEAD_TIMEOUT_MS = 30_000;
 const REQUEST_TIMEOUT_MS = 60_000;
+/** How long a connection ended after a held body waits for the tool to end its side. */
+const LINGER_MS = 5_000;
 
 /** What the proxy decided about the tunnel the connection is in. */
 export interface InterceptedTunnel {
@@ -216,8 +218,15 @@ class BoundConnection {
     if (this.#waiting[0] === request) this.#waiting.shift();
     // Answered while a budget held its body (a refusal, a 502): the rest of the body is not read on
     // (it would cross uncounted); the connection ends after the answer.
-    if (!keepOpen || this.#closed || (this.#reading === request && request.readsNoMore)) {
+    const held = this.#reading === request && request.readsNoMore;
+    if (!keepOpen || this.#closed || held) {
       this.#close(true);
+      if (held) {
+        // What the tool still sends is read and dropped (never parsed, never sent on), so that its
+        // end is seen and the connection closes; one that never ends is cut after LINGER_MS.
+        this.#socket.resume();
+        setTimeout(() => this.#socket.destroy(), LINGER_MS).unref();
+      }
       return;
     }
     const next = this.#waiting[0];
