@@ -25,6 +25,20 @@ function canMakeV1PidsCgroup(): boolean {
   }
 }
 
+/** What an ES module script run by a Node process of its own prints as JSON, once it exits with 0. */
+async function printedBy(script: string): Promise<unknown> {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  expect(code).toBe(0);
+  return JSON.parse(out);
+}
+
 /** Whether a process runs (not gone, not a zombie). */
 function running(pid: number): boolean {
   try {
@@ -62,16 +76,7 @@ describe.runIf(canMakeV1PidsCgroup())('a v1 pids cgroup', () => {
       await pids.place([sleeper.pid]);
       console.log(JSON.stringify({ path: pids.path, sleeper: sleeper.pid }));
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    expect(code).toBe(0);
-    const { path, sleeper } = JSON.parse(out) as { path: string; sleeper: number };
+    const { path, sleeper } = (await printedBy(script)) as { path: string; sleeper: number };
     expect(path).toMatch(/\/toolhost-\d+-[0-9a-f]{6}-pids-\d+$/);
     expect(existsSync(path)).toBe(false);
     expect(running(sleeper)).toBe(false);
@@ -93,16 +98,7 @@ describe.runIf(canMakeV1PidsCgroup())('a v1 pids cgroup', () => {
       for (const cgroup of made) await cgroup.remove();
       console.log(JSON.stringify(paths));
     `;
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-    expect(code).toBe(0);
-    const paths = JSON.parse(out) as string[];
+    const paths = (await printedBy(script)) as string[];
     expect(paths).toHaveLength(2);
     expect(new Set(paths).size).toBe(2);
     for (const path of paths) expect(existsSync(path)).toBe(false);
