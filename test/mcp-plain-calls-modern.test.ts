@@ -14,17 +14,19 @@ import {
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isLegacyBody } from '../dist/src/mcp/legacy-http.js';
-import { ToolServer } from '../dist/src/mcp/tool-server.js';
-import { connected, outcomes, ScriptedHost, text, turn, type WireClient } from './support/plain-calls.js';
+import {
+  connected,
+  outcomes,
+  ScriptedHost,
+  stdioToolServer,
+  text,
+  turn,
+  type WireClient,
+} from './support/plain-calls.js';
 
 describe('a plain 2026-07-28 tools/call answers with the bytes the SDK would send', () => {
   const host = new ScriptedHost();
-  const tools = new ToolServer(host as never, {
-    name: 'toolhost',
-    version: '0.0.0',
-    listChanged: true,
-    legacyLogScope: 'connection',
-  });
+  const tools = stdioToolServer(host);
   const envelope = {
     [PROTOCOL_VERSION_META_KEY]: '2026-07-28',
     [CLIENT_INFO_META_KEY]: { name: 'test', version: '1.0.0' },

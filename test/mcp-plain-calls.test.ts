@@ -11,12 +11,12 @@ import type { Transport } from '@modelcontextprotocol/server';
 import { Server } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlainCalls } from '../dist/src/mcp/plain-calls.js';
-import { ToolServer } from '../dist/src/mcp/tool-server.js';
 import {
   connected,
   initialized,
   outcomes,
   ScriptedHost,
+  stdioToolServer,
   text,
   turn,
   type WireClient,
@@ -24,12 +24,7 @@ import {
 
 describe('a plain tools/call answers with the bytes the SDK would send', () => {
   const host = new ScriptedHost();
-  const tools = new ToolServer(host as never, {
-    name: 'toolhost',
-    version: '0.0.0',
-    listChanged: true,
-    legacyLogScope: 'connection',
-  });
+  const tools = stdioToolServer(host);
   let client: WireClient;
   let transport: Transport;
 

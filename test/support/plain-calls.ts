@@ -3,6 +3,7 @@
  * that keeps every line the server sent, and every shape of outcome a host may give.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { ToolServer } from '../../dist/src/mcp/tool-server.js';
 
 export type Outcome = Record<string, unknown>;
 export type Script = (args: Record<string, unknown>, signal: AbortSignal) => Promise<Outcome>;
@@ -173,3 +174,13 @@ export const outcomes: Array<[string, () => Promise<Outcome>]> = [
     },
   ],
 ];
+
+/** toolhost's MCP server over `host`, as serve makes it for stdio (list changes on, logs per connection). */
+export function stdioToolServer(host: ScriptedHost): ToolServer {
+  return new ToolServer(host as never, {
+    name: 'toolhost',
+    version: '0.0.0',
+    listChanged: true,
+    legacyLogScope: 'connection',
+  });
+}
