@@ -10,7 +10,7 @@ import { readFile, realpath, stat } from 'node:fs/promises';
 import { basename, join, sep } from 'node:path';
 import { showHidden } from '../../declaration/visible-text.js';
 import { findPackage, isPackageName } from './node-packages.js';
-import { parseVersion, satisfiesRange } from './version-range.js';
+import { isVersion, satisfiesRange } from './version-range.js';
 
 /** What a fetching entry runs instead: `node <bin> <args>`, or why it is left out. */
 export type PackageRun =
@@ -166,7 +166,7 @@ async function runInstalled(
     return refuse(`${name}'s package.json in ${found.path} can't be read: ${install}`);
   const version = typeof manifest['version'] === 'string' ? manifest['version'].slice(0, 64) : '';
   if (range !== '' && range !== 'latest') {
-    if (parseVersion(version) === undefined) {
+    if (!isVersion(version)) {
       return refuse(
         `${shown} asks for ${name}@${range.slice(0, 64)}, and the copy installed in ${found.path} has no version toolhost can read ("${version}"): ${install}`,
         'SERVER_UNSUPPORTED',
