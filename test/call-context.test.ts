@@ -120,6 +120,26 @@ describe('ctx', () => {
   });
 });
 
+describe.each(['worker', 'strict', 'process'] as const)("isolation: '%s', ctx", (isolation) => {
+  it("can't be changed for later calls through its prototype: each attempt is refused, and the next call's ctx works", async () => {
+    const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });
+    await host.load(fixtureModule('call-ctx-tamper.js'));
+    await loadEcho(host);
+    const progress = collect(host, 'progress');
+
+    // One worker (or process): the second call runs where the first tampered.
+    for (const callId of ['tamper_1', 'tamper_2']) {
+      expect(jsonOf(await host.call('call_ctx_tamper', {}, { callId }))).toStrictEqual({
+        tried: ['refused', 'refused', 'refused'],
+        keys: ['sessionId', 'callId', 'dataDir', 'withheld'],
+        ownTmpDir: true,
+      });
+      expect(progress.splice(0)).toStrictEqual([{ name: 'call_ctx_tamper', callId, data: { step: 1 } }]);
+    }
+    await expectHostFine(host);
+  });
+});
+
 describe.each(['worker', 'strict', 'process'] as const)(
   "isolation: '%s', a 'progress' listener that throws",
   (isolation) => {
