@@ -6,9 +6,10 @@
  * files (a part whose code is not found stops the script), and every variant answers the echo tool
  * one call at a time, in a fresh random order every cycle (BENCH_CYCLES, default 3000):
  *   - toolhost: `host.call`, the build as it is;
- *   - no turn: without the event-loop turn after the tool returns;
+ *   - no wait for rejections: without the wait, after the tool returns, for Node to report the
+ *     rejections it left (workers/call/faults.ts);
  *   - worker answers at once: the call worker answers every task with a reply it builds and seals
- *     itself (no tool import, no `ctx`, no result encoding, no turn);
+ *     itself (no tool import, no `ctx`, no result encoding, no wait);
  *   - that worker, given its task by piscina directly: the same pool's `piscina.run` with the task
  *     `host.call` made, without the host's part (validation, the budget, the call's state, its
  *     deadline, the reply's parse, the outcome);
@@ -29,7 +30,7 @@ const args = { text: 'hello' };
 const POOL_KEY = 'toolhost.bench.round-trip-parts';
 
 const CALL_WORKER = 'workers/call/call-worker.js';
-const TURN = 'await new Promise((resolve) => original.setImmediate(resolve));';
+const WAIT = 'await rejectionsReported();';
 const HANDLER = 'return inTurn(task, () => runTask(task));';
 const AT_ONCE = `return seal.seal({ ok: true, content: [{ type: "text", text: JSON.stringify({ echoed: task.args.text, callId: task.callId, sessionId: task.sessionId, withheld: [] }) }], isError: false, cutBytes: 0, logs: [], droppedLogChars: 0, progressSent: 0, logNotesSent: 0 });`;
 const POOL_RUN = 'running = this.#piscina.run(tagTask(call.task), { signal: call.kill });';
@@ -50,19 +51,19 @@ function copyWith(name, replacements) {
 
 async function hostOf(folder) {
   const { ToolHost } = await import(pathToFileURL(`${folder}src/index.js`).href);
-  const host = new ToolHost({ logger, maxThreadsPerPool: 1 });
+  const host = new ToolHost({ logger, maxThreadsPerPool: 1, isolation: 'worker' });
   await host.load(tools);
   return host;
 }
 
-const noTurn = copyWith('no-turn', [[CALL_WORKER, TURN, ';']]);
+const noWait = copyWith('no-wait', [[CALL_WORKER, WAIT, ';']]);
 const atOnce = copyWith('at-once', [
   [CALL_WORKER, HANDLER, AT_ONCE],
   ['src/index.js', POOL_RUN, `${KEEP_POOL} ${POOL_RUN}`],
 ]);
 const hosts = {
   toolhost: await hostOf(dist),
-  'no turn': await hostOf(noTurn),
+  'no wait for rejections': await hostOf(noWait),
   'worker answers at once': await hostOf(atOnce),
 };
 await hosts['worker answers at once'].call('echo', args);

@@ -50,6 +50,35 @@ describe.each(ALL_TIERS)("isolation: '%s', a tool that fails", (isolation) => {
     await expectHostFine(shared.host);
   });
 
+  it("a tool's own unhandledRejection listener sees none of the rejections toolhost leaves to find the tool's", async () => {
+    await shared.use(fixtureModule('call-watches-rejections.js'));
+
+    // Enough calls that every worker of the pool has run a few.
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () => shared.host.call('call_watches_rejections', {})),
+    );
+    expect(outcomes).toStrictEqual(Array.from({ length: 8 }, () => answered('seen 0')));
+    expect(await shared.host.call('call_watches_rejections', {})).toStrictEqual(answered('seen 0'));
+    await expectHostFine(shared.host);
+  });
+
+  it.each(['listeners', 'emit'])(
+    'a tool that takes away %s (what finding a left rejection goes through) still gets answers, that call and the next',
+    async (how) => {
+      await shared.use(fixtureModule('call-tampers-emit.js'));
+      const { host } = shared;
+
+      const calls = await Promise.all(
+        Array.from({ length: 4 }, () => host.call('call_tampers_emit', { how })),
+      );
+      expect(calls).toStrictEqual(Array.from({ length: 4 }, () => answered(`took away: ${how}`)));
+      expect(await host.call('call_tampers_emit', { how: 'nothing' })).toStrictEqual(
+        answered('took away: nothing'),
+      );
+      await expectHostFine(host);
+    },
+  );
+
   it('the caller can cap the timeout: a tool over it answers "tool timed out after N ms"', async () => {
     await shared.use(fixtureModule('call-nap.js'));
     const { host } = shared;

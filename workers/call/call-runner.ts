@@ -26,9 +26,9 @@ import { toolSource } from '../tool-exports.js';
 import { type ActiveCall, newCall, setActiveCall } from './active-call.js';
 import { installCapture } from './capture.js';
 import { contextFor, progressOf } from './context.js';
-import { installFaultHandlers, toolStack } from './faults.js';
+import { installFaultHandlers, rejectionsReported, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
-import { clearCallTimers, installTimerTracking, original } from './timers.js';
+import { clearCallTimers, installTimerTracking } from './timers.js';
 
 /** What a runner is given by whoever started it (as a worker's `workerData`, or a process's init). */
 export type GivenSettings = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
@@ -169,9 +169,8 @@ export function callRunner<R>(options: RunnerOptions<R>): (task: CallTask) => Pr
     } catch (error) {
       thrown = { error };
     }
-    // One turn of the event loop lets a rejection the tool left behind surface as this call's fault.
-    // (A rejection of the runner's own, reported after the tool's in the same pass, costs as much.)
-    await new Promise((resolve) => original.setImmediate(resolve));
+    // A rejection the tool left behind surfaces as this call's fault before it replies.
+    await rejectionsReported();
     if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
     if (thrown !== undefined) {
       const { code, message } = thrownFailure(thrown.error);
