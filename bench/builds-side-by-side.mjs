@@ -34,7 +34,7 @@ const args = { text: 'hello' };
 
 async function hostOf(dist) {
   const { ToolHost } = await import(new URL('src/index.js', dist).href);
-  const host = new ToolHost({ logger });
+  const host = new ToolHost({ logger, isolation: 'worker' });
   await host.load(tools);
   return host;
 }

@@ -23,7 +23,7 @@ const WINDOW = 64;
 const { ToolHost } = await importToolhost();
 const args = { text: 'hello' };
 
-const host = new ToolHost({ logger: quietLogger() });
+const host = new ToolHost({ logger: quietLogger(), isolation: 'worker' });
 await host.load(fileURLToPath(benchToolsDir));
 const raw = rawPiscina();
 const variants = {

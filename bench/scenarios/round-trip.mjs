@@ -1,7 +1,8 @@
 /**
- * 1. One call at a time: host.call of a trivial tool (validation, encoding, bookkeeping, a pooled
- * worker) against a raw piscina run of the same function, a plain in-process call, the host's own
- * in-process tool path, and a fresh Worker per call. Round-robin, interleaved per call.
+ * 1. One call at a time: host.call of a trivial tool in the `worker` tier (validation, encoding,
+ * bookkeeping, a pooled worker) against a raw piscina run of the same function, a plain in-process
+ * call, the host's own in-process tool path, and a fresh Worker per call; beside them, the same call
+ * in the process tier (the default). Round-robin, interleaved per call.
  */
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
@@ -18,8 +19,11 @@ const { ToolHost } = await importToolhost();
 const threads = availableParallelism();
 const args = { text: 'hello' };
 
-const host = new ToolHost({ logger: quietLogger() });
+// The targets name the worker tier (raw piscina's own kind of pool); the default tier is reported beside.
+const host = new ToolHost({ logger: quietLogger(), isolation: 'worker' });
 await host.load(fileURLToPath(benchToolsDir));
+const processHost = new ToolHost({ logger: quietLogger(), isolation: 'process' });
+await processHost.load(fileURLToPath(benchToolsDir));
 const generatedRoot = await generatePackage(100);
 await host.load(generatedRoot);
 host.register({
@@ -51,6 +55,7 @@ const variants = {
   rawPiscina: () => raw.run({ tool: 'echo', args }),
   hostCall: () => host.call('echo', args),
   hostCall100: () => host.call('generated_7', { query: 'hello' }),
+  hostCallProcess: () => processHost.call('echo', args),
   freshWorker: freshWorkerCall,
 };
 
@@ -58,9 +63,12 @@ const variants = {
 await Promise.all(Array.from({ length: threads * 4 }, () => host.call('echo', args)));
 await Promise.all(Array.from({ length: threads * 4 }, () => host.call('generated_7', { query: 'hello' })));
 await Promise.all(Array.from({ length: threads * 4 }, () => raw.run({ tool: 'echo', args })));
-const check = await host.call('echo', args);
-if (check.isError || check.content[0]?.text !== 'hello')
-  throw new Error(`echo answered ${JSON.stringify(check)}`);
+await Promise.all(Array.from({ length: threads * 4 }, () => processHost.call('echo', args)));
+for (const each of [host, processHost]) {
+  const check = await each.call('echo', args);
+  if (check.isError || check.content[0]?.text !== 'hello')
+    throw new Error(`echo answered ${JSON.stringify(check)}`);
+}
 
 const cycles = iterations(4000, 800);
 const freshEvery = iterations(50, 50);
@@ -72,7 +80,7 @@ const samples = await interleave({
   every: { freshWorker: freshEvery },
 });
 
-await host.close();
+await Promise.all([host.close(), processHost.close()]);
 await raw.destroy();
 await rm(generatedRoot, { recursive: true, force: true });
 

@@ -1,6 +1,7 @@
 /**
- * 2. Many trivial calls in parallel (a fixed number in flight), host.call against raw piscina with
- * the same thread count. Batches alternate between the two, so drift hits both.
+ * 2. Many trivial calls in parallel (a fixed number in flight), host.call in the `worker` tier against
+ * raw piscina with the same thread count, and the same call in the process tier (the default) beside
+ * them. Batches take turns, so drift hits all of them.
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,25 +17,29 @@ const window = 64;
 const callsPerBatch = iterations(4000, 1500);
 const batches = iterations(8, 3);
 
-const host = new ToolHost({ logger: quietLogger() });
+const host = new ToolHost({ logger: quietLogger(), isolation: 'worker' });
 await host.load(fileURLToPath(benchToolsDir));
+const processHost = new ToolHost({ logger: quietLogger(), isolation: 'process' });
+await processHost.load(fileURLToPath(benchToolsDir));
 const raw = rawPiscina(threads);
 
 const variants = {
   hostCall: () => host.call('echo', args),
   rawPiscina: () => raw.run({ tool: 'echo', args }),
+  hostCallProcess: () => processHost.call('echo', args),
 };
 
 // One unmeasured batch each starts the threads and warms the code.
 for (const call of Object.values(variants)) await runWindow({ total: 1000, window, makeCall: call });
 
 log(`throughput: ${batches} batches of ${callsPerBatch} calls per variant, ${window} in flight`);
-const perVariant = {
-  hostCall: { callsPerSecond: [], latencies: [], cpuPerCallMs: [] },
-  rawPiscina: { callsPerSecond: [], latencies: [], cpuPerCallMs: [] },
-};
+const names = Object.keys(variants);
+const perVariant = Object.fromEntries(
+  names.map((name) => [name, { callsPerSecond: [], latencies: [], cpuPerCallMs: [] }]),
+);
 for (let batch = 0; batch < batches; batch += 1) {
-  const order = batch % 2 === 0 ? ['hostCall', 'rawPiscina'] : ['rawPiscina', 'hostCall'];
+  const shift = batch % names.length;
+  const order = [...names.slice(shift), ...names.slice(0, shift)];
   for (const name of order) {
     const cpuBefore = process.cpuUsage();
     const { wallMs, latencies } = await runWindow({ total: callsPerBatch, window, makeCall: variants[name] });
@@ -46,7 +51,7 @@ for (let batch = 0; batch < batches; batch += 1) {
   }
 }
 
-await host.close();
+await Promise.all([host.close(), processHost.close()]);
 await raw.destroy();
 
 const stats = Object.fromEntries(
