@@ -120,6 +120,23 @@ describe('ctx', () => {
   });
 });
 
+describe.each(['worker', 'strict', 'process'] as const)(
+  "isolation: '%s', a call's immediates",
+  (isolation) => {
+    it('an immediate the tool schedules as it returns runs within its call, not cleared with its timers', async () => {
+      const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });
+      await host.load(fixtureModule('call-leaves-immediate.js'));
+
+      // One worker (or process): each call sees every earlier call's immediate run.
+      for (const count of [0, 1, 2]) {
+        expect(await host.call('call_leaves_immediate', {})).toStrictEqual(
+          answered(`earlier immediates run: ${count}`),
+        );
+      }
+    });
+  },
+);
+
 describe.each(['worker', 'strict', 'process'] as const)("isolation: '%s', ctx", (isolation) => {
   it("can't be changed for later calls through its prototype: each attempt is refused, and the next call's ctx works", async () => {
     const { host } = await makeHost({ isolation, maxThreadsPerPool: 1 });

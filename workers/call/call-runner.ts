@@ -28,7 +28,7 @@ import { installCapture } from './capture.js';
 import { contextFor, progressOf } from './context.js';
 import { installFaultHandlers, rejectionsReported, toolStack } from './faults.js';
 import { logNotesOf, setLogChannel } from './forward-logs.js';
-import { clearCallTimers, installTimerTracking } from './timers.js';
+import { clearCallTimers, installTimerTracking, original } from './timers.js';
 
 /** What a runner is given by whoever started it (as a worker's `workerData`, or a process's init). */
 export type GivenSettings = CallSettings & { allowAddons: boolean; permissionTier?: 'strict' | 'process' };
@@ -169,8 +169,13 @@ export function callRunner<R>(options: RunnerOptions<R>): (task: CallTask) => Pr
     } catch (error) {
       thrown = { error };
     }
-    // A rejection the tool left behind surfaces as this call's fault before it replies.
-    await rejectionsReported();
+    // A rejection the tool left behind surfaces as this call's fault before it replies. Immediates
+    // the tool scheduled (an HTTP client returning its connection to the pool, say) run within the
+    // call, before its timers are cleared: a turn of the event loop waits for them; a call that
+    // scheduled none waits for Node's report of its rejections alone, which costs no turn.
+    await (call.immediates === undefined
+      ? rejectionsReported()
+      : new Promise((resolve) => original.setImmediate(resolve)));
     if (call.timedOut) return failure(call, 'TOOL_TIMEOUT', `tool timed out after ${task.timeoutMs} ms`);
     if (thrown !== undefined) {
       const { code, message } = thrownFailure(thrown.error);
