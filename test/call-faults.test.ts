@@ -62,6 +62,16 @@ describe.each(ALL_TIERS)("isolation: '%s', a tool that fails", (isolation) => {
     await expectHostFine(shared.host);
   });
 
+  it("a tool that wraps Promise.reject never sees the worker's own rejections", async () => {
+    await shared.use(fixtureModule('call-watches-reject.js'));
+
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, () => shared.host.call('call_watches_reject', {})),
+    );
+    expect(outcomes).toStrictEqual(Array.from({ length: 8 }, () => answered('seen 0')));
+    await expectHostFine(shared.host);
+  });
+
   it.each(['listeners', 'emit'])(
     'a tool that takes away %s (what finding a left rejection goes through) still gets answers, that call and the next',
     async (how) => {

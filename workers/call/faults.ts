@@ -36,13 +36,18 @@ export function toolStack(error: unknown): string | undefined {
 
 // Taken before any tool code runs: a tool may replace these, not the copies.
 const OwnPromise = Promise;
+const rejected = Promise.reject.bind(Promise);
 const ownEmit = process.emit;
 const apply = Reflect.apply;
+
+/** True, and the call waiting on it resumes, if `reason` is one of the runner's marks. */
+let settleMark: (reason: unknown) => boolean;
 
 /**
  * A rejection of the runner's own, left unhandled on purpose when a call's tool returns (see
  * {@link rejectionsReported}). It is never a fault, and no listener of the tool's sees it. Its
- * private field is its brand: no other object passes for one.
+ * private field is its brand: no other object passes for one. It has no method: a tool that got
+ * hold of one (by attaching a handler to every promise it can find, say) can't resume the call.
  */
 class RejectionMark {
   readonly #resume: () => void;
@@ -51,13 +56,15 @@ class RejectionMark {
     this.#resume = resume;
   }
 
-  /** True, and the call waiting on it resumes, if `reason` is a mark. */
-  static settle(reason: unknown): boolean {
-    if (typeof reason !== 'object' || reason === null || !(#resume in reason)) return false;
-    (reason as RejectionMark).#resume();
-    return true;
+  static {
+    settleMark = (reason) => {
+      if (typeof reason !== 'object' || reason === null || !(#resume in reason)) return false;
+      (reason as RejectionMark).#resume();
+      return true;
+    };
   }
 }
+Object.freeze(RejectionMark.prototype);
 
 /**
  * Resolves once Node has reported every rejection left unhandled so far, so that one the tool left
@@ -67,7 +74,11 @@ class RejectionMark {
  * call resumes). This costs no turn of the event loop (a turn cost a call 7 µs of CPU on Node 24).
  * When a tool has replaced `process.emit` (the mark could be dropped there, and end the thread as
  * an uncaught exception), or the call runs in a domain, no mark is sent: the wait ends with a turn of
- * the event loop, as it always did.
+ * the event loop, as it always did. What the turn ran and this doesn't: a completion already queued
+ * when the tool returned (a message on a port of its own, a finished WebCrypto job) now runs after
+ * the reply; a fault it causes ends the worker as no call's, or the next call's there, as one that
+ * came a turn later always did. (A call whose tool scheduled an immediate still waits the turn:
+ * call-runner.ts.)
  */
 export function rejectionsReported(): Promise<void> {
   return new OwnPromise<void>((resolve) => {
@@ -75,7 +86,7 @@ export function rejectionsReported(): Promise<void> {
     // Only through the emit installed here, and outside a domain (Node hands a domain the
     // rejections made in it); otherwise the turn alone, as a call waited before.
     if (process.emit === emitWithoutMarks && (process as { domain?: unknown }).domain == null) {
-      void OwnPromise.reject(new RejectionMark(resolve));
+      void rejected(new RejectionMark(resolve));
     }
   });
 }
@@ -87,7 +98,7 @@ export function rejectionsReported(): Promise<void> {
  * when the tool removed every listener.
  */
 function emitWithoutMarks(this: NodeJS.Process, event: string | symbol, ...args: unknown[]): boolean {
-  if ((event === 'unhandledRejection' || event === 'uncaughtException') && RejectionMark.settle(args[0])) {
+  if ((event === 'unhandledRejection' || event === 'uncaughtException') && settleMark(args[0])) {
     return true;
   }
   return apply(ownEmit, this, [event, ...args]) as boolean;
