@@ -130,7 +130,7 @@ describe('the worker budget, making room', () => {
     host.budget.close();
   });
 
-  it('a call waiting for its unit to start is not running: with only such calls, the grace keeps nothing', () => {
+  it('a unit starting is on its way: no stall while it starts (its start serves the calls behind it), and one once it is done', () => {
     const host = budgetOf(2);
     host.pool('s').startsSlowly = true;
     host.call('s');
@@ -140,9 +140,14 @@ describe('the worker budget, making room', () => {
     host.clock.now = 5;
     host.call('c');
     host.afterTurn();
-    expect(host.ending()).toEqual(['a']);
+    // Ending a's unit now would only add a start beside s's on the same cores.
+    expect(host.ending()).toEqual([]);
     host.ready('s');
     host.finish('s');
+    host.afterTurn();
+    expect(host.ending()).toEqual(['a']);
+    host.exit('a');
+    expect(host.pool('c').unit).toBe('busy');
     host.budget.close();
   });
 

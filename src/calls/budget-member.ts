@@ -27,13 +27,8 @@ export interface BudgetMember {
   readonly ending: number;
   /** Units with nothing to run that `endIdle` can end now. */
   readonly idle: number;
-  /** Nothing runs in it: no call started and unanswered. */
+  /** Nothing runs in it: no call started and unanswered (on a ready unit, or one still starting). */
   readonly resting: boolean;
-  /**
-   * A call of it runs on a unit that is ready, not on one still starting: its answer can come at
-   * any moment. Absent: any call started and unanswered (`!resting`).
-   */
-  readonly callsRunning?: boolean;
   /** What its next call takes; `contended`: another pool waits for a place. */
   nextStart(contended: boolean): NextStart;
   /** Starts its next waiting call (or, the process tier, the process it will run on); false if nothing changed. */

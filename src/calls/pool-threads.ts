@@ -220,11 +220,6 @@ export class PoolThreads<L extends ThreadListener = ThreadListener> {
     return this.#ready.size > 0;
   }
 
-  /** How many calls given to piscina no worker has taken yet. */
-  get unhanded(): number {
-    return this.#waiting.size;
-  }
-
   /** The calls given to piscina that no worker has taken yet. */
   get waiting(): L[] {
     return [...this.#waiting.values()];

@@ -22,14 +22,14 @@
  * ending. So the first place freed goes to the first pool waiting, after at most one run of each
  * pool ahead of it.
  *
- * Stalls: when no call runs on a ready unit anywhere (every call waits for a place or for its
- * unit's start) past the turn after the last answer (its caller's next call comes in that turn),
- * every caller that waits on calls waits on the pools waiting for places, and no pool's grace
- * (RUN_GRACE_MS) is worth keeping: one unit is ended for each pool waiting then, all at
- * once, most recently used first (those a caller rotating over the packages calls last)
- * (budget-stalls.ts). A caller rotating over more packages than places then stalls again only once
- * every call in flight waits on a package switched out, so each switch serves about (calls in flight) / (share
- * of packages without a unit) calls: 32 for 64 calls in flight over 50 packages on 40 places.
+ * Stalls: when no call runs anywhere and no unit is starting (every call waits for a place) past
+ * the turn after the last answer (its caller's next call comes in that turn), every caller that
+ * waits on calls waits on the pools waiting for places, and no pool's grace is worth keeping: one
+ * unit is ended for each pool waiting then, all at once, most recently used first (those a caller
+ * rotating over the packages calls last) (budget-stalls.ts). A caller rotating over more packages
+ * than places then stalls again only once every call in flight waits on a package switched out, so
+ * each switch serves about (calls in flight) / (share of packages without a unit) calls: 32 for 64
+ * calls in flight over 50 packages on 40 places.
  */
 
 import { COLD_MS, SWITCHES_AT_ONCE } from './budget-limits.js';

@@ -168,11 +168,6 @@ export class TrustDomainPool implements CallPool, BudgetMember {
     return this.#dispatched === 0;
   }
 
-  get callsRunning(): boolean {
-    // A call given to piscina that no worker has taken waits for a worker's start.
-    return this.#dispatched > this.#threads.unhanded;
-  }
-
   nextStart(contended: boolean): NextStart {
     // A ready worker with nothing to run: piscina hands it the call at once.
     if (this.#threads.idle > 0) return 'now';

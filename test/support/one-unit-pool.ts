@@ -28,9 +28,6 @@ export class OneUnitPool implements BudgetMember {
   get resting(): boolean {
     return this.unit !== 'busy' && this.unit !== 'starting';
   }
-  get callsRunning(): boolean {
-    return this.unit === 'busy';
-  }
   nextStart(): NextStart {
     if (this.unit === 'idle') return 'now';
     return this.unit === 'none' ? 'place' : 'wait';

@@ -66,12 +66,6 @@ export class PoolLives implements Iterable<Live> {
     return true;
   }
 
-  /** A ready process holds a call (one sent to a process still starting doesn't count). */
-  get holdingAny(): boolean {
-    for (const live of this.#lives) if (live.holding !== undefined) return true;
-    return false;
-  }
-
   /** The process that holds `call` (sent it, and not given it back), if any. */
   holder(call: ProcessCall): Live | undefined {
     for (const live of this.#lives) if (live.holding === call) return live;

@@ -92,10 +92,6 @@ export class ProcessDomainPool implements CallPool, BudgetMember {
     return this.#lives.resting;
   }
 
-  get callsRunning(): boolean {
-    return this.#lives.holdingAny;
-  }
-
   nextStart(): NextStart {
     if (this.#lives.idlest('shortest') !== undefined) return 'now';
     if (!this.#mayStartAnother()) return 'wait';
