@@ -6,7 +6,13 @@
  * worker-budget.test.ts and worker-budget-cap.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { COLD_MS, RUN_GRACE_MS, RUN_LENGTH, SWITCHES_AT_ONCE } from '../dist/src/calls/budget-limits.js';
+import {
+  COLD_MS,
+  RUN_GRACE_MS,
+  RUN_LENGTH,
+  RUN_MS,
+  SWITCHES_AT_ONCE,
+} from '../dist/src/calls/budget-limits.js';
 import { WorkerBudget } from '../dist/src/calls/worker-budget.js';
 import { OneUnitPool } from './support/one-unit-pool.js';
 
@@ -126,6 +132,56 @@ describe('the worker budget, making room', () => {
     host.afterTurn();
     expect(host.ending()).toEqual(['b']);
     host.exit('b');
+    expect(host.pool('c').unit).toBe('busy');
+    host.budget.close();
+  });
+
+  it('keeps the idle unit of a package called further apart than RUN_GRACE_MS for twice the time between its calls', () => {
+    const host = budgetOf(3);
+    // A call runs throughout: no stall voids a grace here.
+    host.call('x');
+    const pace = 2 * RUN_GRACE_MS;
+    for (let index = 0; index < 6; index += 1) {
+      host.clock.now = index * pace;
+      host.call('a');
+      host.finish('a');
+    }
+    const last = 5 * pace;
+    host.clock.now = last + 1;
+    host.call('b');
+    host.finish('b');
+    // Past the floor of a's grace, before its next call is due.
+    host.clock.now = last + RUN_GRACE_MS + 5;
+    host.call('c');
+    expect(host.ending()).toEqual(['b']);
+    host.exit('b');
+    host.clock.now = last + pace + 1;
+    host.call('d');
+    expect(host.ending()).toEqual([]);
+    // Twice a's pace has passed: its next call did not come, and its unit goes.
+    host.clock.now = last + 2 * pace + 1;
+    host.budget.changed(host.pool('d'));
+    expect(host.ending()).toEqual(['a']);
+    host.exit('a');
+    expect(host.pool('d').unit).toBe('busy');
+    host.budget.close();
+  });
+
+  it('a grace at its pace is RUN_MS at most: a package called once a second keeps its idle unit no longer', () => {
+    const host = budgetOf(2);
+    host.call('x');
+    for (let index = 0; index < 6; index += 1) {
+      host.clock.now = index * 1000;
+      host.call('a');
+      host.finish('a');
+    }
+    host.clock.now = 5000 + RUN_MS - 1;
+    host.call('c');
+    expect(host.ending()).toEqual([]);
+    host.clock.now = 5000 + RUN_MS + 1;
+    host.budget.changed(host.pool('c'));
+    expect(host.ending()).toEqual(['a']);
+    host.exit('a');
     expect(host.pool('c').unit).toBe('busy');
     host.budget.close();
   });

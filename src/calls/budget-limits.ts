@@ -13,9 +13,10 @@ export const RUN_LENGTH = 64;
  */
 export const RUN_MS = 500;
 /**
- * How long a pool in its run keeps an idle unit while it has no call waiting: long enough for a
- * caller that spreads its calls over packages to send the next, short enough that a pool that is
- * done holds no place a waiting pool needs.
+ * How long a pool in its run keeps an idle unit while it has no call waiting, at least (its grace
+ * is twice the time between its calls, up to RUN_MS: budget-runs.ts): long enough for a caller that
+ * spreads its calls over packages to send the next, short enough that a pool that is done holds no
+ * place a waiting pool needs.
  */
 export const RUN_GRACE_MS = 50;
 /**

@@ -2,8 +2,9 @@
  * The runs of the worker budget (worker-budget.ts): while pools wait for places, a pool with calls
  * waiting may still run them on the units it has, for a run of up to {@link RUN_LENGTH} calls or
  * {@link RUN_MS}, counted against the pool first in line (its time from when that pool came to
- * wait). Outside a run, a pool that has just started a call keeps its idle unit for
- * {@link RUN_GRACE_MS}: its next call is seldom far behind.
+ * wait). Outside a run, a pool that has just started a call keeps its idle unit for its grace
+ * (twice the time between its calls, from {@link RUN_GRACE_MS} up to RUN_MS): its next call is
+ * seldom far behind.
  */
 import { RUN_GRACE_MS, RUN_LENGTH, RUN_MS } from './budget-limits.js';
 import type { BudgetMember } from './budget-member.js';
@@ -19,6 +20,8 @@ export class BudgetRuns {
   readonly #waitingSince = new Map<BudgetMember, number>();
   /** Per pool in a run: calls started, when the first and the last of them started. */
   readonly #runs = new Map<BudgetMember, { calls: number; since: number; last: number }>();
+  /** Per pool: when its last call started, and the time between its calls' starts, smoothed. */
+  readonly #pace = new WeakMap<BudgetMember, { last: number; gap: number | undefined }>();
 
   constructor(now: () => number) {
     this.#now = now;
@@ -69,6 +72,30 @@ export class BudgetRuns {
     return true;
   }
 
+  /** A pool started a call (contended or not): the pace of its calls. */
+  paced(member: BudgetMember): void {
+    const now = this.#now();
+    const pace = this.#pace.get(member);
+    if (pace === undefined) {
+      this.#pace.set(member, { last: now, gap: undefined });
+      return;
+    }
+    const gap = now - pace.last;
+    pace.gap = pace.gap === undefined ? gap : pace.gap + (gap - pace.gap) / 4;
+    pace.last = now;
+  }
+
+  /**
+   * How long after its last call started a pool keeps its idle unit: twice the time between its
+   * calls (a caller that spreads its calls over more packages than places, slowed by the starts
+   * this budget makes, calls each package further apart than RUN_GRACE_MS: a fixed grace would end
+   * every unit just before its next call), from RUN_GRACE_MS up to RUN_MS.
+   */
+  #grace(member: BudgetMember): number {
+    const gap = this.#pace.get(member)?.gap;
+    return gap === undefined ? RUN_GRACE_MS : Math.min(RUN_MS, Math.max(RUN_GRACE_MS, 2 * gap));
+  }
+
   /** A pool's idle unit was ended: its run is over. */
   ended(member: BudgetMember): void {
     this.#runs.delete(member);
@@ -88,9 +115,9 @@ export class BudgetRuns {
   keptUntil(member: BudgetMember, lastStarted: number | undefined): number {
     const run = this.#runs.get(member);
     // Outside a run too: a pool that has just started a call is seldom done (see RUN_GRACE_MS).
-    if (run === undefined) return (lastStarted ?? Number.NEGATIVE_INFINITY) + RUN_GRACE_MS;
+    if (run === undefined) return (lastStarted ?? Number.NEGATIVE_INFINITY) + this.#grace(member);
     if (this.hadRun(member)) return 0;
     const end = run.since + RUN_MS;
-    return member.queued > 0 ? end : Math.min(end, run.last + RUN_GRACE_MS);
+    return member.queued > 0 ? end : Math.min(end, run.last + this.#grace(member));
   }
 }

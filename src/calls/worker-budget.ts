@@ -116,8 +116,7 @@ export class WorkerBudget {
    * is unchanged; only its recency is (what room-making reads).
    */
   startedOnOwnUnit(member: BudgetMember): void {
-    this.#recent.delete(member);
-    this.#recent.set(member, this.#now());
+    this.#started(member);
   }
 
   /** A pool joins (on its first call); it may be told to start calls from now on. */
@@ -214,8 +213,7 @@ export class WorkerBudget {
       this.#stalls.callStarted();
       if (next !== 'now') placed.push(member);
       if (contended) this.#runs.started(member, next === 'now');
-      this.#recent.delete(member);
-      this.#recent.set(member, this.#now());
+      this.#started(member);
       this.#count(member);
       untried = this.#turns.length;
     }
@@ -236,6 +234,13 @@ export class WorkerBudget {
     if (heldToRun) this.#again = true;
   }
 
+  /** A pool started a call: it is the most recently used, and its calls' pace is counted. */
+  #started(member: BudgetMember): void {
+    this.#runs.paced(member);
+    this.#recent.delete(member);
+    this.#recent.set(member, this.#now());
+  }
+
   #inRun(member: BudgetMember): boolean {
     return this.#keptUntil(member) > this.#now();
   }
@@ -249,7 +254,7 @@ export class WorkerBudget {
    * already on their way back: spares first, then idle pools' cold units (least recently used
    * first), then idle pools' other units (most recently used first, see COLD_MS), then idle units
    * of pools that have had their run. A pool in its run keeps its idle unit though it has no call
-   * waiting this moment, for RUN_GRACE_MS (in a busy host its next call is seldom far behind): if
+   * waiting this moment, for its grace (in a busy host its next call is seldom far behind): if
    * that leaves a pool waiting, this runs again when the earliest such hold ends.
    */
   #makeRoom(waiting: BudgetMember[]): void {
