@@ -21,9 +21,24 @@ export function manyPackagesSection(result) {
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     ...rows,
     '',
+    ...longRunLines(result),
     "Each tier's baseline is its first row (only the active packages loaded). RSS is the host process's, plus its package processes' in the process tier, measured as each host is built (before the next one); the RSS per active package is what the host grew by from loaded to every active package having its worker, over the active packages. `maxThreadsPerPool` is 1. The `maxWorkers` row has fewer workers than active packages, and batches a quarter as long: its calls take turns in runs, and one call in a run starts a worker. The process tier runs 10 active of 40 loaded (5 of 20 in a quick run): loading reads each package in a process of its own.",
     '',
   ].join('\n');
+}
+
+/** The budget hosts in one long run each (a run without the batches' restarts at package 0). */
+function longRunLines(result) {
+  const runs = Object.entries(result.longRuns ?? {});
+  if (runs.length === 0) return [];
+  const each = runs.map(
+    ([tier, run]) =>
+      `${tier} ${calls(run.callsPerSecond)} (${run.callsPerSwitch.toFixed(1)} calls per switch)`,
+  );
+  return [
+    `The \`maxWorkers\` hosts again, each in one run of ${runs[0][1].calls.toLocaleString('en-US')} calls after the batches (the rotation without a batch's restart at package 0, as a caller that keeps calling): ${each.join(', ')}.`,
+    '',
+  ];
 }
 
 /**

@@ -113,6 +113,8 @@ async function buildHost({ isolation, loaded, active, maxWorkers }) {
 }
 
 const results = {};
+/** Per tier, the budget host in one long run of calls (see below). */
+const longRuns = {};
 for (const [isolation, { loaded, active }] of Object.entries(TIERS)) {
   const variants = {
     [`${active} of ${active} loaded`]: { isolation, loaded: active, active, batch: callsPerBatch },
@@ -164,6 +166,26 @@ for (const [isolation, { loaded, active }] of Object.entries(TIERS)) {
         `host CPU ${(cpuMs / Math.max(1, switches)).toFixed(1)} ms per switch`,
     );
   }
+  // The budget's steady state: one run of calls twice a batch's length on the budget host. Each batch
+  // above starts again at package 0 (a burst that finds the wrong packages without a unit); a
+  // caller that keeps calling is this, and a budget that thrashes only shows in it.
+  const budgeted = Object.keys(variants).find((name) => variants[name].maxWorkers !== undefined);
+  if (budgeted !== undefined) {
+    const { workers, call } = hosts[budgeted];
+    const total = callsPerBatch * 2;
+    const switchesBefore = workers.switches;
+    const { wallMs } = await runWindow({ total, window, makeCall: call });
+    const switches = workers.switches - switchesBefore;
+    longRuns[isolation] = {
+      calls: total,
+      callsPerSecond: (total / wallMs) * 1000,
+      callsPerSwitch: total / Math.max(1, switches),
+    };
+    log(
+      `many-packages ${isolation}: ${budgeted}: one run of ${total} calls, ` +
+        `${Math.round(longRuns[isolation].callsPerSecond)} calls/s, ${longRuns[isolation].callsPerSwitch.toFixed(1)} calls per switch`,
+    );
+  }
   results[isolation] = {};
   for (const [name, { host, workers, memory }] of Object.entries(hosts)) {
     await host.close();
@@ -177,4 +199,4 @@ for (const [isolation, { loaded, active }] of Object.entries(TIERS)) {
   }
 }
 rmSync(root, { recursive: true, force: true });
-report({ tiers: TIERS, callsPerBatch, window, rounds, results });
+report({ tiers: TIERS, callsPerBatch, window, rounds, results, longRuns });
