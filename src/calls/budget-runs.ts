@@ -72,9 +72,8 @@ export class BudgetRuns {
     return true;
   }
 
-  /** A pool started a call (contended or not): the pace of its calls. */
-  paced(member: BudgetMember): void {
-    const now = this.#now();
+  /** A pool started a call at `now` (contended or not): the pace of its calls. */
+  paced(member: BudgetMember, now: number): void {
     const pace = this.#pace.get(member);
     if (pace === undefined) {
       this.#pace.set(member, { last: now, gap: undefined });

@@ -236,9 +236,10 @@ export class WorkerBudget {
 
   /** A pool started a call: it is the most recently used, and its calls' pace is counted. */
   #started(member: BudgetMember): void {
-    this.#runs.paced(member);
+    const now = this.#now();
+    this.#runs.paced(member, now);
     this.#recent.delete(member);
-    this.#recent.set(member, this.#now());
+    this.#recent.set(member, now);
   }
 
   #inRun(member: BudgetMember): boolean {
