@@ -84,13 +84,27 @@ export function exchange(socket: Socket, text: string): Promise<string> {
           ? /transfer-encoding: chunked/i.test(head) && answer.endsWith('\r\n0\r\n\r\n')
           : answer.length >= end + 4 + Number(length);
       if (whole) {
-        socket.off('data', onData);
+        stop();
         resolve(answer);
       }
     };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    const onClose = () => {
+      stop();
+      reject(new Error(`closed after ${JSON.stringify(answer)}`));
+    };
+    // One exchange's listeners go with it: a kept-alive socket carries many exchanges.
+    const stop = () => {
+      socket.off('data', onData);
+      socket.off('error', onError);
+      socket.off('close', onClose);
+    };
     socket.on('data', onData);
-    socket.once('error', reject);
-    socket.once('close', () => reject(new Error(`closed after ${JSON.stringify(answer)}`)));
+    socket.once('error', onError);
+    socket.once('close', onClose);
     socket.write(text);
   });
 }
