@@ -160,6 +160,62 @@ export const forgerCase = fc.oneof(
   fc.record({ mode: fc.constant('throw'), value: hostileValue, reply: forgedReply }),
 );
 
+/**
+ * About how many bytes of heap the forger takes to build what a case describes, at the most (each
+ * entry of a list is built anew: a list of 70,000 lists of 70,000 is 4.9 billion values).
+ */
+export function builtBytes(spec: Spec): number {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return 16;
+  const described = spec as Record<string, unknown>;
+  const count = (key: string) => Number(described[key] ?? 0);
+  switch (described['kind']) {
+    case 'json':
+    case 'proto':
+      return 16 + 8 * JSON.stringify(described['value'] ?? null).length;
+    case 'string': {
+      // One byte a character, two where a character is outside Latin-1 (the emoji's two units).
+      const unit = String(described['unit'] ?? 'x');
+      const twoByte = Array.from(unit).some((character) => (character.codePointAt(0) ?? 0) > 0xff);
+      return 32 + count('length') * unit.length * (twoByte ? 2 : 1);
+    }
+    case 'deep':
+      return 32 * count('depth') + builtBytes(described['leaf']);
+    case 'typed':
+      return 256 + count('length');
+    case 'map':
+    case 'set':
+      return 128 + builtBytes(described['value']);
+    case 'list':
+      return 16 + count('count') * (8 + builtBytes(described['item']));
+    case 'record':
+      return Object.values(described['fields'] as Record<string, Spec>).reduce<number>(
+        (total, field) => total + 64 + builtBytes(field),
+        64,
+      );
+    default:
+      return 256;
+  }
+}
+
+/**
+ * A call's heap in the fuzz hosts (the default `callHeapMb`). A worker that fills it is ended by
+ * Node on a best-effort basis only: one large allocation at that moment (a string flattened for a
+ * RegExp, a Map grown) has ended the whole process instead (docs/isolation.md).
+ */
+const CALL_HEAP_BYTES = 128 * 1024 * 1024;
+
+/**
+ * The cases whose values fit in half a call's heap, for the tiers whose workers share the host's
+ * process; heap exhaustion there has suites of its own (test/call-faults.test.ts,
+ * test/heap-one-allocation.test.ts). A call builds the value and its progress, or (once the forger
+ * has taken over its worker's handler) the reply.
+ */
+export const forgerCaseInHeap = forgerCase.filter((testCase) => {
+  const { value, reply, progress = [] } = testCase as { value: Spec; reply: Spec; progress?: Spec[] };
+  const run = [value, ...progress].reduce<number>((total, spec) => total + builtBytes(spec), 0);
+  return Math.max(run, builtBytes(reply)) <= CALL_HEAP_BYTES / 2;
+});
+
 /** Source text for one declaration field: a literal, a function, a getter that throws, or nothing. */
 const fieldSource = (plausible: fc.Arbitrary<string>) =>
   fc.oneof(
