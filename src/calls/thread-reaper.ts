@@ -38,8 +38,20 @@ export function trackWorker(worker: Worker, osThreadId: number | null = null): T
   return { worker, threadId: worker.threadId, osThreadId, exited, hasExited: () => done };
 }
 
-function bound(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+/**
+ * Resolves when the worker has exited or `ms` have passed, whichever comes first. The timer holds
+ * the event loop open while it runs: a worker piscina let go of between calls is unref'd, and a
+ * terminated one's exit may take a moment (tens to hundreds of milliseconds were seen), so with
+ * nothing else pending a process whose last work is `await host.close()` ended with the close
+ * unsettled (exit code 13 after a top-level await). It is cleared once the worker has exited.
+ */
+async function exitedWithin(tracked: TrackedWorker, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const passed = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  await Promise.race([tracked.exited, passed]);
+  clearTimeout(timer);
 }
 
 /**
@@ -65,15 +77,16 @@ export function killChildrenOf(osThreadId: number | null): number {
 }
 
 /**
- * Waits (at most about 2 × `boundMs`) for a worker that has been asked to terminate to end, killing
- * the child processes that block it after the first `boundMs`. Never rejects.
+ * Waits (at most about 2 × `boundMs`, holding the process open meanwhile) for a worker that has been
+ * asked to terminate to end, killing the child processes that block it after the first `boundMs`.
+ * Never rejects.
  */
 export async function ensureEnded(tracked: TrackedWorker, boundMs = END_BOUND_MS): Promise<void> {
   if (tracked.hasExited()) return;
-  await Promise.race([tracked.exited, bound(boundMs)]);
+  await exitedWithin(tracked, boundMs);
   if (tracked.hasExited()) return;
   killChildrenOf(tracked.osThreadId);
-  await Promise.race([tracked.exited, bound(boundMs)]);
+  await exitedWithin(tracked, boundMs);
   // Still there: let it go, so at least it doesn't hold the event loop open.
   if (!tracked.hasExited()) tracked.worker.unref();
 }
